@@ -1,0 +1,41 @@
+"""mcp-notebook: a robust async MCP client, and the best way to use MCP servers from a notebook.
+
+The core (this package's top level) is async and light: ``import mcp_notebook`` imports neither
+traitlets, ipywidgets, pandas nor IPython. ::
+
+    async with mcp_notebook.Client("python -m mcp_notebook.demo") as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("add", {"a": 1, "b": 2})
+"""
+
+from ._version import __version__
+from .client import Client
+from .connection import ConnectionOptions, ConnectionStats
+from .protocol.errors import ErrorKind, McpError
+from .results import (
+    Completion,
+    Prompt,
+    PromptResult,
+    Resource,
+    ResourceContents,
+    ResourceTemplate,
+    Tool,
+    ToolResult,
+)
+
+__all__ = [
+    "Client",
+    "Completion",
+    "ConnectionOptions",
+    "ConnectionStats",
+    "ErrorKind",
+    "McpError",
+    "Prompt",
+    "PromptResult",
+    "Resource",
+    "ResourceContents",
+    "ResourceTemplate",
+    "Tool",
+    "ToolResult",
+    "__version__",
+]

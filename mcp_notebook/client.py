@@ -1,0 +1,484 @@
+"""The async public API: :class:`Client`.
+
+A ``Client`` owns one :class:`~mcp_notebook.connection.Connection` and turns its dict results into
+the typed objects of :mod:`mcp_notebook.results`. It follows every ``nextCursor`` of list methods,
+checks tool arguments against the tool's ``inputSchema`` before sending, and keeps the last tool
+list for that purpose.
+
+Lifetime: ``async with Client(...) as client`` or ``await client.connect()`` ... ``await
+client.aclose()``. On asyncio the connection runs in a task owned by the client, not by the task
+that called ``connect()``, so a client connected in one notebook cell can be used and closed in
+later ones (each cell is a task of its own); ``aclose()`` stops that task and waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+
+from ._arguments import ArgumentValidator
+from .connection import (
+    ClientHandlers,
+    Connection,
+    ConnectionOptions,
+    ConnectionState,
+    ConnectionStats,
+    Handler,
+    NotificationQueue,
+    ProgressCallback,
+)
+from .protocol.errors import McpError
+from .protocol.versions import Era
+from .results import (
+    Completion,
+    Prompt,
+    PromptResult,
+    Resource,
+    ResourceContents,
+    ResourceTemplate,
+    Tool,
+    ToolResult,
+)
+from .transports.base import Transport
+from .transports.inprocess import is_sdk_server, sdk_server_transport
+from .transports.memory import MemoryTransport
+from .transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, StdioTransport
+
+__all__ = ["Client"]
+
+logger = logging.getLogger("mcp_notebook.client")
+
+_MAX_PAGES = 1000
+
+
+class Client:
+    """A client for one MCP server.
+
+    ``target`` is the server: a command string or argv list (stdio), a :class:`Transport`, an
+    in-process official-SDK server object, or an ``async def serve(incoming, outgoing)`` function.
+
+    ``protocol`` is "auto" (probe the modern ``server/discover``, fall back to the ``initialize``
+    handshake), "modern", "legacy" or a version string to pin. ``timeout`` is every request's
+    default deadline in seconds. ``env`` is added to the server's inherited environment (its values
+    are secrets: never shown); ``cwd`` is its working directory.
+
+    ``sampling``, ``elicitation`` and ``roots`` are handlers (sync or async callables taking the
+    request's params); giving one declares the capability. ``roots`` may also be a list of paths
+    or URIs. Further keyword options are those of :class:`ConnectionOptions` (``max_in_flight``,
+    ``reconnect``, ``probe_timeout``, ...); an unknown or invalid option raises at once.
+    """
+
+    def __init__(
+        self,
+        target: str | Sequence[str] | Transport | Any,
+        *,
+        protocol: str = "auto",
+        timeout: float = 60.0,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        sampling: Handler | None = None,
+        elicitation: Handler | None = None,
+        roots: Handler | Sequence[Any] | None = None,
+        elicitation_modes: Sequence[str] = ("form", "url"),
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        inherit_env: bool = True,
+        shutdown_timeout: float = 2.0,
+        **options: Any,
+    ) -> None:
+        unknown = set(options) - ConnectionOptions.names()
+        if unknown:
+            raise TypeError(f"Client() got unknown option(s): {', '.join(sorted(unknown))}")
+        self._options = ConnectionOptions(protocol=protocol, timeout=timeout, **options)
+        self._transport = _make_transport(
+            target,
+            env=env,
+            cwd=cwd,
+            max_message_bytes=max_message_bytes,
+            inherit_env=inherit_env,
+            shutdown_timeout=shutdown_timeout,
+        )
+        handlers = ClientHandlers(
+            sampling=sampling, elicitation=elicitation, roots=roots, elicitation_modes=elicitation_modes
+        )
+        self._connection = Connection(self._transport, self._options, handlers)
+        self._tools: dict[str, Tool] | None = None
+        self._validator = ArgumentValidator()
+        self._host_task: asyncio.Task[None] | None = None
+        self._host_done: anyio.Event | None = None
+        self._stack: Any = None
+        self._connected = False
+
+    # --- lifetime -------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Client:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    async def connect(self) -> Client:
+        """Start the server (or connect), negotiate, and return once ready; raise McpError if not."""
+        if self._connected:
+            return self
+        if self._connection.state == "closed":
+            raise McpError("closed", "this client was closed; create a new Client to connect again")
+        self._connected = True
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        try:
+            if loop is not None:
+                await self._start_host_task(loop)
+            else:  # another backend (trio): the caller's task hosts the connection
+                from contextlib import AsyncExitStack
+
+                self._stack = AsyncExitStack()
+                tg = await self._stack.enter_async_context(anyio.create_task_group())
+                await tg.start(self._connection.run)
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def _start_host_task(self, loop: asyncio.AbstractEventLoop) -> None:
+        started = anyio.Event()
+        failure: list[BaseException] = []
+        done = self._host_done = anyio.Event()
+
+        async def host() -> None:
+            try:
+                async with anyio.create_task_group() as tg:
+                    await tg.start(self._connection.run)
+                    started.set()
+            except BaseException as exc:
+                failure.append(_unwrap(exc))
+                if started.is_set():
+                    logger.error("the connection task failed", exc_info=True)
+            finally:
+                started.set()
+                done.set()
+
+        # A plain loop task, owned and awaited by this client: anyio task groups cannot outlive the
+        # task that opened them, and a notebook cell's task ends long before the client should.
+        self._host_task = loop.create_task(host(), name=f"mcp-notebook {self._transport.describe()}")
+        await started.wait()
+        if failure:
+            raise failure[0]
+
+    async def aclose(self) -> None:
+        """Close the connection and stop the server (close stdin, wait, terminate). Idempotent."""
+        await self._connection.close()
+        if self._host_task is not None and self._host_done is not None:
+            with anyio.CancelScope(shield=True):
+                with anyio.move_on_after(self._options.connect_timeout + 10):
+                    await self._host_done.wait()
+                if not self._host_done.is_set():
+                    self._host_task.cancel()
+        if self._stack is not None:
+            stack, self._stack = self._stack, None
+            await stack.aclose()
+
+    # --- state ----------------------------------------------------------------------------------
+
+    @property
+    def status(self) -> ConnectionState:
+        """connecting, negotiating, ready, reconnecting or closed."""
+        return self._connection.state
+
+    @property
+    def closed_reason(self) -> McpError | None:
+        return self._connection.closed_reason
+
+    @property
+    def era(self) -> Era | None:
+        negotiated = self._connection.negotiated
+        return negotiated.era if negotiated else None
+
+    @property
+    def protocol_version(self) -> str | None:
+        negotiated = self._connection.negotiated
+        return negotiated.version if negotiated else None
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        negotiated = self._connection.negotiated
+        return dict(negotiated.server_info) if negotiated else {}
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        negotiated = self._connection.negotiated
+        return dict(negotiated.capabilities) if negotiated else {}
+
+    @property
+    def instructions(self) -> str | None:
+        negotiated = self._connection.negotiated
+        return negotiated.instructions if negotiated else None
+
+    @property
+    def stderr(self) -> list[str]:
+        """The server's recent stderr lines (stdio), newest last."""
+        return self._transport.recent_stderr()
+
+    @property
+    def stats(self) -> ConnectionStats:
+        return self._connection.stats()
+
+    @property
+    def connection(self) -> Connection:
+        """The underlying connection (state listeners, notification queues) for library code."""
+        return self._connection
+
+    def notifications(self, maxsize: int = 1000) -> NotificationQueue:
+        """Every notification from now on, as an async iterator (drop-oldest past ``maxsize``)."""
+        return self._connection.notifications(maxsize)
+
+    def __repr__(self) -> str:
+        parts = [repr(self._transport.describe()), self.status]
+        if self.era:
+            parts.append(f"{self.era} {self.protocol_version}")
+        name = self.server_info.get("name")
+        if name:
+            parts.append(f"server={name!r}")
+        return f"<Client {' '.join(str(p) for p in parts)}>"
+
+    # --- requests -------------------------------------------------------------------------------
+
+    async def _list_all(self, method: str, key: str, timeout: float | None) -> list[dict[str, Any]]:
+        """Every page of a list method; a cursor the server repeats ends the walk (with a warning)."""
+        items: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            params = {"cursor": cursor} if cursor is not None else None
+            result = await self._connection.request(method, params, timeout=timeout)
+            page = result.get(key)
+            if not isinstance(page, list):
+                raise McpError("protocol", f"{method}: the result has no {key!r} list")
+            items.extend(item for item in page if isinstance(item, dict))
+            cursor = result.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                return items
+            if cursor in seen:
+                logger.warning(
+                    "%s: the server repeated a cursor; stopping after %d items", method, len(items)
+                )
+                return items
+            seen.add(cursor)
+        logger.warning("%s: stopped after %d pages", method, _MAX_PAGES)
+        return items
+
+    async def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
+        """All tools (every page). Also refreshes the schemas used to check arguments."""
+        tools = [Tool.from_dict(raw) for raw in await self._list_all("tools/list", "tools", timeout)]
+        self._tools = {tool.name: tool for tool in tools}
+        self._validator.clear()
+        return tools
+
+    async def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
+        return [Resource.from_dict(r) for r in await self._list_all("resources/list", "resources", timeout)]
+
+    async def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
+        raw = await self._list_all("resources/templates/list", "resourceTemplates", timeout)
+        return [ResourceTemplate.from_dict(r) for r in raw]
+
+    async def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
+        return [Prompt.from_dict(p) for p in await self._list_all("prompts/list", "prompts", timeout)]
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+        validate: bool = True,
+        raise_on_error: bool = False,
+    ) -> ToolResult:
+        """Call a tool. ``progress(progress, total, message)`` receives the server's progress.
+
+        A tool that fails reports ``is_error=True`` in its result; pass ``raise_on_error=True`` to
+        get an ``McpError(kind="server")`` instead. With ``validate`` (the default) the arguments
+        are checked against the tool's inputSchema first, and a mismatch raises
+        ``McpError(kind="invalid")`` without sending anything.
+        """
+        if not isinstance(name, str) or not name:
+            raise TypeError("call_tool() needs the tool's name as a non-empty string")
+        if arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, Mapping):
+            raise TypeError(
+                f"arguments must be a mapping of argument names to values, not {type(arguments).__name__}"
+            )
+        if validate:
+            await self._check_arguments(name, arguments, timeout)
+        result = await self._connection.request(
+            "tools/call",
+            {"name": name, "arguments": dict(arguments)},
+            timeout=timeout,
+            progress=progress,
+            label=f"tools/call {name!r}",
+        )
+        tool_result = ToolResult.from_dict(result)
+        if raise_on_error and tool_result.is_error:
+            raise McpError("server", f"tool {name!r} reported an error: {tool_result.text[:1000]}")
+        return tool_result
+
+    async def _check_arguments(self, name: str, arguments: Mapping[str, Any], timeout: float | None) -> None:
+        if self._tools is None or name not in self._tools:
+            try:
+                await self.list_tools(timeout=timeout)
+            except McpError as exc:
+                if exc.kind in ("closed", "overloaded"):
+                    raise
+                logger.debug("could not list tools to check arguments: %s", exc)
+                return
+        tool = (self._tools or {}).get(name)
+        if tool is not None:
+            self._validator.check(name, tool.input_schema, arguments)
+
+    async def read_resource(self, uri: str, *, timeout: float | None = None) -> ResourceContents:
+        if not isinstance(uri, str) or not uri:
+            raise TypeError("read_resource() needs the resource's URI as a string")
+        result = await self._connection.request(
+            "resources/read", {"uri": uri}, timeout=timeout, label="resources/read"
+        )
+        return ResourceContents.from_dict(result)
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> PromptResult:
+        """Get a prompt; argument values are strings by the spec (numbers and booleans are converted)."""
+        params: dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = {str(k): _prompt_argument(k, v) for k, v in arguments.items()}
+        result = await self._connection.request(
+            "prompts/get", params, timeout=timeout, label=f"prompts/get {name!r}"
+        )
+        return PromptResult.from_dict(result)
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any] | Prompt | ResourceTemplate | str,
+        argument: Mapping[str, Any] | tuple[str, str],
+        context: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> Completion:
+        """Complete an argument of a prompt or resource template.
+
+        ``ref`` is a Prompt, a ResourceTemplate, a spec ref dict, a prompt name, or a template URI;
+        ``argument`` is ``(name, partial_value)`` or ``{"name": ..., "value": ...}``; ``context``
+        maps already-chosen arguments to their values.
+        """
+        params: dict[str, Any] = {"ref": _completion_ref(ref), "argument": _completion_argument(argument)}
+        if context:
+            params["context"] = {"arguments": {str(k): str(v) for k, v in context.items()}}
+        result = await self._connection.request("completion/complete", params, timeout=timeout)
+        return Completion.from_dict(result)
+
+    async def ping(self, *, timeout: float | None = None) -> float:
+        """Check the server answers; return the round trip in seconds.
+
+        Legacy servers get ``ping``; the modern era removed it, so they get ``server/discover``.
+        """
+        start = anyio.current_time()
+        if self.era == "modern":
+            await self._connection.request("server/discover", None, timeout=timeout)
+        else:
+            await self._connection.request("ping", None, timeout=timeout)
+        return anyio.current_time() - start
+
+
+def _make_transport(
+    target: Any,
+    *,
+    env: Mapping[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+    max_message_bytes: int,
+    inherit_env: bool,
+    shutdown_timeout: float,
+) -> Transport:
+    if isinstance(target, str) and target.lower().startswith(("http://", "https://")):
+        raise ValueError(
+            "HTTP servers need the HTTP transport, which this version does not have; "
+            "give a command that starts the server over stdio instead"
+        )
+    if isinstance(target, str) or (
+        isinstance(target, Sequence)
+        and not isinstance(target, bytes)
+        and all(isinstance(a, str | os.PathLike) for a in target)
+    ):
+        return StdioTransport(
+            target,
+            env=env,
+            cwd=cwd,
+            inherit_env=inherit_env,
+            max_message_bytes=max_message_bytes,
+            shutdown_timeout=shutdown_timeout,
+        )
+    if env is not None or cwd is not None:
+        raise ValueError("env= and cwd= apply only to a server started from a command")
+    if callable(getattr(target, "connect", None)) and callable(getattr(target, "describe", None)):
+        return target  # type: ignore[no-any-return]
+    if is_sdk_server(target):
+        return sdk_server_transport(target)
+    if callable(target):
+        return MemoryTransport(target, name=getattr(target, "__name__", "in-memory server"))
+    raise TypeError(
+        f"cannot connect to {type(target).__name__}: give a command (string or argv list), "
+        "a Transport, an SDK server object or an async serve(incoming, outgoing) function"
+    )
+
+
+def _unwrap(exc: BaseException) -> BaseException:
+    """The single real error inside (possibly nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _prompt_argument(name: Any, value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    raise TypeError(f"prompt argument {name!r} must be a string (prompt arguments are strings by the spec)")
+
+
+def _completion_ref(ref: Any) -> dict[str, Any]:
+    if isinstance(ref, Prompt):
+        return {"type": "ref/prompt", "name": ref.name}
+    if isinstance(ref, ResourceTemplate):
+        return {"type": "ref/resource", "uri": ref.uri_template}
+    if isinstance(ref, Mapping):
+        if ref.get("type") not in ("ref/prompt", "ref/resource"):
+            raise ValueError(
+                "a completion ref dict needs type 'ref/prompt' (with name) or 'ref/resource' (with uri)"
+            )
+        return dict(ref)
+    if isinstance(ref, str):
+        if "://" in ref:
+            return {"type": "ref/resource", "uri": ref}
+        return {"type": "ref/prompt", "name": ref}
+    raise TypeError(f"cannot use {type(ref).__name__} as a completion ref")
+
+
+def _completion_argument(argument: Any) -> dict[str, str]:
+    if isinstance(argument, tuple) and len(argument) == 2:
+        return {"name": str(argument[0]), "value": str(argument[1])}
+    if isinstance(argument, Mapping):
+        if "name" in argument and "value" in argument:
+            return {"name": str(argument["name"]), "value": str(argument["value"])}
+        if len(argument) == 1:
+            ((name, value),) = argument.items()
+            return {"name": str(name), "value": str(value)}
+    raise TypeError("argument must be (name, partial_value) or {'name': ..., 'value': ...}")

@@ -1,0 +1,19 @@
+"""The connection layer: one router per server (see :mod:`._connection`)."""
+
+from ._connection import Connection, ConnectionState, ConnectionStats, ProgressCallback
+from ._handlers import ClientHandlers, Handler
+from ._negotiate import Negotiated
+from ._notifications import NotificationQueue
+from ._options import ConnectionOptions
+
+__all__ = [
+    "ClientHandlers",
+    "Connection",
+    "ConnectionOptions",
+    "ConnectionState",
+    "ConnectionStats",
+    "Handler",
+    "Negotiated",
+    "NotificationQueue",
+    "ProgressCallback",
+]

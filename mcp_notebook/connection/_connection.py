@@ -1,0 +1,794 @@
+"""The router: one live conversation with one server, across reconnects.
+
+What it owns: the transport's channel and the reader task, the pending map, request ids (one
+counter, never reset, so a late answer from an earlier attempt never matches), deadlines,
+cancellation, progress routing, server-to-client requests, notification fan-out, the state
+machine and reconnects.
+
+States: ``connecting -> negotiating -> ready -> (reconnecting -> negotiating -> ready)* -> closed``.
+
+What it must never do: run user code in the reader task (progress callbacks run in the caller's
+task, handlers in their own), resend a request that may have run (only a ``-32022`` answer, which
+means the server refused the request unexecuted, is retried), or put arguments or secrets in a
+message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+import anyio.abc
+
+from ..protocol.envelope import result_type, stamp
+from ..protocol.errors import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+)
+from ..protocol.jsonrpc import (
+    ErrorResponse,
+    FrameError,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    error_response,
+    probable_response_id,
+)
+from ..protocol.negotiation import Adopt, Pin, after_discover
+from ..protocol.versions import Era, pick_mutual_modern
+from ..transports.base import Channel, OversizedFrame, Transport
+from ._handlers import ELICITATION, SAMPLING, ClientHandlers
+from ._negotiate import Negotiated, negotiate, negotiated_from_discover
+from ._notifications import NotificationQueue
+from ._options import ConnectionOptions
+from ._pending import PendingRequest
+
+__all__ = ["Connection", "ConnectionState", "ConnectionStats", "ProgressCallback"]
+
+logger = logging.getLogger("mcp_notebook.connection")
+server_log = logging.getLogger("mcp_notebook.server")
+
+ConnectionState = Literal["connecting", "negotiating", "ready", "reconnecting", "closed"]
+#: ``progress(progress, total, message)``, sync or async.
+ProgressCallback = Callable[[float, float | None, str | None], Any]
+
+_HUMAN_METHODS = frozenset({SAMPLING, ELICITATION})
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionStats:
+    """Counters since the client was created (a snapshot)."""
+
+    requests: int
+    in_flight: int
+    timeouts: int
+    cancellations: int
+    late_responses: int
+    reconnects: int
+    overloaded: int
+    notifications: int
+    server_requests: int
+    malformed_frames: int
+    oversized_frames: int
+
+
+@dataclass(slots=True)
+class _Counters:
+    requests: int = 0
+    timeouts: int = 0
+    cancellations: int = 0
+    late_responses: int = 0
+    reconnects: int = 0
+    overloaded: int = 0
+    notifications: int = 0
+    server_requests: int = 0
+    malformed_frames: int = 0
+    oversized_frames: int = 0
+
+
+class _Attempt:
+    """One channel's lifetime: how it ended, and what to cancel when it does."""
+
+    def __init__(self) -> None:
+        self.ended = anyio.Event()
+        self.reason: McpError | None = None
+        self.fatal = False
+        self.negotiation_scope: anyio.CancelScope | None = None
+        self.task_group: anyio.abc.TaskGroup | None = None
+
+
+class Connection:
+    def __init__(self, transport: Transport, options: ConnectionOptions, handlers: ClientHandlers) -> None:
+        self._transport = transport
+        self._opts = options
+        self._pin: Pin = options.pin
+        self._handlers = handlers
+        self._caps: dict[Era, dict[str, Any]] = {
+            "modern": handlers.capabilities("modern"),
+            "legacy": handlers.capabilities("legacy"),
+        }
+        self._ids = itertools.count(1)
+        self._pending: dict[RequestId, PendingRequest] = {}
+        self._counters = _Counters()
+        self._state: ConnectionState = "connecting"
+        self._state_changed = anyio.Event()
+        self._state_listeners: list[Callable[[ConnectionState], None]] = []
+        self._listeners: list[Callable[[Notification], None]] = []
+        self._queues: list[NotificationQueue] = []
+        self._negotiated: Negotiated | None = None
+        self._known: Negotiated | None = None  # the era found, remembered across reconnects
+        self._channel: Channel | None = None
+        self._attempt: _Attempt | None = None
+        self._closing = False
+        self._close_requested = anyio.Event()
+        self._closed_reason: McpError | None = None
+        self._ever_ready = False
+        self._queued = 0
+        self._paused = 0
+        self._handler_scopes: dict[RequestId, anyio.CancelScope] = {}
+        self._handler_limiter = anyio.CapacityLimiter(options.max_concurrent_handlers)
+        self._handlers_waiting = 0
+
+    # --- observation ----------------------------------------------------------------------------
+
+    @property
+    def state(self) -> ConnectionState:
+        return self._state
+
+    @property
+    def negotiated(self) -> Negotiated | None:
+        return self._negotiated
+
+    @property
+    def closed_reason(self) -> McpError | None:
+        return self._closed_reason
+
+    def stats(self) -> ConnectionStats:
+        c = self._counters
+        return ConnectionStats(
+            requests=c.requests,
+            in_flight=len(self._pending),
+            timeouts=c.timeouts,
+            cancellations=c.cancellations,
+            late_responses=c.late_responses,
+            reconnects=c.reconnects,
+            overloaded=c.overloaded,
+            notifications=c.notifications,
+            server_requests=c.server_requests,
+            malformed_frames=c.malformed_frames,
+            oversized_frames=c.oversized_frames,
+        )
+
+    def on_state_change(self, callback: Callable[[ConnectionState], None]) -> Callable[[], None]:
+        """Call ``callback(state)`` on every transition; returns a function that unsubscribes."""
+        self._state_listeners.append(callback)
+        return lambda: self._state_listeners.remove(callback) if callback in self._state_listeners else None
+
+    def on_notification(self, callback: Callable[[Notification], None]) -> Callable[[], None]:
+        """Call ``callback(notification)`` from the reader: for quick, non-blocking library code only."""
+        self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback) if callback in self._listeners else None
+
+    def notifications(self, maxsize: int = 1000) -> NotificationQueue:
+        """A bounded queue of every notification from now on (drop-oldest when full)."""
+        queue = NotificationQueue(maxsize, on_close=self._queues.remove)
+        self._queues.append(queue)
+        return queue
+
+    def _set_state(self, state: ConnectionState) -> None:
+        if state == self._state:
+            return
+        self._state = state
+        self._state_changed.set()
+        self._state_changed = anyio.Event()
+        logger.debug("connection to %s: %s", self._transport.describe(), state)
+        for listener in list(self._state_listeners):
+            try:
+                listener(state)
+            except Exception:
+                logger.exception("a connection state listener raised; ignored")
+
+    # --- lifetime -------------------------------------------------------------------------------
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Connect, stay connected, reconnect; return when closed. Reports started once first ready.
+
+        If the first attempt fails, the error is raised (through ``TaskGroup.start``) instead.
+        """
+        failures = 0
+        try:
+            while True:
+                attempt = _Attempt()
+                was_ready = await self._run_attempt(attempt, task_status)
+                reason = attempt.reason or McpError(
+                    "transport", "the connection ended", code=CONNECTION_CLOSED
+                )
+                if self._closing:
+                    break
+                if not self._ever_ready:
+                    raise reason
+                if attempt.fatal or not self._opts.reconnect:
+                    self._closed_reason = reason
+                    break
+                failures = 0 if was_ready else failures + 1
+                if failures > self._opts.max_reconnect_attempts:
+                    self._closed_reason = McpError(
+                        "transport",
+                        f"gave up reconnecting after {failures} failed attempts; "
+                        f"last error: {reason.message}",
+                        code=CONNECTION_CLOSED,
+                    )
+                    break
+                self._set_state("reconnecting")
+                self._counters.reconnects += 1
+                delay = min(self._opts.backoff_max, self._opts.backoff_initial * 2**failures)
+                with anyio.move_on_after(delay * random.uniform(0.5, 1.0)):
+                    await self._close_requested.wait()
+                if self._closing:
+                    break
+        finally:
+            if self._closed_reason is None:
+                self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
+            self._fail_pending(self._closed_reason)
+            self._set_state("closed")
+            for queue in list(self._queues):
+                queue.close()
+
+    async def close(self) -> None:
+        """Ask ``run`` to shut down gracefully; returns at once (the owner awaits ``run``)."""
+        self._closing = True
+        self._close_requested.set()
+        if self._attempt is not None:
+            self._end_attempt(
+                self._attempt, McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
+            )
+
+    async def _run_attempt(self, attempt: _Attempt, task_status: anyio.abc.TaskStatus[None]) -> bool:
+        """One channel from start to end; True if it became ready."""
+        self._attempt = attempt
+        ready = False
+        try:
+            async with self._transport.connect() as channel, anyio.create_task_group() as tg:
+                attempt.task_group = tg
+                self._channel = channel
+                tg.start_soon(self._read_loop, channel, attempt)
+                self._set_state("negotiating")
+                negotiated = await self._negotiate(attempt)
+                if negotiated is not None:
+                    self._negotiated = self._known = negotiated
+                    await self._after_ready(negotiated)
+                    ready = True
+                    self._set_state("ready")
+                    if not self._ever_ready:
+                        self._ever_ready = True
+                        task_status.started()
+                    await attempt.ended.wait()
+                tg.cancel_scope.cancel()
+        except McpError as exc:  # the transport could not start
+            self._end_attempt(attempt, exc)
+        finally:
+            self._channel = None
+            self._attempt = None
+            attempt.task_group = None
+        if not ready and self._closing:
+            self._closed_reason = attempt.reason
+        return ready
+
+    async def _negotiate(self, attempt: _Attempt) -> Negotiated | None:
+        with anyio.CancelScope() as scope:
+            attempt.negotiation_scope = scope
+            try:
+                with anyio.fail_after(self._opts.connect_timeout):
+                    return await negotiate(
+                        pin=self._pin,
+                        known=self._known,
+                        exchange=self._exchange,
+                        notify=self.notify,
+                        capabilities=self._caps.__getitem__,
+                        client_info=self._opts.client_info,
+                        probe_timeout=self._opts.probe_timeout,
+                        handshake_timeout=self._opts.connect_timeout,
+                    )
+            except TimeoutError:
+                self._end_attempt(
+                    attempt,
+                    McpError(
+                        "timeout",
+                        "the server did not finish connecting within "
+                        f"connect_timeout={self._opts.connect_timeout:g}s",
+                        code=REQUEST_TIMEOUT,
+                    ),
+                )
+            except McpError as exc:
+                fatal = exc.kind in ("version", "protocol", "server", "auth")
+                self._end_attempt(attempt, exc, fatal=fatal)
+        return None
+
+    async def _after_ready(self, negotiated: Negotiated) -> None:
+        level = self._opts.log_level
+        if level and negotiated.era == "legacy" and "logging" in negotiated.capabilities:
+            try:
+                await self._exchange(
+                    "logging/setLevel",
+                    {"level": level},
+                    era="legacy",
+                    version=negotiated.version,
+                    timeout=self._opts.probe_timeout,
+                )
+            except McpError as exc:
+                logger.warning("the server refused logging/setLevel: %s", exc)
+
+    def _end_attempt(self, attempt: _Attempt, reason: McpError, *, fatal: bool = False) -> None:
+        """The channel is finished: fail its requests now, stop negotiating, wake the attempt."""
+        if attempt.reason is None:
+            attempt.reason = reason
+            attempt.fatal = fatal
+        attempt.ended.set()
+        if attempt.negotiation_scope is not None:
+            attempt.negotiation_scope.cancel()
+        if attempt.task_group is not None:
+            attempt.task_group.cancel_scope.cancel()
+        self._fail_pending(reason)
+
+    def _fail_pending(self, reason: McpError) -> None:
+        if not self._pending:
+            return
+        if reason.kind == "transport":
+            reason = McpError(
+                "transport",
+                f"{reason.message} (the request was in flight; it may or may not have run on the server)",
+                code=reason.code or CONNECTION_CLOSED,
+            )
+        pending, self._pending = self._pending, {}
+        for request in pending.values():
+            request.deliver(reason)
+
+    # --- requests -------------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        progress: ProgressCallback | None = None,
+        label: str | None = None,
+    ) -> dict[str, Any]:
+        """Send a request in the negotiated era and return its final result.
+
+        Waits for ``ready`` first (bounded by ``max_queued`` and the deadline), answers
+        ``input_required`` rounds through the handlers, and retries once after a ``-32022`` on a
+        modern connection (the server refused it unexecuted) once it has re-discovered.
+        """
+        if timeout is None:
+            timeout = self._opts.timeout
+        elif isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
+        label = label or method
+        rounds = 0
+        rediscovered = False
+        current = params
+        while True:
+            waited = await self._wait_ready(timeout, label)
+            negotiated = self._negotiated
+            assert negotiated is not None
+            try:
+                result = await self._exchange(
+                    method,
+                    current,
+                    era=negotiated.era,
+                    version=negotiated.version,
+                    timeout=max(timeout - waited, 0.001),
+                    progress=progress,
+                    label=label,
+                )
+            except McpError as exc:
+                if (
+                    exc.code == UNSUPPORTED_PROTOCOL_VERSION
+                    and negotiated.era == "modern"
+                    and not rediscovered
+                ):
+                    rediscovered = True
+                    await self._rediscover(exc)
+                    continue
+                raise
+            if negotiated.era == "modern" and result_type(result) == "input_required":
+                rounds += 1
+                if rounds > self._opts.max_input_rounds:
+                    raise McpError(
+                        "protocol",
+                        f"{label}: the server asked for input more than max_input_rounds="
+                        f"{self._opts.max_input_rounds} times",
+                    )
+                current = await self._answer_input_required(params, result, rounds, label)
+                continue
+            return result
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        channel = self._channel
+        if channel is None:
+            raise McpError("transport", "not connected", code=CONNECTION_CLOSED)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await channel.send(message)
+
+    async def _wait_ready(self, timeout: float, label: str) -> float:
+        """Wait (as one of at most ``max_queued``) until ready; return the seconds waited."""
+        if self._state == "ready":
+            return 0.0
+        if self._closing or self._state == "closed":
+            raise self._closed_error()
+        if self._queued >= self._opts.max_queued:
+            self._counters.overloaded += 1
+            raise McpError(
+                "overloaded",
+                f"{label}: {self._queued} requests are already waiting for the connection "
+                f"(max_queued={self._opts.max_queued})",
+            )
+        start = anyio.current_time()
+        self._queued += 1
+        try:
+            with anyio.move_on_after(timeout):
+                while not self._in_state("ready"):
+                    if self._closing or self._in_state("closed"):
+                        raise self._closed_error()
+                    await self._state_changed.wait()
+                return anyio.current_time() - start
+        finally:
+            self._queued -= 1
+        raise McpError(
+            "timeout",
+            f"{label}: the connection was not ready within {timeout:g}s (state: {self._state})",
+            code=REQUEST_TIMEOUT,
+        )
+
+    def _in_state(self, state: ConnectionState) -> bool:
+        # A method, not an inline comparison, so type narrowing does not survive an await.
+        return self._state == state
+
+    def _closed_error(self) -> McpError:
+        reason = self._closed_reason
+        if reason is None or reason.kind == "closed":
+            return McpError("closed", "the client is closed", code=CONNECTION_CLOSED)
+        return McpError("closed", f"the client is closed: {reason.message}", code=CONNECTION_CLOSED)
+
+    async def _exchange(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        era: Era,
+        version: str,
+        timeout: float,
+        progress: ProgressCallback | None = None,
+        label: str | None = None,
+    ) -> dict[str, Any]:
+        """One JSON-RPC request on the current channel, with its deadline and cancellation."""
+        label = label or method
+        channel = self._channel
+        if channel is None:
+            raise McpError("transport", f"{label}: not connected", code=CONNECTION_CLOSED)
+        if len(self._pending) >= self._opts.max_in_flight:
+            self._counters.overloaded += 1
+            raise McpError(
+                "overloaded",
+                f"{label}: {len(self._pending)} requests are in flight "
+                f"(max_in_flight={self._opts.max_in_flight})",
+            )
+        request_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        stamped = stamp(
+            params,
+            era=era,
+            version=version,
+            capabilities=self._caps[era],
+            client_info=self._opts.client_info,
+            progress_token=request_id if progress is not None else None,
+            log_level=self._opts.log_level,
+        )
+        if stamped is not None:
+            message["params"] = stamped
+        now = anyio.current_time()
+        pending = PendingRequest(
+            request_id, method, now=now, timeout=timeout, max_total=self._opts.max_total_timeout
+        )
+        if self._paused:
+            pending.pause(now)
+        self._pending[request_id] = pending
+        self._counters.requests += 1
+        try:
+            with anyio.CancelScope(deadline=pending.deadline) as send_scope:
+                pending.scope = send_scope
+                await channel.send(message)
+            pending.scope = None
+            if send_scope.cancelled_caught:
+                raise TimeoutError
+            while pending.outcome is None:
+                await pending.wait()
+                if progress is not None:
+                    for item in pending.take_progress():
+                        await _report_progress(progress, item)
+        except TimeoutError:
+            self._counters.timeouts += 1
+            if self._pending.pop(request_id, None) is not None and method != "initialize":
+                await self._cancel_on_server(channel, request_id, f"timed out after {timeout:g}s")
+            raise McpError(
+                "timeout",
+                f"{label} timed out after {timeout:g}s; the server was asked to cancel it "
+                "(pass timeout= for a longer deadline)",
+                code=REQUEST_TIMEOUT,
+            ) from None
+        except anyio.get_cancelled_exc_class():
+            if self._pending.pop(request_id, None) is not None and method != "initialize":
+                self._counters.cancellations += 1
+                await self._cancel_on_server(channel, request_id, "cancelled by the client")
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+        outcome = pending.outcome
+        if isinstance(outcome, Response):
+            return outcome.result
+        if isinstance(outcome, ErrorResponse):
+            raise McpError.from_jsonrpc(outcome.error, context=f"{label}: ")
+        assert isinstance(outcome, McpError)
+        raise McpError(outcome.kind, f"{label}: {outcome.message}", code=outcome.code, data=outcome.data)
+
+    async def _cancel_on_server(self, channel: Channel, request_id: RequestId, reason: str) -> None:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(1.0), contextlib.suppress(McpError):
+            await channel.send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": request_id, "reason": reason},
+                }
+            )
+
+    async def _answer_input_required(
+        self, params: dict[str, Any] | None, result: dict[str, Any], rounds: int, label: str
+    ) -> dict[str, Any]:
+        """The params of the next round: the original ones plus our answers and the server's state."""
+        requests = result.get("inputRequests")
+        state = result.get("requestState")
+        if requests is not None and not isinstance(requests, dict):
+            raise McpError("protocol", f"{label}: inputRequests is not an object")
+        if not requests and state is None:
+            raise McpError("protocol", f"{label}: input_required without inputRequests or requestState")
+        following = {k: v for k, v in (params or {}).items() if k not in ("inputResponses", "requestState")}
+        if requests:
+            try:
+                with anyio.fail_after(self._opts.handler_timeout):
+                    following["inputResponses"] = await self._handlers.fulfil(requests)
+            except TimeoutError:
+                raise McpError(
+                    "timeout",
+                    f"{label}: the client's handlers did not answer within handler_timeout="
+                    f"{self._opts.handler_timeout:g}s",
+                    code=REQUEST_TIMEOUT,
+                ) from None
+        else:
+            # State-only round (load shedding / polling): back off a little instead of hammering.
+            await anyio.sleep(min(0.05 * rounds, 0.25))
+        if state is not None:
+            following["requestState"] = state
+        return following
+
+    async def _rediscover(self, error: McpError) -> None:
+        data = error.data if isinstance(error.data, dict) else {}
+        version = pick_mutual_modern(data.get("supported"))
+        if version is None:
+            raise error
+        result = await self._exchange(
+            "server/discover", None, era="modern", version=version, timeout=self._opts.probe_timeout
+        )
+        decision = after_discover(Pin("modern", None), result=result)
+        if not isinstance(decision, Adopt):
+            raise error
+        self._negotiated = self._known = negotiated_from_discover(decision.version, decision.result)
+
+    # --- the reader -----------------------------------------------------------------------------
+
+    async def _read_loop(self, channel: Channel, attempt: _Attempt) -> None:
+        try:
+            while True:
+                message = await channel.receive()
+                kind = type(message)
+                if kind is Response or kind is ErrorResponse:
+                    self._on_response(message)  # type: ignore[arg-type]
+                elif kind is Notification:
+                    self._on_notification(message)  # type: ignore[arg-type]
+                elif kind is Request:
+                    self._on_server_request(message, attempt)  # type: ignore[arg-type]
+                else:
+                    self._on_bad_frame(message)  # type: ignore[arg-type]
+        except McpError as exc:
+            self._end_attempt(attempt, exc)
+
+    def _on_response(self, message: Response | ErrorResponse) -> None:
+        pending = self._pending.pop(message.id, None) if message.id is not None else None
+        if pending is not None:
+            pending.deliver(message)
+            return
+        if message.id is None:
+            error = message.error if isinstance(message, ErrorResponse) else {}
+            logger.warning("the server could not process a message from us: %s", error.get("message"))
+            return
+        self._counters.late_responses += 1
+        logger.debug("dropped a response to request %r, which is no longer waiting", message.id)
+
+    def _on_notification(self, message: Notification) -> None:
+        self._counters.notifications += 1
+        method = message.method
+        params = message.params or {}
+        if method == "notifications/progress":
+            pending = self._pending.get(params.get("progressToken"))  # type: ignore[arg-type]
+            if pending is not None:
+                pending.add_progress(
+                    params, anyio.current_time(), extend=self._opts.reset_timeout_on_progress
+                )
+            return
+        if method == "notifications/cancelled":
+            scope = self._handler_scopes.get(params.get("requestId"))  # type: ignore[arg-type]
+            if scope is not None:
+                scope.cancel()
+        elif method == "notifications/message":
+            level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
+            server_log.log(level, "%s: %s", params.get("logger") or "server", params.get("data"))
+        for listener in list(self._listeners):
+            try:
+                listener(message)
+            except Exception:
+                logger.exception("a notification listener raised; ignored")
+        for queue in self._queues:
+            queue.put(message)
+
+    def _on_bad_frame(self, error: FrameError) -> None:
+        if isinstance(error, OversizedFrame):
+            self._counters.oversized_frames += 1
+            request_id = probable_response_id(error.head)
+            pending = self._pending.pop(request_id, None) if request_id is not None else None
+            logger.warning("discarded a message from the server: %s", error.reason)
+            if pending is not None:
+                pending.deliver(
+                    McpError(
+                        "transport",
+                        f"the server's answer was too large: {error.reason}; "
+                        "raise max_message_bytes to accept it",
+                    )
+                )
+            return
+        self._counters.malformed_frames += 1
+        logger.warning(
+            "skipped a line from the server that is not JSON-RPC (%s): %r", error.reason, error.head[:120]
+        )
+
+    def _on_server_request(self, request: Request, attempt: _Attempt) -> None:
+        self._counters.server_requests += 1
+        tg = attempt.task_group
+        if tg is None:
+            return
+        if request.method == "ping":
+            tg.start_soon(self._reply, request.id, {})
+        elif not self._handlers.supports(request.method):
+            tg.start_soon(
+                self._reply_error,
+                request.id,
+                METHOD_NOT_FOUND,
+                f"the client does not support {request.method!r}",
+            )
+        elif self._handlers_waiting >= 4 * self._opts.max_concurrent_handlers:
+            tg.start_soon(
+                self._reply_error, request.id, INTERNAL_ERROR, "the client is busy; try again later"
+            )
+        else:
+            tg.start_soon(self._run_handler, request)
+
+    async def _run_handler(self, request: Request) -> None:
+        self._handlers_waiting += 1
+        started = False
+        try:
+            async with self._handler_limiter:
+                self._handlers_waiting -= 1
+                started = True
+                human = request.method in _HUMAN_METHODS
+                with anyio.CancelScope() as scope:  # cancelled by the server's notifications/cancelled
+                    self._handler_scopes[request.id] = scope
+                    if human:
+                        self._pause_deadlines()
+                    try:
+                        await self._reply(request.id, await self._answer_with_timeout(request))
+                    except McpError as exc:
+                        await self._reply_error(request.id, exc.code or INTERNAL_ERROR, exc.message)
+                    except Exception as exc:
+                        logger.error(
+                            "the %s handler raised %s", request.method, type(exc).__name__, exc_info=True
+                        )
+                        await self._reply_error(
+                            request.id, INTERNAL_ERROR, f"the client's handler failed ({type(exc).__name__})"
+                        )
+                    finally:
+                        self._handler_scopes.pop(request.id, None)
+                        if human:
+                            self._resume_deadlines()
+        finally:
+            if not started:
+                self._handlers_waiting -= 1
+
+    async def _answer_with_timeout(self, request: Request) -> dict[str, Any]:
+        try:
+            with anyio.fail_after(self._opts.handler_timeout):
+                return await self._handlers.answer(request.method, request.params)
+        except TimeoutError:
+            raise McpError(
+                "timeout",
+                f"the client's {request.method} handler did not answer within "
+                f"{self._opts.handler_timeout:g}s",
+                code=REQUEST_TIMEOUT,
+            ) from None
+
+    def _pause_deadlines(self) -> None:
+        self._paused += 1
+        if self._paused == 1:
+            now = anyio.current_time()
+            for pending in self._pending.values():
+                pending.pause(now)
+
+    def _resume_deadlines(self) -> None:
+        self._paused -= 1
+        if self._paused == 0:
+            now = anyio.current_time()
+            for pending in self._pending.values():
+                pending.resume(now)
+
+    async def _reply(self, request_id: RequestId, result: dict[str, Any]) -> None:
+        await self._send_quietly({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    async def _reply_error(self, request_id: RequestId, code: int, message: str) -> None:
+        await self._send_quietly(error_response(request_id, code, message))
+
+    async def _send_quietly(self, message: dict[str, Any]) -> None:
+        channel = self._channel
+        if channel is None:
+            return
+        try:
+            await channel.send(message)
+        except McpError as exc:
+            logger.debug("could not answer the server: %s", exc)
+
+
+async def _report_progress(callback: ProgressCallback, params: dict[str, Any]) -> None:
+    progress = params.get("progress")
+    total = params.get("total")
+    message = params.get("message")
+    try:
+        outcome = callback(
+            float(progress) if isinstance(progress, int | float) else math.nan,
+            float(total) if isinstance(total, int | float) else None,
+            message if isinstance(message, str) else None,
+        )
+        if hasattr(outcome, "__await__"):
+            await outcome
+    except Exception:
+        logger.exception("a progress callback raised; ignored")

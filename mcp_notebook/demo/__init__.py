@@ -1,0 +1,113 @@
+"""A small, self-contained demo MCP server for trying out ``mcp_notebook``.
+
+The server is called ``mcp-notebook-demo`` and serves a toy sales data set, so
+every MCP feature the client library supports has something real to look at:
+
+Tools
+    ``sales_records(region="all", limit=20)``
+        Structured output: a list of sales records (``date``, ``region``,
+        ``product``, ``units``, ``price``), generated deterministically. Turns
+        straight into a DataFrame.
+    ``add(a, b)``
+        A tiny structured tool returning a number.
+    ``echo(text)``
+        Returns ``text`` unchanged, as plain text content (no output schema).
+    ``slow_count(steps=5, delay=0.2)``
+        Reports progress after every step; a large ``delay`` makes it a handy
+        long-running call for timeout and cancellation tests.
+    ``ask_user_name(greeting="Hello")``
+        Asks the user for their name through elicitation and greets them.
+    ``summarize(text, max_words=30)``
+        Asks the client's LLM (sampling) for a summary of ``text``.
+    ``fail(message)``
+        Always fails, producing a result with ``isError: true``.
+
+Resources
+    ``demo://readme`` (markdown), ``demo://data/sales.csv`` (CSV) and the
+    template ``demo://region/{name}`` (JSON summary of one region).
+
+Prompts
+    ``analyze_region(region)`` and ``greeting(name)``. The ``region`` prompt
+    argument and the template's ``name`` variable both have completions.
+
+Elicitation and sampling go through the SDK's ``Resolve(...)`` dependencies, so
+they work in both protocol eras: as server-to-client requests on a legacy
+(``initialize`` handshake) connection, and as ``input_required`` round trips on
+a 2026-07-28 connection.
+
+Run it over stdio with ``python -m mcp_notebook.demo``. By default it serves
+both protocol eras (the client's first request picks one); pass
+``--legacy-only`` to serve only the ``initialize`` handshake era, which is
+useful for testing a client's fallback from ``server/discover`` (the legacy-only
+server answers ``server/discover`` with ``-32601 Method not found``).
+``--log-level`` sets the stderr log level (default ``WARNING``); stdout carries
+only protocol messages.
+
+Importing this package is cheap: the MCP SDK is only imported when
+:func:`build_server` or :func:`main` is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from mcp_notebook.demo.server import LogLevel
+
+__all__ = ["build_server", "main"]
+
+
+def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
+    """Build a fresh demo ``MCPServer`` (imports the MCP SDK on first call).
+
+    Args:
+        log_level: Level for the SDK's logging (to stderr): DEBUG, INFO, WARNING,
+            ERROR or CRITICAL.
+    """
+    from mcp_notebook.demo.server import build_server as _build_server
+
+    return _build_server(log_level=log_level)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point: serve the demo server over stdio.
+
+    Args:
+        argv: Command-line arguments, without the program name. Defaults to
+            ``sys.argv[1:]``.
+
+    Returns:
+        The process exit code.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m mcp_notebook.demo",
+        description="Serve the mcp-notebook-demo MCP server over stdio.",
+    )
+    parser.add_argument(
+        "--legacy-only",
+        action="store_true",
+        help=(
+            "serve only the legacy initialize-handshake protocol era; "
+            "server/discover and 2026-07-28 requests are refused"
+        ),
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+        default="WARNING",
+        help="level of the server's log output, which goes to stderr (default: %(default)s)",
+    )
+    args = parser.parse_args(argv)
+
+    from mcp_notebook.demo.server import run_stdio
+
+    try:
+        run_stdio(legacy_only=args.legacy_only, log_level=args.log_level)
+    except KeyboardInterrupt:
+        return 130
+    return 0

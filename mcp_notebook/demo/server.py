@@ -1,0 +1,438 @@
+"""Definition of the ``mcp-notebook-demo`` MCP server.
+
+Everything here is registered on a fresh :class:`~mcp.server.mcpserver.MCPServer`
+by :func:`build_server`; the module-level functions are the handlers. The data
+is a deterministic, seeded toy sales data set, so results are reproducible
+across runs and processes.
+
+Nothing in this module writes to stdout: on the stdio transport stdout *is*
+the protocol channel. Logging goes to stderr (the SDK configures it so).
+"""
+
+import csv
+import datetime
+import functools
+import io
+import json
+import logging
+import random
+from collections import Counter, defaultdict
+from typing import Annotated, Literal
+
+import anyio
+from mcp.server.lowlevel.server import Server
+from mcp.server.mcpserver import (
+    Context,
+    Elicit,
+    ElicitationResult,
+    MCPServer,
+    Resolve,
+    Sample,
+)
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.prompts.base import Message, UserMessage
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
+from mcp_types import (
+    Completion,
+    CompletionArgument,
+    CompletionContext,
+    CreateMessageResult,
+    PromptReference,
+    ResourceTemplateReference,
+    SamplingMessage,
+    TextContent,
+    ToolAnnotations,
+)
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "PRODUCTS",
+    "REGIONS",
+    "SERVER_NAME",
+    "LogLevel",
+    "NameForm",
+    "SaleRecord",
+    "build_server",
+    "run_stdio",
+    "serve_stdio",
+]
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "mcp-notebook-demo"
+SERVER_VERSION = "0.1.0"
+
+REGIONS: tuple[str, ...] = ("north", "south", "east", "west")
+"""The four sales regions, in a fixed order."""
+
+PRODUCTS: dict[str, float] = {"widget": 4.50, "gadget": 12.00, "gizmo": 27.50, "doohickey": 8.25}
+"""Product name -> list price; sold prices vary around it."""
+
+REGION_TEMPLATE = "demo://region/{name}"
+
+_SEED = 20250101
+_DATASET_SIZE = 240
+_RECORDS_PER_DAY = 4
+_START_DATE = datetime.date(2025, 1, 1)
+
+INSTRUCTIONS = """\
+A small demo server with a toy sales data set (regions: north, south, east, west).
+
+- Call `sales_records` (optionally filtered by region) for structured rows that load straight \
+into a DataFrame, or read `demo://data/sales.csv` for the whole data set as CSV.
+- Read `demo://region/{name}` for a JSON summary of one region.
+- The `analyze_region` prompt sets up an analysis of one region.
+- `add`, `echo`, `slow_count` (progress), `ask_user_name` (elicitation), `summarize` (sampling) \
+and `fail` (error result) exist to exercise client features.
+"""
+
+README = """\
+# mcp-notebook-demo
+
+A demo MCP server for the `mcp_notebook` client library. It serves a deterministic,
+seeded toy sales data set: {size} records over {days} days, four regions
+({regions}) and four products ({products}).
+
+## Tools
+
+| Tool | What it does |
+| --- | --- |
+| `sales_records(region="all", limit=20)` | Sales records (date, region, product, units, price) |
+| `add(a, b)` | Adds two numbers (structured result) |
+| `echo(text)` | Returns the text unchanged |
+| `slow_count(steps=5, delay=0.2)` | Counts slowly, reporting progress after every step |
+| `ask_user_name(greeting="Hello")` | Asks for your name (elicitation) and greets you |
+| `summarize(text, max_words=30)` | Summarizes text with the client's LLM (sampling) |
+| `fail(message)` | Always fails with `message` (an `isError` result) |
+
+## Resources
+
+- `demo://readme`: this document
+- `demo://data/sales.csv`: the whole data set as CSV
+- `demo://region/{{name}}`: JSON summary of one region
+
+## Prompts
+
+- `analyze_region(region)`: analyze one region's sales (`region` has completions)
+- `greeting(name)`: write a short greeting
+"""
+
+
+# --------------------------------------------------------------------------- data
+
+
+class SaleRecord(BaseModel):
+    """One line of the sales data set."""
+
+    date: str = Field(description="Sale date, ISO 8601 (YYYY-MM-DD)")
+    region: str = Field(description="Sales region: north, south, east or west")
+    product: str = Field(description="Product name")
+    units: int = Field(description="Units sold")
+    price: float = Field(description="Unit price in USD")
+
+
+@functools.cache
+def _dataset() -> tuple[SaleRecord, ...]:
+    """The full data set, generated once from a fixed seed (identical in every process)."""
+    rng = random.Random(_SEED)
+    products = sorted(PRODUCTS)
+    records: list[SaleRecord] = []
+    for i in range(_DATASET_SIZE):
+        day = _START_DATE + datetime.timedelta(days=i // _RECORDS_PER_DAY)
+        product = rng.choice(products)
+        records.append(
+            SaleRecord(
+                date=day.isoformat(),
+                region=rng.choice(REGIONS),
+                product=product,
+                units=rng.randint(1, 40),
+                price=round(PRODUCTS[product] * rng.uniform(0.85, 1.15), 2),
+            )
+        )
+    return tuple(records)
+
+
+def _records_for(region: str) -> list[SaleRecord]:
+    return [r for r in _dataset() if region == "all" or r.region == region]
+
+
+def _matching_regions(prefix: str) -> list[str]:
+    """Regions starting with ``prefix`` (case-insensitive); all of them for an empty prefix."""
+    wanted = prefix.strip().lower()
+    return [region for region in REGIONS if region.startswith(wanted)]
+
+
+# -------------------------------------------------------------------------- tools
+
+
+def sales_records(
+    region: Annotated[
+        Literal["all", "north", "south", "east", "west"],
+        Field(description='Region to filter by, or "all" for every region'),
+    ] = "all",
+    limit: Annotated[
+        int, Field(ge=1, le=_DATASET_SIZE, description="Maximum number of records to return")
+    ] = 20,
+) -> list[SaleRecord]:
+    """Return sales records from the demo data set, oldest first.
+
+    Each record has date (ISO string), region, product, units and price. The data is
+    deterministic, so the same arguments always return the same rows.
+    """
+    return _records_for(region)[:limit]
+
+
+def add(
+    a: Annotated[float, Field(description="First addend")],
+    b: Annotated[float, Field(description="Second addend")],
+) -> float:
+    """Add two numbers."""
+    return a + b
+
+
+def echo(text: Annotated[str, Field(description="Text to echo back")]) -> str:
+    """Return the given text unchanged."""
+    return text
+
+
+async def slow_count(
+    ctx: Context,
+    steps: Annotated[int, Field(ge=0, le=10_000, description="Number of steps to count")] = 5,
+    delay: Annotated[float, Field(ge=0, description="Seconds to wait before each step")] = 0.2,
+) -> str:
+    """Count to `steps`, sleeping `delay` seconds per step and reporting progress after each.
+
+    A large `delay` makes this a long-running call, handy for timeout and cancellation tests.
+    """
+    started = anyio.current_time()
+    for step in range(1, steps + 1):
+        await anyio.sleep(delay)
+        await ctx.report_progress(step, steps, message=f"step {step}/{steps}")
+    elapsed = anyio.current_time() - started
+    return f"Counted to {steps} in {elapsed:.2f}s."
+
+
+class NameForm(BaseModel):
+    """Tell the demo server your name so it can greet you."""
+
+    name: str = Field(description="Your name")
+
+
+async def _ask_for_name() -> Elicit[NameForm]:
+    return Elicit("Hi! What is your name?", NameForm)
+
+
+async def ask_user_name(
+    answer: Annotated[ElicitationResult[NameForm], Resolve(_ask_for_name)],
+    greeting: Annotated[str, Field(description="Greeting word to use")] = "Hello",
+) -> str:
+    """Ask the user for their name (via elicitation) and greet them."""
+    if answer.action == "accept":
+        name = answer.data.name.strip() or "stranger"
+        return f"{greeting}, {name}! Nice to meet you."
+    if answer.action == "decline":
+        return "No problem, you don't have to tell me your name."
+    return "The name request was cancelled."
+
+
+async def _ask_for_summary(text: str, max_words: int) -> Sample:
+    prompt = f"Summarize the following text in at most {max_words} words:\n\n{text}"
+    return Sample(
+        [SamplingMessage(role="user", content=TextContent(type="text", text=prompt))],
+        max_tokens=max(64, max_words * 4),
+        system_prompt="You are a concise assistant. Reply with the summary only.",
+    )
+
+
+async def summarize(
+    sampled: Annotated[CreateMessageResult, Resolve(_ask_for_summary)],
+    text: Annotated[str, Field(description="Text to summarize")],
+    max_words: Annotated[int, Field(ge=1, le=500, description="Maximum summary length in words")] = 30,
+) -> str:
+    """Summarize text by sampling the client's LLM; returns the model's summary."""
+    content = sampled.content
+    if not isinstance(content, TextContent):
+        raise ToolError(f"The client's model returned {content.type} content instead of text")
+    return content.text
+
+
+def fail(message: Annotated[str, Field(description="Error message to fail with")]) -> str:
+    """Always fail with the given message; the result has isError set."""
+    raise ToolError(message)
+
+
+# ---------------------------------------------------------------------- resources
+
+
+def readme() -> str:
+    """What this demo server offers."""
+    return README.format(
+        size=_DATASET_SIZE,
+        days=_DATASET_SIZE // _RECORDS_PER_DAY,
+        regions=", ".join(REGIONS),
+        products=", ".join(sorted(PRODUCTS)),
+    )
+
+
+def sales_csv() -> str:
+    """The whole sales data set as CSV (header: date,region,product,units,price)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(SaleRecord.model_fields), lineterminator="\n")
+    writer.writeheader()
+    for record in _dataset():
+        writer.writerow(record.model_dump())
+    return buffer.getvalue()
+
+
+def region_summary(name: str) -> str:
+    """JSON summary of one region's sales: totals and a per-product breakdown."""
+    region = name.strip().lower()
+    if region not in REGIONS:
+        raise ResourceNotFoundError(f"Unknown region {name!r}; expected one of: {', '.join(REGIONS)}")
+    records = _records_for(region)
+    units_by_product: Counter[str] = Counter()
+    revenue_by_product: defaultdict[str, float] = defaultdict(float)
+    for r in records:
+        units_by_product[r.product] += r.units
+        revenue_by_product[r.product] += r.units * r.price
+    summary = {
+        "region": region,
+        "records": len(records),
+        "first_date": records[0].date if records else None,
+        "last_date": records[-1].date if records else None,
+        "total_units": sum(units_by_product.values()),
+        "total_revenue": round(sum(revenue_by_product.values()), 2),
+        "by_product": {
+            product: {"units": units_by_product[product], "revenue": round(revenue_by_product[product], 2)}
+            for product in sorted(units_by_product)
+        },
+    }
+    return json.dumps(summary, indent=2)
+
+
+# ------------------------------------------------------------------------ prompts
+
+
+def analyze_region(
+    region: Annotated[str, Field(description="Region to analyze: north, south, east or west")],
+) -> list[Message]:
+    """Set up an analysis of one region's sales."""
+    name = region.strip().lower()
+    if name not in REGIONS:
+        raise ValueError(f"Unknown region {region!r}; expected one of: {', '.join(REGIONS)}")
+    return [
+        UserMessage(
+            f"Analyze the sales of the {name} region. Read the resource demo://region/{name} for totals, "
+            f'call the sales_records tool with region="{name}" for individual rows, then describe the '
+            "best- and worst-selling products and any trend over time."
+        )
+    ]
+
+
+def greeting(name: Annotated[str, Field(description="Who to greet")]) -> str:
+    """Ask the model for a short, friendly greeting."""
+    return f"Write a short, friendly greeting for {name}."
+
+
+# --------------------------------------------------------------------- completion
+
+
+async def complete_argument(
+    ref: PromptReference | ResourceTemplateReference,
+    argument: CompletionArgument,
+    context: CompletionContext | None,
+) -> Completion | None:
+    """Complete region names for `analyze_region`'s `region` and the region template's `name`."""
+    wants_region = (
+        isinstance(ref, PromptReference) and ref.name == "analyze_region" and argument.name == "region"
+    ) or (
+        isinstance(ref, ResourceTemplateReference) and ref.uri == REGION_TEMPLATE and argument.name == "name"
+    )
+    if not wants_region:
+        return None
+    values = _matching_regions(argument.value)
+    return Completion(values=values, total=len(values), has_more=False)
+
+
+# ------------------------------------------------------------------------- server
+
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+
+
+def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
+    """Build a fresh, fully registered demo server.
+
+    Args:
+        log_level: Level for the SDK's logging, which goes to stderr. The default keeps
+            the expected chatter (e.g. the INFO line for every `fail` call) out of sight.
+    """
+    server = MCPServer(
+        SERVER_NAME,
+        title="MCP Notebook demo server",
+        description="Toy sales data plus tools that exercise progress, elicitation, sampling and errors.",
+        instructions=INSTRUCTIONS,
+        version=SERVER_VERSION,
+        log_level=log_level,
+    )
+
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    server.add_tool(sales_records, title="Sales records", annotations=read_only)
+    server.add_tool(add, title="Add two numbers", annotations=read_only)
+    server.add_tool(echo, title="Echo", annotations=read_only, structured_output=False)
+    server.add_tool(slow_count, title="Slow count", annotations=read_only, structured_output=False)
+    server.add_tool(ask_user_name, title="Ask for the user's name", structured_output=False)
+    server.add_tool(summarize, title="Summarize text", structured_output=False)
+    server.add_tool(fail, title="Always fail", annotations=read_only, structured_output=False)
+
+    server.resource("demo://readme", name="readme", title="About this server", mime_type="text/markdown")(
+        readme
+    )
+    server.resource(
+        "demo://data/sales.csv", name="sales.csv", title="Sales data (CSV)", mime_type="text/csv"
+    )(sales_csv)
+    server.resource(
+        REGION_TEMPLATE, name="region_summary", title="Region summary (JSON)", mime_type="application/json"
+    )(region_summary)
+
+    server.prompt(title="Analyze a region")(analyze_region)
+    server.prompt(title="Greeting")(greeting)
+
+    server.completion()(complete_argument)  # type: ignore[no-untyped-call]  # the SDK leaves it unannotated
+    return server
+
+
+async def serve_stdio(server: MCPServer | None = None, *, legacy_only: bool = False) -> None:
+    """Serve ``server`` (default: a fresh demo server) over this process's stdin/stdout.
+
+    By default this is the SDK's dual-era stdio run: the client's first request picks
+    the protocol era (``server/discover`` with the 2026-07-28 envelope opens a modern
+    connection, ``initialize`` a legacy one). With ``legacy_only`` the low-level server
+    is driven by the handshake-only ``serve_loop`` instead, so only the ``initialize``
+    era is served.
+    """
+    if server is None:
+        server = build_server()
+    if not legacy_only:
+        await server.run_stdio_async()
+        return
+    # MCPServer has no public handle on its low-level Server; the SDK's own client reaches
+    # for the same attribute when connecting in-process.
+    lowlevel: Server = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
+    # The lifespan is entered first (and so exits last), as `Server.run` does it.
+    async with lowlevel.lifespan(lowlevel) as lifespan_state, stdio_server() as (read_stream, write_stream):
+        await serve_loop(
+            lowlevel,
+            read_stream,
+            write_stream,
+            lifespan_state=lifespan_state,
+            init_options=lowlevel.create_initialization_options(),
+        )
+
+
+def run_stdio(*, legacy_only: bool = False, log_level: LogLevel = "WARNING") -> None:
+    """Blocking entry point: build the demo server and serve it over stdio until EOF."""
+    server = build_server(log_level=log_level)
+    logger.info("Serving %s over stdio (%s)", SERVER_NAME, "legacy only" if legacy_only else "dual era")
+    anyio.run(functools.partial(serve_stdio, server, legacy_only=legacy_only))

@@ -1,0 +1,93 @@
+"""What goes around a request: the modern ``_meta`` envelope, progress tokens, capabilities.
+
+One function stamps a request for either era, so no other module knows the reserved ``_meta`` keys
+or the difference between a legacy and a modern capabilities object (PROTOCOL.md §3.1, §3.2, §4.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .errors import McpError
+from .jsonrpc import RequestId
+from .versions import Era
+
+__all__ = [
+    "META_CLIENT_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_LOG_LEVEL",
+    "META_PROTOCOL_VERSION",
+    "META_SERVER_INFO",
+    "META_SUBSCRIPTION_ID",
+    "client_capabilities",
+    "result_type",
+    "stamp",
+]
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
+_RESULT_TYPES = frozenset({"complete", "input_required", "task"})
+
+
+def stamp(
+    params: dict[str, Any] | None,
+    *,
+    era: Era,
+    version: str,
+    capabilities: dict[str, Any],
+    client_info: dict[str, Any],
+    progress_token: RequestId | None = None,
+    log_level: str | None = None,
+) -> dict[str, Any] | None:
+    """A copy of ``params`` with the ``_meta`` the era requires; the caller's dict is never changed."""
+    meta: dict[str, Any] = {}
+    if era == "modern":
+        meta[META_PROTOCOL_VERSION] = version
+        meta[META_CLIENT_CAPABILITIES] = capabilities
+        meta[META_CLIENT_INFO] = client_info
+        if log_level is not None:
+            meta[META_LOG_LEVEL] = log_level
+    if progress_token is not None:
+        meta["progressToken"] = progress_token
+    if not meta:
+        return params
+    stamped = dict(params) if params else {}
+    existing = stamped.get("_meta")
+    if isinstance(existing, dict):
+        meta = {**existing, **meta}
+    stamped["_meta"] = meta
+    return stamped
+
+
+def client_capabilities(
+    era: Era,
+    *,
+    sampling: bool,
+    elicitation_modes: Iterable[str],
+    roots: bool,
+) -> dict[str, Any]:
+    """The capabilities object we declare: only what a handler exists for."""
+    caps: dict[str, Any] = {}
+    if sampling:
+        caps["sampling"] = {}
+    modes = list(elicitation_modes)
+    if modes:
+        caps["elicitation"] = {mode: {} for mode in modes}
+    if roots:
+        # Legacy roots carry listChanged; modern roots have no such flag (PROTOCOL.md §3.2).
+        caps["roots"] = {"listChanged": False} if era == "legacy" else {}
+    return caps
+
+
+def result_type(result: dict[str, Any]) -> str:
+    """A modern result's ``resultType``; absent means "complete" (PROTOCOL.md §3.1)."""
+    value = result.get("resultType", "complete")
+    if value not in _RESULT_TYPES:
+        raise McpError("protocol", f"server sent a result with unknown resultType {value!r}")
+    return str(value)

@@ -1,0 +1,115 @@
+"""The one exception family of mcp-notebook, and the JSON-RPC / MCP error codes.
+
+Every failure a user can see is an :class:`McpError`. Its ``kind`` says what went wrong in terms a caller
+can act on (retry after a transport error, wait longer after a timeout, fix the arguments after an
+``invalid`` one); ``code``, ``message`` and ``data`` carry the JSON-RPC error where there is one.
+
+This module must never put a secret into a message: callers build messages from method names, tool
+names, option names and server-provided error text only, never from arguments, headers or env values.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+__all__ = [
+    "CONNECTION_CLOSED",
+    "ERROR_KINDS",
+    "HEADER_MISMATCH",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "PARSE_ERROR",
+    "REQUEST_TIMEOUT",
+    "RESOURCE_NOT_FOUND",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "URL_ELICITATION_REQUIRED",
+    "ErrorKind",
+    "McpError",
+]
+
+# JSON-RPC 2.0
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# Client-side codes used by the other SDKs as well, so logs read the same everywhere.
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+# MCP
+RESOURCE_NOT_FOUND = -32002  # legacy era only; modern servers use -32602
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+URL_ELICITATION_REQUIRED = -32042  # 2025-11-25 only
+
+ErrorKind = Literal[
+    "transport",  # the pipe or socket failed, the server died, a frame was unreadable
+    "timeout",  # the deadline passed; the server was asked to cancel
+    "protocol",  # the server broke the protocol (bad shape, unknown era, too many rounds)
+    "server",  # the server answered with a JSON-RPC error
+    "auth",  # credentials are missing or were refused
+    "overloaded",  # too many requests in flight or queued: refused before sending
+    "cancelled",  # the caller or the server cancelled the request
+    "closed",  # the client is closed (or closed while the request waited)
+    "version",  # no protocol version both sides speak
+    "invalid",  # the caller's input was refused before sending (e.g. arguments against inputSchema)
+]
+ERROR_KINDS: frozenset[str] = frozenset(ErrorKind.__args__)  # type: ignore[attr-defined]
+
+
+class McpError(Exception):
+    """A failure talking to an MCP server.
+
+    ``kind`` is one of :data:`ErrorKind`. ``code``/``message``/``data`` are the JSON-RPC error fields
+    when the server sent one (``kind == "server"``) and the conventional client-side code otherwise
+    (-32000 connection closed, -32001 request timeout). The message says what to do where we know.
+    """
+
+    kind: ErrorKind
+    code: int | None
+    message: str
+    data: Any
+
+    def __init__(self, kind: ErrorKind, message: str, *, code: int | None = None, data: Any = None) -> None:
+        if kind not in ERROR_KINDS:
+            raise ValueError(f"unknown McpError kind {kind!r}")
+        super().__init__(message)
+        self.kind = kind
+        self.code = code
+        self.message = message
+        self.data = data
+
+    @classmethod
+    def from_jsonrpc(cls, error: Any, *, context: str = "") -> McpError:
+        """Build a ``server`` error from a JSON-RPC error object, tolerating a malformed one."""
+        if not isinstance(error, dict):
+            return cls("protocol", f"{context}server sent a malformed error object")
+        code = error.get("code")
+        message = error.get("message")
+        if not isinstance(message, str):
+            message = "server error without a message"
+        kind: ErrorKind = "version" if code == UNSUPPORTED_PROTOCOL_VERSION else "server"
+        return cls(
+            kind, f"{context}{message}", code=code if isinstance(code, int) else None, data=error.get("data")
+        )
+
+    def __str__(self) -> str:
+        if self.code is None:
+            return self.message
+        return f"{self.message} (code {self.code})"
+
+    def __repr__(self) -> str:
+        return f"McpError(kind={self.kind!r}, code={self.code!r}, message={self.message!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Exceptions with keyword-only arguments do not pickle by default; notebooks and worker
+        # pools pickle exceptions to move them between processes.
+        return (_rebuild, (self.kind, self.message, self.code, self.data))
+
+
+def _rebuild(kind: ErrorKind, message: str, code: int | None, data: Any) -> McpError:
+    return McpError(kind, message, code=code, data=data)

@@ -1,0 +1,159 @@
+"""JSON-RPC 2.0 messages: encoding, decoding and classification, with no I/O.
+
+A transport hands this module the bytes of one frame and gets back one of four message kinds
+(:class:`Request`, :class:`Notification`, :class:`Response`, :class:`ErrorResponse`) or a
+:class:`FrameError` that says why the frame is unusable. Everything above works with these small
+objects; nothing above parses JSON-RPC by hand. Batches (2025-03-26 only) are not sent by servers we
+talk to and are refused as malformed frames.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ErrorResponse",
+    "FrameError",
+    "Message",
+    "Notification",
+    "Request",
+    "RequestId",
+    "Response",
+    "classify",
+    "decode",
+    "encode",
+    "error_response",
+    "probable_response_id",
+]
+
+RequestId = int | str
+
+
+@dataclass(slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: dict[str, Any] | None
+
+
+@dataclass(slots=True)
+class Notification:
+    method: str
+    params: dict[str, Any] | None
+
+
+@dataclass(slots=True)
+class Response:
+    id: RequestId
+    result: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ErrorResponse:
+    id: RequestId | None
+    error: dict[str, Any]
+
+
+Message = Request | Notification | Response | ErrorResponse
+
+
+class FrameError(ValueError):
+    """A frame that is not a usable JSON-RPC message. ``head`` is the start of it, for a log line."""
+
+    def __init__(self, reason: str, head: bytes = b"") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.head = head
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One message as compact UTF-8 JSON without a newline inside (stdio frames are lines)."""
+    # ensure_ascii=False keeps non-ASCII text compact; JSON escapes any raw newline inside strings.
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def decode(frame: bytes | str) -> Message:
+    """Parse and classify one frame; raise :class:`FrameError` when it is not a JSON-RPC message."""
+    try:
+        obj = json.loads(frame)
+    except (ValueError, UnicodeDecodeError) as exc:
+        head = frame[:200] if isinstance(frame, bytes) else frame[:200].encode()
+        raise FrameError(f"not JSON ({type(exc).__name__})", head) from None
+    return classify(obj)
+
+
+def classify(obj: Any) -> Message:
+    """Turn a parsed JSON value into a message object, checking only what routing depends on."""
+    if not isinstance(obj, dict):
+        kind = "batch" if isinstance(obj, list) else type(obj).__name__
+        raise FrameError(f"a JSON {kind} is not a JSON-RPC message")
+    if obj.get("jsonrpc") != "2.0":
+        raise FrameError("missing or wrong 'jsonrpc' version")
+    method = obj.get("method")
+    if method is not None:
+        if not isinstance(method, str):
+            raise FrameError("'method' is not a string")
+        params = obj.get("params")
+        if params is not None and not isinstance(params, dict):
+            raise FrameError(f"params of {method!r} are not an object")
+        if "id" in obj:
+            rid = obj["id"]
+            if not _valid_id(rid):
+                raise FrameError(f"request {method!r} has an invalid id")
+            return Request(rid, method, params)
+        return Notification(method, params)
+    if "id" not in obj:
+        raise FrameError("neither a request, a notification nor a response")
+    rid = obj["id"]
+    if "error" in obj:
+        error = obj["error"]
+        if not isinstance(error, dict):
+            error = {"code": None, "message": "malformed error object"}
+        return ErrorResponse(rid if _valid_id(rid) else None, error)
+    if "result" in obj:
+        if not _valid_id(rid):
+            raise FrameError("response has an invalid id")
+        result = obj["result"]
+        if not isinstance(result, dict):
+            raise FrameError("result is not an object")
+        return Response(rid, result)
+    raise FrameError("response without 'result' or 'error'")
+
+
+def _valid_id(value: Any) -> bool:
+    # bool is an int subclass in Python but not a valid JSON-RPC id.
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def error_response(request_id: RequestId, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """The JSON-RPC error response we send back to a server request."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+# The top-level "id" of a response whose body is too large to parse: scan only the members that come
+# before the first nested object or array, so an "id" inside the result is never mistaken for it.
+_TOP_LEVEL_ID = re.compile(
+    rb'^\s*\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")',
+)
+
+
+def probable_response_id(head: bytes) -> RequestId | None:
+    """The id of an oversized frame, read from its first bytes, or None when it does not show early.
+
+    Used only to fail the one request an oversized response belongs to instead of letting it wait
+    for its deadline; a wrong guess is impossible because only top-level members are scanned.
+    """
+    match = _TOP_LEVEL_ID.match(head)
+    if match is None:
+        return None
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return value if _valid_id(value) else None

@@ -1,0 +1,198 @@
+"""Era negotiation as pure functions (PROTOCOL.md §3.3, DESIGN.md "Negotiation").
+
+The connection performs the I/O (a ``server/discover`` probe, an ``initialize`` handshake) and asks
+this module what each outcome means. Nothing here sends, sleeps or reads a clock, so every rule is a
+row in a table test.
+
+The rules, for stdio (HTTP adds status codes with its own issue):
+
+* A DiscoverResult that lists a modern version we speak -> modern at that version.
+* A DiscoverResult that lists no version we speak (or no ``supportedVersions`` at all: some mocks
+  answer every method with ``{}``) -> legacy: the server is not modern to us.
+* ``-32022`` naming a mutual modern version -> one more discover at that version (never a fallback);
+  naming none -> legacy, because dual-era SDK servers list only their modern versions there and a
+  pure-modern server that shares nothing with us will refuse ``initialize`` with a clear error anyway.
+* A second ``-32022`` after the retry -> a version error; we never loop.
+* ``-32021`` / ``-32020`` -> the server is modern but refused us: a protocol error, not a fallback.
+* Any other error, or no answer within the probe timeout -> legacy, ``initialize``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import (
+    HEADER_MISMATCH,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+)
+from .versions import (
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    LATEST_MODERN_VERSION,
+    MODERN_VERSIONS,
+    era_of,
+    pick_mutual_modern,
+)
+
+__all__ = [
+    "Adopt",
+    "Decision",
+    "DiscoverAgain",
+    "Fail",
+    "Initialize",
+    "Pin",
+    "after_discover",
+    "check_initialize_result",
+    "first_step",
+    "parse_protocol_option",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Adopt:
+    """Speak the modern era at ``version``; ``result`` is the DiscoverResult."""
+
+    version: str
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoverAgain:
+    """Send ``server/discover`` once more, at ``version``."""
+
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class Initialize:
+    """Do the legacy handshake offering ``version``."""
+
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """Give up with ``error``."""
+
+    error: McpError
+
+
+Decision = Adopt | DiscoverAgain | Initialize | Fail
+
+
+@dataclass(frozen=True, slots=True)
+class Pin:
+    """What the user's ``protocol=`` option asks for: an era to probe for or a fixed version."""
+
+    mode: str  # "auto" | "modern" | "legacy"
+    version: str | None  # a pinned version, or None
+
+
+def parse_protocol_option(value: str) -> Pin:
+    """Validate ``protocol=``: "auto", "modern", "legacy" or a version string we speak."""
+    if value in ("auto", "modern", "legacy"):
+        return Pin(value, None)
+    era = era_of(value)
+    if era is None:
+        raise ValueError(
+            f"protocol={value!r} is not 'auto', 'modern', 'legacy' or a protocol version this client speaks "
+            f"({', '.join(MODERN_VERSIONS + HANDSHAKE_VERSIONS)})"
+        )
+    return Pin(era, value)
+
+
+def first_step(pin: Pin) -> DiscoverAgain | Initialize:
+    """The first message to send: a discover probe, or straight to the handshake."""
+    if pin.mode == "legacy":
+        return Initialize(pin.version or LATEST_HANDSHAKE_VERSION)
+    return DiscoverAgain(pin.version or LATEST_MODERN_VERSION)
+
+
+def after_discover(
+    pin: Pin,
+    *,
+    result: dict[str, Any] | None = None,
+    error: dict[str, Any] | None = None,
+    timed_out: bool = False,
+    retried: bool = False,
+) -> Decision:
+    """What a discover outcome means. Exactly one of result / error / timed_out describes it.
+
+    ``retried`` is True when this discover was itself the retry after a ``-32022``.
+    """
+    modern_only = pin.mode == "modern"
+    if result is not None:
+        supported = result.get("supportedVersions")
+        wanted = pin.version
+        if wanted is not None:
+            if isinstance(supported, list) and wanted in supported:
+                return Adopt(wanted, result)
+        else:
+            mutual = pick_mutual_modern(supported)
+            if mutual is not None:
+                return Adopt(mutual, result)
+        if modern_only:
+            return Fail(_no_mutual_version(supported, pin))
+        return Initialize(LATEST_HANDSHAKE_VERSION)
+    if error is not None:
+        code = error.get("code")
+        if code == UNSUPPORTED_PROTOCOL_VERSION:
+            data = error.get("data")
+            supported = data.get("supported") if isinstance(data, dict) else None
+            mutual = pick_mutual_modern(supported)
+            if mutual is not None and not retried and pin.version is None:
+                return DiscoverAgain(mutual)
+            if modern_only or retried:
+                return Fail(_no_mutual_version(supported, pin))
+            return Initialize(LATEST_HANDSHAKE_VERSION)
+        if code in (MISSING_REQUIRED_CLIENT_CAPABILITY, HEADER_MISMATCH):
+            return Fail(McpError.from_jsonrpc(error, context="server/discover refused: "))
+        if modern_only:
+            return Fail(McpError.from_jsonrpc(error, context="server/discover failed (protocol='modern'): "))
+        return Initialize(LATEST_HANDSHAKE_VERSION)
+    if timed_out:
+        if modern_only:
+            return Fail(McpError("timeout", "server/discover got no answer (protocol='modern')"))
+        return Initialize(LATEST_HANDSHAKE_VERSION)
+    raise ValueError("after_discover needs a result, an error or timed_out=True")
+
+
+def check_initialize_result(pin: Pin, offered: str, result: dict[str, Any]) -> str:
+    """The version the handshake agreed on, or a ``version``/``protocol`` McpError.
+
+    The server answers with the version we offered or its own choice; we accept any handshake
+    version we speak unless the user pinned one.
+    """
+    version = result.get("protocolVersion")
+    if not isinstance(version, str):
+        raise McpError("protocol", "initialize result has no protocolVersion")
+    if not isinstance(result.get("capabilities", {}), dict):
+        raise McpError("protocol", "initialize result has malformed capabilities")
+    if pin.version is not None and version != pin.version:
+        raise McpError(
+            "version",
+            f"server answered initialize with protocol version {version!r}, but protocol={pin.version!r} "
+            "was pinned; use protocol='legacy' to accept the server's choice",
+        )
+    if version not in HANDSHAKE_VERSIONS:
+        raise McpError(
+            "version",
+            f"server chose protocol version {version!r}, which this client does not speak "
+            f"(it speaks {', '.join(HANDSHAKE_VERSIONS)} by handshake)",
+            data={"supported": list(HANDSHAKE_VERSIONS), "requested": offered},
+        )
+    return version
+
+
+def _no_mutual_version(supported: Any, pin: Pin) -> McpError:
+    listed = ", ".join(v for v in supported if isinstance(v, str)) if isinstance(supported, list) else "none"
+    wanted = pin.version or " or ".join(MODERN_VERSIONS)
+    return McpError(
+        "version",
+        f"no protocol version in common: the server supports {listed}; this client asked for {wanted}",
+        code=UNSUPPORTED_PROTOCOL_VERSION,
+        data={"supported": supported, "requested": wanted},
+    )

@@ -1,0 +1,62 @@
+"""The line between the connection and the wire.
+
+A :class:`Transport` is a recipe for reaching one server (a command to run, an in-process server);
+``connect()`` turns it into a live :class:`Channel` for as long as its ``async with`` lasts, and can
+be called again to reconnect (a stdio server is restarted that way). A channel moves JSON-RPC
+messages: ``send`` takes a message dict, ``receive`` returns the next classified message or a
+:class:`~mcp_notebook.protocol.jsonrpc.FrameError` describing a frame it could not use, and raises
+``McpError(kind="transport")`` once the other side is gone.
+
+Transports know nothing of tools, caches, eras or widgets; that is why the line is drawn here: a new
+transport is one file, and the connection logic is tested once for all of them. Example::
+
+    async with StdioTransport(["python", "-m", "mcp_notebook.demo"]).connect() as channel:
+        await channel.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        message = await channel.receive()
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+from ..protocol.jsonrpc import FrameError, Message
+
+__all__ = ["Channel", "OversizedFrame", "Transport"]
+
+
+class OversizedFrame(FrameError):
+    """A frame longer than ``max_message_bytes``; it was discarded and only its head kept."""
+
+    def __init__(self, size: int, limit: int, head: bytes) -> None:
+        super().__init__(f"a message of at least {size} bytes exceeded max_message_bytes={limit}", head)
+        self.size = size
+        self.limit = limit
+
+
+class Channel(Protocol):
+    """One live connection to a server."""
+
+    async def send(self, message: dict[str, Any]) -> None:
+        """Send one JSON-RPC message; raises ``McpError(kind="transport")`` if the peer is gone."""
+        ...
+
+    async def receive(self) -> Message | FrameError:
+        """The next message, or a FrameError for a frame that was skipped; raises when closed."""
+        ...
+
+
+class Transport(Protocol):
+    """A way to reach one server, connectable again and again."""
+
+    def connect(self) -> AbstractAsyncContextManager[Channel]:
+        """Open a channel; leaving the context shuts it down gracefully (and stops a subprocess)."""
+        ...
+
+    def describe(self) -> str:
+        """A short description for reprs and messages; it never contains a secret."""
+        ...
+
+    def recent_stderr(self) -> list[str]:
+        """The server's recent stderr lines, newest last (empty when there is no such thing)."""
+        ...

@@ -1,0 +1,347 @@
+"""stdio transport: a server as a subprocess speaking newline-delimited JSON-RPC.
+
+What it owns: starting the process (argv, env, cwd) in its own process group, framing stdout into
+messages with a hard size limit, draining stderr into a bounded buffer (never inherited, so a chatty
+server cannot fill a pipe and stall, nor write into a notebook), and stopping the process the way the
+spec asks: close stdin, wait, SIGTERM the group, wait, SIGKILL the group. Processes that are still
+alive when the interpreter exits are killed by an ``atexit`` hook, so nothing is orphaned.
+
+What it must never do: log or repr the values of the environment passed to the server, or block
+the event loop.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import logging
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from ..protocol.errors import McpError
+from ..protocol.jsonrpc import FrameError, Message, decode, encode
+from .base import OversizedFrame
+
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "StdioTransport"]
+
+logger = logging.getLogger("mcp_notebook.transports.stdio")
+
+DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+_READ_CHUNK = 256 * 1024
+_HEAD_BYTES = 4096
+_STDERR_LINE_LIMIT = 8192
+
+
+class StdioTransport:
+    """Run ``argv`` and talk to it over its stdin and stdout.
+
+    ``env`` is added to the inherited environment (``inherit_env=False`` starts from an empty one but
+    keeps ``PATH`` so the command can be found). Its values are treated as secrets: they never appear
+    in a repr, a log line or an error message, and are masked in the stderr tail that error messages
+    quote.
+    """
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        inherit_env: bool = True,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        stderr_lines: int = 200,
+        shutdown_timeout: float = 2.0,
+    ) -> None:
+        argv = shlex.split(command) if isinstance(command, str) else [os.fspath(a) for a in command]
+        if not argv:
+            raise ValueError("command is empty: give the server's argv, e.g. ['python', '-m', 'my_server']")
+        if env is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+            raise TypeError("env must map str to str")
+        if max_message_bytes < 1024:
+            raise ValueError(f"max_message_bytes={max_message_bytes} is too small (minimum 1024)")
+        if stderr_lines < 0:
+            raise ValueError(f"stderr_lines={stderr_lines} must be >= 0")
+        if shutdown_timeout < 0:
+            raise ValueError(f"shutdown_timeout={shutdown_timeout} must be >= 0")
+        self.argv: list[str] = argv
+        self._env = dict(env) if env else {}
+        self.cwd = os.fspath(cwd) if cwd is not None else None
+        self.inherit_env = inherit_env
+        self.max_message_bytes = max_message_bytes
+        self.shutdown_timeout = shutdown_timeout
+        self._stderr: collections.deque[str] = collections.deque(maxlen=stderr_lines)
+        self.pid: int | None = None
+        self.returncode: int | None = None
+
+    def __repr__(self) -> str:
+        env = f", env={{{', '.join(repr(k) + ': ***' for k in self._env)}}}" if self._env else ""
+        return f"StdioTransport({shlex.join(self.argv)!r}{env})"
+
+    def describe(self) -> str:
+        return shlex.join(self.argv)
+
+    def recent_stderr(self) -> list[str]:
+        return list(self._stderr)
+
+    def _redact(self, text: str) -> str:
+        for value in self._env.values():
+            if len(value) >= 4:
+                text = text.replace(value, "***")
+        return text
+
+    def _child_env(self) -> dict[str, str]:
+        if self.inherit_env:
+            base = dict(os.environ)
+        else:
+            base = {k: os.environ[k] for k in ("PATH", "SYSTEMROOT", "HOME", "LANG") if k in os.environ}
+        base.update(self._env)
+        return base
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[_StdioChannel]:
+        process = await self._spawn()
+        self.pid = process.pid
+        self.returncode = None
+        _LIVE_GROUPS.add(process.pid)
+        channel = _StdioChannel(self, process)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._drain_stderr, process)
+                try:
+                    yield channel
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self._stop(process)
+                    tg.cancel_scope.cancel()
+        finally:
+            _LIVE_GROUPS.discard(process.pid)
+
+    async def _spawn(self) -> anyio.abc.Process:
+        try:
+            return await anyio.open_process(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self.cwd,
+                env=self._child_env(),
+                start_new_session=sys.platform != "win32",
+            )
+        except FileNotFoundError:
+            where = f" in cwd {self.cwd!r}" if self.cwd else ""
+            raise McpError(
+                "transport",
+                f"could not start the server: {self.argv[0]!r} was not found{where}; "
+                "check that it is installed and on PATH, or give its full path",
+            ) from None
+        except PermissionError:
+            raise McpError(
+                "transport", f"could not start the server: {self.argv[0]!r} is not executable"
+            ) from None
+        except OSError as exc:
+            raise McpError(
+                "transport", f"could not start the server {self.argv[0]!r}: {exc.strerror or exc}"
+            ) from None
+
+    async def _drain_stderr(self, process: anyio.abc.Process) -> None:
+        """Keep the server's stderr flowing into a bounded buffer; a stalled pipe would stall it."""
+        assert process.stderr is not None
+        partial = b""
+        try:
+            async for chunk in process.stderr:
+                lines = (partial + chunk).split(b"\n")
+                partial = lines.pop()[-_STDERR_LINE_LIMIT:]
+                for line in lines:
+                    self._stderr.append(line[:_STDERR_LINE_LIMIT].decode(errors="replace").rstrip("\r"))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass
+        if partial:
+            self._stderr.append(partial.decode(errors="replace"))
+
+    async def _stop(self, process: anyio.abc.Process) -> None:
+        """Close stdin, wait, SIGTERM the group, wait, SIGKILL the group; always reap the process."""
+        if process.returncode is None:
+            if process.stdin is not None:
+                with anyio.move_on_after(0.5):
+                    with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                        await process.stdin.aclose()
+            with anyio.move_on_after(self.shutdown_timeout):
+                await process.wait()
+            for sig, grace in ((signal.SIGTERM, 2.0), (_SIGKILL, None)):
+                if process.returncode is not None:
+                    break
+                _signal_group(process.pid, sig)
+                if grace is None:
+                    await process.wait()
+                else:
+                    with anyio.move_on_after(grace):
+                        await process.wait()
+        # Grandchildren that stayed in the group (a wrapper script's child, say) go too.
+        _signal_group(process.pid, signal.SIGTERM)
+        self.returncode = process.returncode
+        with anyio.move_on_after(1.0):
+            await process.aclose()
+
+    def exit_message(self, returncode: int | None) -> str:
+        """Why the channel ended, with the last stderr lines (env secrets masked)."""
+        if returncode is None:
+            what = "the server closed its stdout"
+        elif returncode < 0:
+            try:
+                name = signal.Signals(-returncode).name
+            except ValueError:
+                name = str(-returncode)
+            what = f"the server process was killed by {name}"
+        else:
+            what = f"the server process exited with code {returncode}"
+        tail = [line for line in self._stderr if line.strip()][-5:]
+        if tail:
+            quoted = "\n  ".join(self._redact(line)[:500] for line in tail)
+            what += f"; its last stderr lines:\n  {quoted}"
+        return what
+
+
+class _StdioChannel:
+    """One running server process: framed reads from stdout, serialized writes to stdin."""
+
+    def __init__(self, transport: StdioTransport, process: anyio.abc.Process) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        self._transport = transport
+        self._process = process
+        self._stdin = process.stdin
+        self._stdout = process.stdout
+        self._limit = transport.max_message_bytes
+        self._send_lock = anyio.Lock()
+        self._buffer = bytearray()
+        self._frames: collections.deque[bytes | FrameError] = collections.deque()
+        self._discarding = 0  # bytes of an oversized frame discarded so far (0 = not discarding)
+        self._discard_head = b""
+
+    async def send(self, message: dict[str, Any]) -> None:
+        data = encode(message) + b"\n"
+        try:
+            async with self._send_lock:
+                await self._stdin.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            raise McpError(
+                "transport",
+                "could not write to the server: " + self._transport.exit_message(self._process.returncode),
+            ) from None
+
+    async def receive(self) -> Message | FrameError:
+        while not self._frames:
+            try:
+                chunk = await self._stdout.receive(_READ_CHUNK)
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                with anyio.move_on_after(1.0):
+                    await self._process.wait()
+                raise McpError(
+                    "transport", self._transport.exit_message(self._process.returncode), code=-32000
+                ) from None
+            self._feed(chunk)
+        frame = self._frames.popleft()
+        if isinstance(frame, FrameError):
+            return frame
+        try:
+            return decode(frame)
+        except FrameError as exc:
+            return exc
+
+    def _feed(self, chunk: bytes) -> None:
+        """Split a chunk into frames, discarding any frame past the size limit as it streams in."""
+        start = 0
+        if self._discarding:
+            newline = chunk.find(b"\n")
+            if newline < 0:
+                self._discarding += len(chunk)
+                return
+            self._frames.append(OversizedFrame(self._discarding + newline, self._limit, self._discard_head))
+            self._discarding = 0
+            self._discard_head = b""
+            start = newline + 1
+        buffer = self._buffer
+        limit = self._limit
+        while True:
+            newline = chunk.find(b"\n", start)
+            if newline < 0:
+                break
+            if buffer:
+                buffer += chunk[start:newline]
+                line = bytes(buffer)
+                buffer.clear()
+            else:
+                line = chunk[start:newline]
+            start = newline + 1
+            if len(line) > limit:
+                self._frames.append(OversizedFrame(len(line), limit, line[:_HEAD_BYTES]))
+            elif line and not line.isspace():
+                self._frames.append(line)
+        rest = len(chunk) - start
+        if len(buffer) + rest > limit:
+            head = bytes(buffer[:_HEAD_BYTES]) + chunk[start : start + _HEAD_BYTES]
+            self._discard_head = head[:_HEAD_BYTES]
+            self._discarding = len(buffer) + rest
+            buffer.clear()
+        elif rest:
+            buffer += chunk[start:]
+
+
+# --- processes still alive at interpreter exit --------------------------------------------------
+
+_SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)
+_LIVE_GROUPS: set[int] = set()
+_live_lock = threading.Lock()
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        if sys.platform == "win32":
+            os.kill(pid, sig)
+        else:
+            os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+@atexit.register
+def _kill_leftover_servers() -> None:
+    """Stop servers of clients that were never closed, so none outlives the interpreter."""
+    with _live_lock:
+        groups = list(_LIVE_GROUPS)
+        _LIVE_GROUPS.clear()
+    if not groups:
+        return
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGTERM)
+    import time  # at exit there is no event loop; a short blocking wait is the only option
+
+    deadline = time.monotonic() + 1.0
+    while groups and time.monotonic() < deadline:
+        groups = [g for g in groups if not _reap(g)]
+        if groups:
+            time.sleep(0.02)
+    for pgid in groups:
+        _signal_group(pgid, _SIGKILL)
+        _reap(pgid)
+
+
+def _reap(pid: int) -> bool:
+    """True when ``pid`` is gone (reaped here or by someone else)."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    except OSError:
+        return True
+    return done == pid
