@@ -1,0 +1,72 @@
+"""Shared test fixtures: real server commands, and a check that no server process outlives a test."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+SERVERS = TESTS / "servers"
+EVERYTHING_JS = TESTS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+PYTHON = sys.executable
+
+
+def python_server(script: str, *args: str) -> list[str]:
+    """argv that runs one of our small test servers in tests/servers/."""
+    return [PYTHON, str(SERVERS / script), *args]
+
+
+def demo_server(*args: str) -> list[str]:
+    return [PYTHON, "-m", "mcp_notebook.demo", *args]
+
+
+def everything_server() -> list[str]:
+    if not EVERYTHING_JS.exists():
+        pytest.fail(f"{EVERYTHING_JS} is missing: run `npm ci --prefix tests` (the .ci/run script does)")
+    return ["node", str(EVERYTHING_JS), "stdio"]
+
+
+def _children() -> set[int]:
+    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True) if _alive(p)}
+
+
+def _zombie(process: psutil.Process) -> bool:
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+@pytest.fixture
+def no_leaked_processes():
+    """Fails the test if a child process it started is still running (or a zombie) afterwards."""
+    before = _children()
+    yield
+    deadline = time.monotonic() + 5
+    leaked: set[int] = set()
+    while time.monotonic() < deadline:
+        leaked = _children() - before
+        if not leaked:
+            break
+        time.sleep(0.05)
+    zombies = [p.pid for p in psutil.Process(os.getpid()).children(recursive=True) if _zombie(p)]
+    assert not leaked, f"server processes still running after the test: {sorted(leaked)}"
+    assert not zombies, f"zombie processes left behind: {zombies}"
+
+
+@pytest.fixture
+def anyio_backend():
+    """The async tests run on asyncio (what Jupyter kernels use)."""
+    return "asyncio"
