@@ -13,10 +13,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.validators
-
 from .protocol.errors import INVALID_PARAMS, McpError
 
 __all__ = ["ArgumentValidator"]
@@ -37,6 +33,8 @@ class ArgumentValidator:
         validator = self._validator(tool_name, schema)
         if validator is None:
             return
+        import jsonschema.exceptions  # imported on first use: it costs ~50 ms at startup
+
         try:
             errors = sorted(validator.iter_errors(dict(arguments)), key=jsonschema.exceptions.relevance)
         except jsonschema.exceptions.SchemaError:
@@ -59,8 +57,11 @@ class ArgumentValidator:
         if cached is not None and cached[0] is schema:
             return cached[1]
         validator = None
+        import jsonschema.validators
+
         try:
-            cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+            default = jsonschema.validators.Draft202012Validator
+            cls = jsonschema.validators.validator_for(schema, default=default)
             cls.check_schema(schema)
             validator = cls(schema, format_checker=None)
         except Exception:
@@ -69,7 +70,8 @@ class ArgumentValidator:
         return validator
 
 
-def _describe(error: jsonschema.exceptions.ValidationError) -> str:
+def _describe(error: Any) -> str:
+    """One jsonschema ValidationError in words, naming the path and the rule, never the value."""
     where = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path) or "arguments"
     if where != "arguments":
         where = "arguments" + where

@@ -1,0 +1,87 @@
+"""A guided tour of the client against the bundled demo server: ``python -m mcp_notebook.demo.tour``.
+
+It starts the demo server twice, once as the dual-era SDK server (the client probes and lands on
+the modern 2026-07-28 era) and once restricted to the legacy handshake (the probe falls back), and
+shows each capability in turn: tools with structured output, progress, elicitation and sampling
+answered by handlers, resources, templates, prompts, completion, a timeout that cancels on the
+server, and the connection statistics.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import anyio
+
+from mcp_notebook import Client, McpError
+
+
+def _server(*flags: str) -> list[str]:
+    return [sys.executable, "-m", "mcp_notebook.demo", *flags]
+
+
+def _elicit(params: dict[str, Any]) -> dict[str, Any]:
+    print(f"    [elicitation] the server asks: {params.get('message')!r} -> answering 'Ada'")
+    return {"name": "Ada"}
+
+
+def _sample(params: dict[str, Any]) -> str:
+    print("    [sampling] the server wants an LLM completion -> answering from the tour")
+    return "Pipes carry newline-delimited JSON-RPC; sockets carry HTTP."
+
+
+def _progress_bar(progress: float, total: float | None, message: str | None) -> None:
+    width = 20
+    done = int(width * progress / total) if total else 0
+    print(f"    [{'#' * done}{'.' * (width - done)}] {progress:g}/{total or '?'} {message or ''}")
+
+
+async def _tour(flags: tuple[str, ...], title: str) -> None:
+    print(f"\n=== {title}: {' '.join(['python -m mcp_notebook.demo', *flags])}")
+    async with Client(_server(*flags), elicitation=_elicit, sampling=_sample) as client:
+        print(f"  connected: era={client.era} version={client.protocol_version} server={client.server_info}")
+        tools = await client.list_tools()
+        print(f"  {len(tools)} tools: {', '.join(t.name for t in tools)}")
+
+        result = await client.call_tool("sales_records", {"region": "north", "limit": 5})
+        rows = result.structured_content["result"]
+        print("  sales_records(region='north', limit=5):")
+        print("    " + " | ".join(f"{k:>10}" for k in rows[0]))
+        for row in rows:
+            print("    " + " | ".join(f"{v!s:>10}" for v in row.values()))
+
+        print("  slow_count with progress:")
+        print("   ", (await client.call_tool("slow_count", {"steps": 4, "delay": 0.1}, progress=_progress_bar)).text)
+        print("  ask_user_name:", (await client.call_tool("ask_user_name", {})).text)
+        print("  summarize:", (await client.call_tool("summarize", {"text": "A long text about transports."})).text)
+        failed = await client.call_tool("fail", {"message": "as intended"})
+        print(f"  fail: is_error={failed.is_error} text={failed.text!r}")
+        try:
+            await client.call_tool("add", {"a": "one", "b": 2})
+        except McpError as exc:
+            print(f"  add with a bad argument -> McpError(kind={exc.kind!r}): {exc}")
+
+        resources = await client.list_resources()
+        print(f"  resources: {[r.uri for r in resources]}")
+        print(f"  templates: {[t.uri_template for t in await client.list_resource_templates()]}")
+        region = json.loads((await client.read_resource("demo://region/west")).text)
+        print(f"  demo://region/west: {json.dumps(region)[:100]}...")
+        print(f"  prompts: {[p.name for p in await client.list_prompts()]}")
+        print("  complete analyze_region(region='s'):", (await client.complete("analyze_region", ("region", "s"))).values)
+        try:
+            await client.call_tool("slow_count", {"steps": 50, "delay": 0.2}, timeout=0.5)
+        except McpError as exc:
+            print(f"  a 10 s call with timeout=0.5 -> McpError(kind={exc.kind!r}); the server was told to cancel")
+        print(f"  stats: {client.stats}")
+
+
+async def main() -> None:
+    await _tour((), "The official SDK server, dual-era (our probe lands on the modern era)")
+    await _tour(("--legacy-only",), "The same server restricted to the handshake (the probe falls back)")
+    print("\nDone. Both eras, one client, no server processes left behind.")
+
+
+if __name__ == "__main__":
+    anyio.run(main)

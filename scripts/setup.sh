@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Set up a development environment from a fresh clone: a virtualenv in .venv with the package
+# (editable) and its dev/test extras, and the npm test peers under tests/node_modules.
+# Idempotent: a second run only checks that everything is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=${PYTHON:-python3}
+"$python" - <<'PY' || { echo "mcp-notebook needs Python >= 3.11 (set PYTHON=...)" >&2; exit 1; }
+import sys
+sys.exit(0 if sys.version_info >= (3, 11) else 1)
+PY
+
+if [ ! -x .venv/bin/python ]; then
+  "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e ".[dev]"
+
+if command -v npm >/dev/null 2>&1; then
+  npm ci --prefix tests --no-audit --no-fund --loglevel=error
+else
+  echo "npm not found: the tests against @modelcontextprotocol/server-everything need Node.js and npm" >&2
+  exit 1
+fi
