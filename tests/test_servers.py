@@ -182,7 +182,9 @@ async def test_progress_is_delivered_in_order(peer: Peer) -> None:
     seen: list[tuple[float, float | None]] = []
     async with _client(peer) as client:
         tool, arguments, steps = peer.progress
-        result = await client.call_tool(tool, arguments, progress=lambda p, total, message: seen.append((p, total)))
+        result = await client.call_tool(
+            tool, arguments, progress=lambda p, total, message: seen.append((p, total))
+        )
         assert not result.is_error
     assert len(seen) == steps
     assert [p for p, _ in seen] == sorted(p for p, _ in seen)

@@ -53,9 +53,15 @@ async def _tour(flags: tuple[str, ...], title: str) -> None:
             print("    " + " | ".join(f"{v!s:>10}" for v in row.values()))
 
         print("  slow_count with progress:")
-        print("   ", (await client.call_tool("slow_count", {"steps": 4, "delay": 0.1}, progress=_progress_bar)).text)
+        print(
+            "   ",
+            (await client.call_tool("slow_count", {"steps": 4, "delay": 0.1}, progress=_progress_bar)).text,
+        )
         print("  ask_user_name:", (await client.call_tool("ask_user_name", {})).text)
-        print("  summarize:", (await client.call_tool("summarize", {"text": "A long text about transports."})).text)
+        print(
+            "  summarize:",
+            (await client.call_tool("summarize", {"text": "A long text about transports."})).text,
+        )
         failed = await client.call_tool("fail", {"message": "as intended"})
         print(f"  fail: is_error={failed.is_error} text={failed.text!r}")
         try:
@@ -69,11 +75,14 @@ async def _tour(flags: tuple[str, ...], title: str) -> None:
         region = json.loads((await client.read_resource("demo://region/west")).text)
         print(f"  demo://region/west: {json.dumps(region)[:100]}...")
         print(f"  prompts: {[p.name for p in await client.list_prompts()]}")
-        print("  complete analyze_region(region='s'):", (await client.complete("analyze_region", ("region", "s"))).values)
+        print(
+            "  complete analyze_region(region='s'):",
+            (await client.complete("analyze_region", ("region", "s"))).values,
+        )
         try:
             await client.call_tool("slow_count", {"steps": 50, "delay": 0.2}, timeout=0.5)
         except McpError as exc:
-            print(f"  a 10 s call with timeout=0.5 -> McpError(kind={exc.kind!r}); the server was told to cancel")
+            print(f"  10 s of work, timeout=0.5 -> McpError(kind={exc.kind!r}); the server was told to stop")
         print(f"  stats: {client.stats}")
 
 

@@ -45,7 +45,8 @@ def stamp(
     progress_token: RequestId | None = None,
     log_level: str | None = None,
 ) -> dict[str, Any] | None:
-    """A copy of ``params`` with the ``_meta`` the era requires; the caller's dict is never changed."""
+    """``params`` with the ``_meta`` the era requires, as a new dict (``params`` itself when there is
+    nothing to add); the caller's dict is never changed."""
     meta: dict[str, Any] = {}
     if era == "modern":
         meta[META_PROTOCOL_VERSION] = version
@@ -88,6 +89,6 @@ def client_capabilities(
 def result_type(result: dict[str, Any]) -> str:
     """A modern result's ``resultType``; absent means "complete" (PROTOCOL.md §3.1)."""
     value = result.get("resultType", "complete")
-    if value not in _RESULT_TYPES:
+    if not isinstance(value, str) or value not in _RESULT_TYPES:
         raise McpError("protocol", f"server sent a result with unknown resultType {value!r}")
     return str(value)

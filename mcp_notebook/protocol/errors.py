@@ -92,10 +92,10 @@ class McpError(Exception):
         message = error.get("message")
         if not isinstance(message, str):
             message = "server error without a message"
+        if not isinstance(code, int) or isinstance(code, bool):
+            code = None
         kind: ErrorKind = "version" if code == UNSUPPORTED_PROTOCOL_VERSION else "server"
-        return cls(
-            kind, f"{context}{message}", code=code if isinstance(code, int) else None, data=error.get("data")
-        )
+        return cls(kind, f"{context}{message}", code=code, data=error.get("data"))
 
     def __str__(self) -> str:
         if self.code is None:

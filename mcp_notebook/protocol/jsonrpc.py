@@ -77,11 +77,17 @@ def encode(message: dict[str, Any]) -> bytes:
 
 def decode(frame: bytes | str) -> Message:
     """Parse and classify one frame; raise :class:`FrameError` when it is not a JSON-RPC message."""
+    head = frame[:200] if isinstance(frame, bytes) else frame[:200].encode(errors="replace")
     try:
-        obj = json.loads(frame)
-    except (ValueError, UnicodeDecodeError) as exc:
-        head = frame[:200] if isinstance(frame, bytes) else frame[:200].encode()
+        # Strict UTF-8 first: json.loads(bytes) would guess UTF-16/32 and let lone surrogates in.
+        text = frame.decode("utf-8") if isinstance(frame, bytes) else frame
+        obj = json.loads(text)
+    except UnicodeDecodeError:
+        raise FrameError("not UTF-8", head) from None
+    except ValueError as exc:
         raise FrameError(f"not JSON ({type(exc).__name__})", head) from None
+    except RecursionError:
+        raise FrameError("JSON nested too deeply", head) from None
     return classify(obj)
 
 
@@ -139,7 +145,7 @@ def error_response(request_id: RequestId, code: int, message: str, data: Any = N
 # The top-level "id" of a response whose body is too large to parse: scan only the members that come
 # before the first nested object or array, so an "id" inside the result is never mistaken for it.
 _TOP_LEVEL_ID = re.compile(
-    rb'^\s*\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")',
+    rb'^\s*\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")(?=\s*[,}])',
 )
 
 

@@ -13,7 +13,8 @@ The rules, for stdio (HTTP adds status codes with its own issue):
   naming none -> legacy, because dual-era SDK servers list only their modern versions there and a
   pure-modern server that shares nothing with us will refuse ``initialize`` with a clear error anyway.
 * A second ``-32022`` after the retry -> a version error; we never loop.
-* ``-32021`` / ``-32020`` -> the server is modern but refused us: a protocol error, not a fallback.
+* ``-32021`` / ``-32020`` -> the server is modern but refused us: its error (kind ``server``), not a
+  fallback.
 * Any other error, or no answer within the probe timeout -> legacy, ``initialize``.
 """
 

@@ -20,8 +20,13 @@ __all__ = ["is_sdk_server", "sdk_server_transport"]
 
 
 def _lowlevel(server: Any) -> Any:
-    inner = getattr(server, "_lowlevel_server", None)  # MCPServer / fastmcp wrap a low-level Server
-    return inner if inner is not None else server
+    """The low-level SDK ``Server`` inside ``mcp``'s MCPServer (``_lowlevel_server``) or fastmcp's
+    FastMCP (``_mcp_server``); private names, but the only way in, and both SDKs' clients use them."""
+    for attribute in ("_lowlevel_server", "_mcp_server"):
+        inner = getattr(server, attribute, None)
+        if inner is not None:
+            return inner
+    return server
 
 
 def is_sdk_server(obj: Any) -> bool:
