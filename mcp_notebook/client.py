@@ -157,6 +157,12 @@ class Client:
                 async with anyio.create_task_group() as tg:
                     await tg.start(self._connection.run)
                     started.set()
+            except anyio.get_cancelled_exc_class():
+                # The event loop is shutting down with the client still open; the connection's
+                # own cleanup (shielded) has already stopped the server.
+                failure.append(McpError("closed", "the event loop stopped before the client connected"))
+                logger.debug("the connection task of %s was cancelled", self._transport.describe())
+                raise
             except BaseException as exc:
                 failure.append(_unwrap(exc))
                 if started.is_set():

@@ -108,6 +108,14 @@ class _Counters:
     oversized_frames: int = 0
 
 
+class _NotSent(Exception):
+    """A request whose message could not be written: it never reached the server."""
+
+    def __init__(self, error: McpError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 class _Attempt:
     """One channel's lifetime: how it ended, and what to cancel when it does."""
 
@@ -350,6 +358,12 @@ class Connection:
             attempt.negotiation_scope.cancel()
         if attempt.task_group is not None:
             attempt.task_group.cancel_scope.cancel()
+        if self._attempt is attempt:
+            # From this moment new requests wait for the next channel instead of writing to a dead
+            # one; the old channel is still being shut down in the background.
+            self._channel = None
+            if self._ever_ready and not self._closing and self._opts.reconnect and not attempt.fatal:
+                self._set_state("reconnecting")
         self._fail_pending(reason)
 
     def _fail_pending(self, reason: McpError) -> None:
@@ -389,13 +403,14 @@ class Connection:
         label = label or method
         rounds = 0
         rediscovered = False
+        unsent_retried = False
         current = params
         while True:
             waited = await self._wait_ready(timeout, label)
             negotiated = self._negotiated
             assert negotiated is not None
             try:
-                result = await self._exchange(
+                result = await self._send_request(
                     method,
                     current,
                     era=negotiated.era,
@@ -404,6 +419,13 @@ class Connection:
                     progress=progress,
                     label=label,
                 )
+            except _NotSent as not_sent:
+                # The channel died before our message was written: it never reached the server,
+                # so waiting for the next channel and sending it there is safe (once).
+                if unsent_retried or not self._opts.reconnect:
+                    raise not_sent.error from None
+                unsent_retried = True
+                continue
             except McpError as exc:
                 if (
                     exc.code == UNSUPPORTED_PROTOCOL_VERSION
@@ -476,6 +498,15 @@ class Connection:
         return McpError("closed", f"the client is closed: {reason.message}", code=CONNECTION_CLOSED)
 
     async def _exchange(
+        self, method: str, params: dict[str, Any] | None, *, era: Era, version: str, timeout: float
+    ) -> dict[str, Any]:
+        """One request on the current channel, for negotiation and housekeeping (no retry)."""
+        try:
+            return await self._send_request(method, params, era=era, version=version, timeout=timeout)
+        except _NotSent as not_sent:
+            raise not_sent.error from None
+
+    async def _send_request(
         self,
         method: str,
         params: dict[str, Any] | None,
@@ -486,11 +517,14 @@ class Connection:
         progress: ProgressCallback | None = None,
         label: str | None = None,
     ) -> dict[str, Any]:
-        """One JSON-RPC request on the current channel, with its deadline and cancellation."""
+        """One JSON-RPC request on the current channel, with its deadline and cancellation.
+
+        Raises :class:`_NotSent` when the message could not be written at all.
+        """
         label = label or method
         channel = self._channel
         if channel is None:
-            raise McpError("transport", f"{label}: not connected", code=CONNECTION_CLOSED)
+            raise _NotSent(McpError("transport", f"{label}: not connected", code=CONNECTION_CLOSED))
         if len(self._pending) >= self._opts.max_in_flight:
             self._counters.overloaded += 1
             raise McpError(
@@ -522,7 +556,10 @@ class Connection:
         try:
             with anyio.CancelScope(deadline=pending.deadline) as send_scope:
                 pending.scope = send_scope
-                await channel.send(message)
+                try:
+                    await channel.send(message)
+                except McpError as exc:
+                    raise _NotSent(McpError(exc.kind, f"{label}: {exc.message}", code=exc.code)) from None
             pending.scope = None
             if send_scope.cancelled_caught:
                 raise TimeoutError
@@ -667,7 +704,7 @@ class Connection:
     def _on_bad_frame(self, error: FrameError) -> None:
         if isinstance(error, OversizedFrame):
             self._counters.oversized_frames += 1
-            request_id = probable_response_id(error.head)
+            request_id = probable_response_id(error.head, error.tail)
             pending = self._pending.pop(request_id, None) if request_id is not None else None
             logger.warning("discarded a message from the server: %s", error.reason)
             if pending is not None:

@@ -88,7 +88,11 @@ def decode(frame: bytes | str) -> Message:
         raise FrameError(f"not JSON ({type(exc).__name__})", head) from None
     except RecursionError:
         raise FrameError("JSON nested too deeply", head) from None
-    return classify(obj)
+    try:
+        return classify(obj)
+    except FrameError as exc:
+        exc.head = exc.head or head
+        raise
 
 
 def classify(obj: Any) -> Message:
@@ -149,13 +153,17 @@ _TOP_LEVEL_ID = re.compile(
 )
 
 
-def probable_response_id(head: bytes) -> RequestId | None:
-    """The id of an oversized frame, read from its first bytes, or None when it does not show early.
+# ... or at its very end: '"id": X }' closing the frame is a top-level member (one brace, then the end).
+_TRAILING_ID = re.compile(rb'[,{]\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$')
+
+
+def probable_response_id(head: bytes, tail: bytes = b"") -> RequestId | None:
+    """The id of an oversized frame, read from its first or last bytes, or None when unsure.
 
     Used only to fail the one request an oversized response belongs to instead of letting it wait
-    for its deadline; a wrong guess is impossible because only top-level members are scanned.
+    for its deadline; a wrong guess is ruled out because only top-level members are accepted.
     """
-    match = _TOP_LEVEL_ID.match(head)
+    match = _TOP_LEVEL_ID.match(head) or _TRAILING_ID.search(tail)
     if match is None:
         return None
     try:

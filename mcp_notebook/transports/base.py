@@ -28,10 +28,12 @@ __all__ = ["Channel", "OversizedFrame", "Transport"]
 class OversizedFrame(FrameError):
     """A frame longer than ``max_message_bytes``; it was discarded and only its head kept."""
 
-    def __init__(self, size: int, limit: int, head: bytes) -> None:
+    def __init__(self, size: int, limit: int, head: bytes, tail: bytes = b"") -> None:
         super().__init__(f"a message of at least {size} bytes exceeded max_message_bytes={limit}", head)
         self.size = size
         self.limit = limit
+        #: The last bytes of the frame: some servers (the TypeScript SDK) put "id" last.
+        self.tail = tail
 
 
 class Channel(Protocol):

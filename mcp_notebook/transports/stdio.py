@@ -39,6 +39,7 @@ logger = logging.getLogger("mcp_notebook.transports.stdio")
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 _READ_CHUNK = 256 * 1024
 _HEAD_BYTES = 4096
+_TAIL_BYTES = 512
 _STDERR_LINE_LIMIT = 8192
 
 
@@ -186,8 +187,7 @@ class StdioTransport:
                 else:
                     with anyio.move_on_after(grace):
                         await process.wait()
-        # Grandchildren that stayed in the group (a wrapper script's child, say) go too.
-        _signal_group(process.pid, signal.SIGTERM)
+        await _stop_group_leftovers(process.pid)
         self.returncode = process.returncode
         with anyio.move_on_after(1.0):
             await process.aclose()
@@ -227,6 +227,7 @@ class _StdioChannel:
         self._frames: collections.deque[bytes | FrameError] = collections.deque()
         self._discarding = 0  # bytes of an oversized frame discarded so far (0 = not discarding)
         self._discard_head = b""
+        self._discard_tail = b""
 
     async def send(self, message: dict[str, Any]) -> None:
         data = encode(message) + b"\n"
@@ -265,10 +266,14 @@ class _StdioChannel:
             newline = chunk.find(b"\n")
             if newline < 0:
                 self._discarding += len(chunk)
+                self._discard_tail = (self._discard_tail + chunk[-_TAIL_BYTES:])[-_TAIL_BYTES:]
                 return
-            self._frames.append(OversizedFrame(self._discarding + newline, self._limit, self._discard_head))
+            tail = (self._discard_tail + chunk[max(0, newline - _TAIL_BYTES) : newline])[-_TAIL_BYTES:]
+            self._frames.append(
+                OversizedFrame(self._discarding + newline, self._limit, self._discard_head, tail)
+            )
             self._discarding = 0
-            self._discard_head = b""
+            self._discard_head = self._discard_tail = b""
             start = newline + 1
         buffer = self._buffer
         limit = self._limit
@@ -284,13 +289,14 @@ class _StdioChannel:
                 line = chunk[start:newline]
             start = newline + 1
             if len(line) > limit:
-                self._frames.append(OversizedFrame(len(line), limit, line[:_HEAD_BYTES]))
+                self._frames.append(OversizedFrame(len(line), limit, line[:_HEAD_BYTES], line[-_TAIL_BYTES:]))
             elif line and not line.isspace():
                 self._frames.append(line)
         rest = len(chunk) - start
         if len(buffer) + rest > limit:
             head = bytes(buffer[:_HEAD_BYTES]) + chunk[start : start + _HEAD_BYTES]
             self._discard_head = head[:_HEAD_BYTES]
+            self._discard_tail = (bytes(buffer[-_TAIL_BYTES:]) + chunk[start:][-_TAIL_BYTES:])[-_TAIL_BYTES:]
             self._discarding = len(buffer) + rest
             buffer.clear()
         elif rest:
@@ -312,6 +318,32 @@ def _signal_group(pid: int, sig: int) -> None:
             os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError, OSError):
         pass
+
+
+def _group_exists(pgid: int) -> bool:
+    if sys.platform == "win32":
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError, OSError):
+        return False
+    return True
+
+
+async def _stop_group_leftovers(pgid: int) -> None:
+    """Grandchildren that stayed in the server's group (a wrapper script's child, say) go too.
+
+    There is no event for "a process group became empty", so this checks a few times during a
+    short grace period before it escalates to SIGKILL.
+    """
+    if not _group_exists(pgid):
+        return
+    _signal_group(pgid, signal.SIGTERM)
+    for _ in range(20):
+        await anyio.sleep(0.025)
+        if not _group_exists(pgid):
+            return
+    _signal_group(pgid, _SIGKILL)
 
 
 @atexit.register

@@ -22,6 +22,7 @@ Flags select misbehaviours that apply to the whole session:
     --stubborn         ignore SIGTERM and keep running after stdin EOF
     --grandchild FILE  spawn a sleeping grandchild process and write its pid to FILE
     --stubborn-grandchild  make that grandchild ignore SIGTERM
+    --id-last          write the huge answer with "id" after "result" (the TypeScript SDK's order)
 """
 
 from __future__ import annotations
@@ -116,17 +117,23 @@ def log(raw: bytes) -> None:
 
 
 def send_huge(request_id, mb: float) -> None:
-    """One answer of ``mb`` MiB on a single line, streamed so this server stays small; id first."""
+    """One answer of ``mb`` MiB on a single line, streamed so this server stays small."""
     size = int(mb * 1024 * 1024)
-    head = json.dumps({"jsonrpc": "2.0", "id": request_id})[:-1]
+    rid = json.dumps(request_id).encode()
     chunk = b"x" * (1024 * 1024)
     with write_lock:
-        out.write(head.encode() + b', "result": {"content": [{"type": "text", "text": "')
+        if opts.id_last:
+            out.write(b'{"result": {"content": [{"type": "text", "text": "')
+        else:
+            out.write(
+                b'{"jsonrpc": "2.0", "id": ' + rid + b', "result": {"content": [{"type": "text", "text": "'
+            )
         left = size
         while left > 0:
             out.write(chunk[: min(left, len(chunk))])
             left -= len(chunk)
-        out.write(b'"}], "isError": false}}\n')
+        out.write(b'"}], "isError": false}')
+        out.write(b', "jsonrpc": "2.0", "id": ' + rid + b"}\n" if opts.id_last else b"}\n")
         out.flush()
 
 
@@ -205,6 +212,7 @@ def main() -> None:
     parser.add_argument("--stubborn", action="store_true")
     parser.add_argument("--grandchild")
     parser.add_argument("--stubborn-grandchild", action="store_true")
+    parser.add_argument("--id-last", action="store_true")
     opts = parser.parse_args()
 
     if opts.fail_startup:
@@ -217,12 +225,14 @@ def main() -> None:
     if opts.stubborn:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if opts.grandchild:
-        code = "import time; time.sleep(60)"
-        if opts.stubborn_grandchild:
-            code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
-        child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL)
-        with open(opts.grandchild, "w") as f:
-            f.write(str(child.pid))
+        # The grandchild writes its own pid once its signal disposition is set, so a test that has
+        # read the pid knows a SIGTERM will be ignored.
+        ignore = "signal.signal(signal.SIGTERM, signal.SIG_IGN)" if opts.stubborn_grandchild else "pass"
+        code = (
+            f"import os, signal, sys, time; {ignore}; "
+            "open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(60)"
+        )
+        subprocess.Popen([sys.executable, "-c", code, opts.grandchild], stdin=subprocess.DEVNULL)
 
     stdin = sys.stdin.buffer
     while True:
