@@ -124,10 +124,10 @@ class Client:
 
     async def connect(self) -> Client:
         """Start the server (or connect), negotiate, and return once ready; raise McpError if not."""
-        if self._connected:
-            return self
         if self._connection.state == "closed":
             raise McpError("closed", "this client was closed; create a new Client to connect again")
+        if self._connected:
+            return self
         self._connected = True
         try:
             loop = asyncio.get_running_loop()

@@ -19,6 +19,7 @@ Every message the client sent, on every connection, is in ``server.received``.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -127,7 +128,9 @@ class FakeServer:
     def on(self, method: str, handler: Handler) -> None:
         self.handlers[method] = handler
 
-    def tool(self, name: str, handler: Handler | None = None, *, schema: dict[str, Any] | None = None) -> None:
+    def tool(
+        self, name: str, handler: Handler | None = None, *, schema: dict[str, Any] | None = None
+    ) -> None:
         """Add a tool to ``tools/list`` and script its ``tools/call`` (answers "ok" by default)."""
         self.tools.append({"name": name, "inputSchema": schema or {"type": "object"}})
         self.tool_handlers[name] = handler or reply()
@@ -250,10 +253,8 @@ class FakeConnection:
         self._waiting: dict[Any, tuple[anyio.Event, list[dict[str, Any]]]] = {}
 
     async def send(self, message: dict[str, Any]) -> None:
-        try:
-            await self._outgoing.send(message)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass  # the client is gone
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+            await self._outgoing.send(message)  # (or the client is gone)
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}

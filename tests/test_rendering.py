@@ -15,9 +15,7 @@ HOSTILE = [
     '"><svg onload=alert(1)>',
     "javascript:alert(1)",
 ]
-PNG_1PX = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
-)
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 
 
 class _Elements(HTMLParser):
@@ -85,14 +83,18 @@ def test_listing_reprs_escape_server_strings(payload: str) -> None:
             "name": payload,
             "title": payload,
             "description": payload,
-            "inputSchema": {"type": "object", "properties": {payload: {"type": payload, "description": payload}}},
+            "inputSchema": {
+                "type": "object",
+                "properties": {payload: {"type": payload, "description": payload}},
+            },
         }
     )
     _assert_inert(tool._repr_html_())
     _assert_inert(Resource.from_dict({"uri": payload, "name": payload, "mimeType": payload})._repr_html_())
     contents = ResourceContents.from_dict({"contents": [{"uri": payload, "text": payload}]})
     _assert_inert(contents._repr_html_())
-    prompt = PromptResult.from_dict({"messages": [{"role": payload, "content": {"type": "text", "text": payload}}]})
+    message = {"role": payload, "content": {"type": "text", "text": payload}}
+    prompt = PromptResult.from_dict({"messages": [message]})
     _assert_inert(prompt._repr_html_())
     assert Prompt.from_dict({"name": payload}).name == payload
 

@@ -153,6 +153,7 @@ class Connection:
         self._close_requested = anyio.Event()
         self._closed_reason: McpError | None = None
         self._ever_ready = False
+        self._running = False
         self._queued = 0
         self._paused = 0
         self._handler_scopes: dict[RequestId, anyio.CancelScope] = {}
@@ -225,6 +226,9 @@ class Connection:
 
         If the first attempt fails, the error is raised (through ``TaskGroup.start``) instead.
         """
+        if self._closing:
+            raise self._closed_error()
+        self._running = True
         failures = 0
         try:
             while True:
@@ -234,6 +238,8 @@ class Connection:
                     "transport", "the connection ended", code=CONNECTION_CLOSED
                 )
                 if self._closing:
+                    if not self._ever_ready:
+                        raise self._closed_error()
                     break
                 if not self._ever_ready:
                     raise reason
@@ -241,7 +247,7 @@ class Connection:
                     self._closed_reason = reason
                     break
                 failures = 0 if was_ready else failures + 1
-                if failures > self._opts.max_reconnect_attempts:
+                if failures >= self._opts.max_reconnect_attempts:
                     self._closed_reason = McpError(
                         "transport",
                         f"gave up reconnecting after {failures} failed attempts; "
@@ -268,6 +274,9 @@ class Connection:
         """Ask ``run`` to shut down gracefully; returns at once (the owner awaits ``run``)."""
         self._closing = True
         self._close_requested.set()
+        if self._state == "connecting" and self._attempt is None and not self._running:
+            self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
+            self._set_state("closed")
         if self._attempt is not None:
             self._end_attempt(
                 self._attempt, McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
@@ -568,6 +577,9 @@ class Connection:
                 if progress is not None:
                     for item in pending.take_progress():
                         await _report_progress(progress, item)
+            if progress is not None:  # updates that arrived while a callback ran, before the result
+                for item in pending.take_progress():
+                    await _report_progress(progress, item)
         except TimeoutError:
             self._counters.timeouts += 1
             if self._pending.pop(request_id, None) is not None and method != "initialize":

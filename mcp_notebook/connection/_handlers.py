@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -24,6 +25,8 @@ from ..protocol.errors import McpError
 from ..protocol.versions import Era
 
 __all__ = ["SERVER_REQUEST_METHODS", "ClientHandlers", "Handler", "normalize_result"]
+
+logger = logging.getLogger("mcp_notebook.connection")
 
 #: A handler takes the request's params and returns its result.
 Handler = Callable[[dict[str, Any]], Any]
@@ -54,6 +57,12 @@ class ClientHandlers:
         if unknown or not modes:
             raise ValueError(f"elicitation_modes={modes!r} must name 'form' and/or 'url'")
         if roots is not None and not callable(roots):
+            if isinstance(roots, str | os.PathLike):
+                roots = [roots]
+            if not isinstance(roots, Iterable):
+                raise TypeError(
+                    f"roots must be a handler or a list of paths or URIs, not {type(roots).__name__}"
+                )
             static = [_root(r) for r in roots]  # validates eagerly
             roots = functools.partial(_static_roots, static)
         self._by_method: dict[str, Handler] = {}
@@ -105,10 +114,41 @@ class ClientHandlers:
                 raise McpError("protocol", f"inputRequests[{key!r}] is not a request object")
             responses[key] = await self.answer(request["method"], request.get("params"))
 
-        async with anyio.create_task_group() as tg:
-            for key, request in input_requests.items():
-                tg.start_soon(one, key, request)
+        try:
+            async with anyio.create_task_group() as tg:
+                for key, request in input_requests.items():
+                    tg.start_soon(one, key, request)
+        except BaseExceptionGroup as group:
+            raise _first_error(group) from None
         return responses
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """One McpError for the caller out of a handler task group's failures.
+
+    Cancellation and other BaseExceptions pass through; an ordinary exception from a user's
+    handler becomes an McpError naming only its type (its text may hold user data).
+    """
+    errors = list(_leaves(group))
+    for error in errors:
+        if not isinstance(error, Exception):
+            return error
+    for error in errors:
+        if isinstance(error, McpError):
+            return error
+    first = errors[0]
+    logger.error("an input handler raised %s", type(first).__name__, exc_info=first)
+    return McpError(
+        "protocol", f"a handler answering the server's input request failed ({type(first).__name__})"
+    )
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterable[BaseException]:
+    for error in group.exceptions:
+        if isinstance(error, BaseExceptionGroup):
+            yield from _leaves(error)
+        else:
+            yield error
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

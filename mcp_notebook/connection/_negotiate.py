@@ -57,7 +57,12 @@ async def negotiate(
 ) -> Negotiated:
     step: Decision
     if known is not None:
-        step = DiscoverAgain(known.version) if known.era == "modern" else Initialize(known.version)
+        # A server found modern stays modern: a lost probe is a failed attempt, never a fallback.
+        if known.era == "modern":
+            pin = Pin("modern", known.version)
+            step = DiscoverAgain(known.version)
+        else:
+            step = Initialize(known.version)
     else:
         step = first_step(pin)
     retried = False
