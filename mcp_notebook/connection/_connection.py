@@ -15,6 +15,7 @@ message.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import logging
@@ -49,11 +50,12 @@ from ..protocol.jsonrpc import (
 from ..protocol.negotiation import Adopt, Pin, after_discover
 from ..protocol.versions import Era, pick_mutual_modern
 from ..transports.base import Channel, OversizedFrame, Transport
+from ._deadlines import DeadlineSweeper
 from ._handlers import ELICITATION, SAMPLING, ClientHandlers
 from ._negotiate import Negotiated, negotiate, negotiated_from_discover
 from ._notifications import NotificationQueue
 from ._options import ConnectionOptions
-from ._pending import PendingRequest
+from ._pending import EXPIRED, PendingRequest
 
 __all__ = ["Connection", "ConnectionState", "ConnectionStats", "ProgressCallback"]
 
@@ -159,6 +161,11 @@ class Connection:
         self._handler_scopes: dict[RequestId, anyio.CancelScope] = {}
         self._handler_limiter = anyio.CapacityLimiter(options.max_concurrent_handlers)
         self._handlers_waiting = 0
+        self._sweeper: DeadlineSweeper | None = None
+        # Chosen once the event loop is known (in run): on asyncio the loop's own clock and events
+        # skip anyio's per-call backend lookup on the hot path.
+        self._clock: Callable[[], float] = anyio.current_time
+        self._new_event: Callable[[], Any] = anyio.Event
 
     # --- observation ----------------------------------------------------------------------------
 
@@ -229,6 +236,7 @@ class Connection:
         if self._closing:
             raise self._closed_error()
         self._running = True
+        self._clock, self._new_event = _clock_and_events()
         failures = 0
         try:
             while True:
@@ -290,6 +298,8 @@ class Connection:
             async with self._transport.connect() as channel, anyio.create_task_group() as tg:
                 attempt.task_group = tg
                 self._channel = channel
+                self._sweeper = DeadlineSweeper(self._clock, self._pending.__len__)
+                tg.start_soon(self._sweeper.run)
                 tg.start_soon(self._read_loop, channel, attempt)
                 self._set_state("negotiating")
                 negotiated = await self._negotiate(attempt)
@@ -307,6 +317,7 @@ class Connection:
             self._end_attempt(attempt, exc)
         finally:
             self._channel = None
+            self._sweeper = None
             self._attempt = None
             attempt.task_group = None
         if not ready and self._closing:
@@ -554,24 +565,33 @@ class Connection:
         )
         if stamped is not None:
             message["params"] = stamped
-        now = anyio.current_time()
+        now = self._clock()
         pending = PendingRequest(
-            request_id, method, now=now, timeout=timeout, max_total=self._opts.max_total_timeout
+            request_id,
+            method,
+            now=now,
+            timeout=timeout,
+            max_total=self._opts.max_total_timeout,
+            new_event=self._new_event,
         )
         if self._paused:
             pending.pause(now)
         self._pending[request_id] = pending
         self._counters.requests += 1
         try:
-            with anyio.CancelScope(deadline=pending.deadline) as send_scope:
-                pending.scope = send_scope
-                try:
+            try:
+                if channel.congested:  # a write that may block is bounded by the request's deadline
+                    with anyio.CancelScope(deadline=pending.deadline) as send_scope:
+                        await channel.send(message)
+                    if send_scope.cancelled_caught:
+                        pending.expire()
+                else:
                     await channel.send(message)
-                except McpError as exc:
-                    raise _NotSent(McpError(exc.kind, f"{label}: {exc.message}", code=exc.code)) from None
-            pending.scope = None
-            if send_scope.cancelled_caught:
-                raise TimeoutError
+            except McpError as exc:
+                raise _NotSent(McpError(exc.kind, f"{label}: {exc.message}", code=exc.code)) from None
+            sweeper = self._sweeper
+            if sweeper is not None:
+                sweeper.watch(pending)
             while pending.outcome is None:
                 await pending.wait()
                 if progress is not None:
@@ -580,16 +600,6 @@ class Connection:
             if progress is not None:  # updates that arrived while a callback ran, before the result
                 for item in pending.take_progress():
                     await _report_progress(progress, item)
-        except TimeoutError:
-            self._counters.timeouts += 1
-            if self._pending.pop(request_id, None) is not None and method != "initialize":
-                await self._cancel_on_server(channel, request_id, f"timed out after {timeout:g}s")
-            raise McpError(
-                "timeout",
-                f"{label} timed out after {timeout:g}s; the server was asked to cancel it "
-                "(pass timeout= for a longer deadline)",
-                code=REQUEST_TIMEOUT,
-            ) from None
         except anyio.get_cancelled_exc_class():
             if self._pending.pop(request_id, None) is not None and method != "initialize":
                 self._counters.cancellations += 1
@@ -597,11 +607,21 @@ class Connection:
             raise
         finally:
             self._pending.pop(request_id, None)
-        outcome = pending.outcome
+        outcome = pending.take_outcome()
         if isinstance(outcome, Response):
             return outcome.result
         if isinstance(outcome, ErrorResponse):
             raise McpError.from_jsonrpc(outcome.error, context=f"{label}: ")
+        if outcome is EXPIRED:
+            self._counters.timeouts += 1
+            if method != "initialize":
+                await self._cancel_on_server(channel, request_id, f"timed out after {timeout:g}s")
+            raise McpError(
+                "timeout",
+                f"{label} timed out after {timeout:g}s; the server was asked to cancel it "
+                "(pass timeout= for a longer deadline)",
+                code=REQUEST_TIMEOUT,
+            )
         assert isinstance(outcome, McpError)
         raise McpError(outcome.kind, f"{label}: {outcome.message}", code=outcome.code, data=outcome.data)
 
@@ -694,9 +714,7 @@ class Connection:
         if method == "notifications/progress":
             pending = self._pending.get(params.get("progressToken"))  # type: ignore[arg-type]
             if pending is not None:
-                pending.add_progress(
-                    params, anyio.current_time(), extend=self._opts.reset_timeout_on_progress
-                )
+                pending.add_progress(params, self._clock(), extend=self._opts.reset_timeout_on_progress)
             return
         if method == "notifications/cancelled":
             scope = self._handler_scopes.get(params.get("requestId"))  # type: ignore[arg-type]
@@ -800,16 +818,18 @@ class Connection:
     def _pause_deadlines(self) -> None:
         self._paused += 1
         if self._paused == 1:
-            now = anyio.current_time()
+            now = self._clock()
             for pending in self._pending.values():
                 pending.pause(now)
 
     def _resume_deadlines(self) -> None:
         self._paused -= 1
         if self._paused == 0:
-            now = anyio.current_time()
+            now = self._clock()
             for pending in self._pending.values():
                 pending.resume(now)
+                if self._sweeper is not None:
+                    self._sweeper.watch(pending)
 
     async def _reply(self, request_id: RequestId, result: dict[str, Any]) -> None:
         await self._send_quietly({"jsonrpc": "2.0", "id": request_id, "result": result})
@@ -825,6 +845,15 @@ class Connection:
             await channel.send(message)
         except McpError as exc:
             logger.debug("could not answer the server: %s", exc)
+
+
+def _clock_and_events() -> tuple[Callable[[], float], Callable[[], Any]]:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.current_time, anyio.Event
+    # anyio's asyncio backend reads this same clock; asyncio events are what anyio.Event wraps.
+    return loop.time, asyncio.Event
 
 
 async def _report_progress(callback: ProgressCallback, params: dict[str, Any]) -> None:

@@ -39,6 +39,15 @@ class OversizedFrame(FrameError):
 class Channel(Protocol):
     """One live connection to a server."""
 
+    @property
+    def congested(self) -> bool:
+        """True when ``send`` may block for a while (the peer is not keeping up).
+
+        The connection then bounds the send by the request's deadline; otherwise it skips that
+        cost, which matters on the hot path.
+        """
+        ...
+
     async def send(self, message: dict[str, Any]) -> None:
         """Send one JSON-RPC message; raises ``McpError(kind="transport")`` if the peer is gone."""
         ...

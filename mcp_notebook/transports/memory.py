@@ -71,6 +71,8 @@ class _MemoryChannel:
         self._outgoing = outgoing
         self._incoming = incoming
 
+    congested = False  # the streams are unbounded
+
     async def send(self, message: dict[str, Any]) -> None:
         try:
             await self._outgoing.send(json.loads(json.dumps(message)))

@@ -18,18 +18,17 @@ import logging
 import os
 import shlex
 import signal
-import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import anyio.abc
 
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import FrameError, Message, decode, encode
+from ._pipes import PipeClosed, Pipes, spawn
 from .base import OversizedFrame
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "StdioTransport"]
@@ -110,33 +109,27 @@ class StdioTransport:
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[_StdioChannel]:
-        process = await self._spawn()
-        self.pid = process.pid
+        pipes = await self._spawn()
+        self.pid = pipes.pid
         self.returncode = None
-        _LIVE_GROUPS.add(process.pid)
-        channel = _StdioChannel(self, process)
+        _LIVE_GROUPS.add(pipes.pid)
+        channel = _StdioChannel(self, pipes)
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._drain_stderr, process)
+                tg.start_soon(self._drain_stderr, pipes)
                 try:
                     yield channel
                 finally:
                     with anyio.CancelScope(shield=True):
-                        await self._stop(process)
+                        await self._stop(pipes)
                     tg.cancel_scope.cancel()
         finally:
-            _LIVE_GROUPS.discard(process.pid)
+            _LIVE_GROUPS.discard(pipes.pid)
 
-    async def _spawn(self) -> anyio.abc.Process:
+    async def _spawn(self) -> Pipes:
         try:
-            return await anyio.open_process(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self.cwd,
-                env=self._child_env(),
-                start_new_session=sys.platform != "win32",
+            return await spawn(
+                self.argv, cwd=self.cwd, env=self._child_env(), new_session=sys.platform != "win32"
             )
         except FileNotFoundError:
             where = f" in cwd {self.cwd!r}" if self.cwd else ""
@@ -154,43 +147,37 @@ class StdioTransport:
                 "transport", f"could not start the server {self.argv[0]!r}: {exc.strerror or exc}"
             ) from None
 
-    async def _drain_stderr(self, process: anyio.abc.Process) -> None:
+    async def _drain_stderr(self, pipes: Pipes) -> None:
         """Keep the server's stderr flowing into a bounded buffer; a stalled pipe would stall it."""
-        assert process.stderr is not None
         partial = b""
-        try:
-            async for chunk in process.stderr:
-                lines = (partial + chunk).split(b"\n")
-                partial = lines.pop()[-_STDERR_LINE_LIMIT:]
-                for line in lines:
-                    self._stderr.append(line[:_STDERR_LINE_LIMIT].decode(errors="replace").rstrip("\r"))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            pass
+        while chunk := await pipes.read_stderr(_READ_CHUNK):
+            lines = (partial + chunk).split(b"\n")
+            partial = lines.pop()[-_STDERR_LINE_LIMIT:]
+            for line in lines:
+                self._stderr.append(line[:_STDERR_LINE_LIMIT].decode(errors="replace").rstrip("\r"))
         if partial:
             self._stderr.append(partial.decode(errors="replace"))
 
-    async def _stop(self, process: anyio.abc.Process) -> None:
+    async def _stop(self, pipes: Pipes) -> None:
         """Close stdin, wait, SIGTERM the group, wait, SIGKILL the group; always reap the process."""
-        if process.returncode is None:
-            if process.stdin is not None:
-                with anyio.move_on_after(0.5):
-                    with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                        await process.stdin.aclose()
+        if pipes.returncode is None:
+            with anyio.move_on_after(0.5):
+                await pipes.close_stdin()
             with anyio.move_on_after(self.shutdown_timeout):
-                await process.wait()
+                await pipes.wait()
             for sig, grace in ((signal.SIGTERM, 2.0), (_SIGKILL, None)):
-                if process.returncode is not None:
+                if pipes.returncode is not None:
                     break
-                _signal_group(process.pid, sig)
+                _signal_group(pipes.pid, sig)
                 if grace is None:
-                    await process.wait()
+                    await pipes.wait()
                 else:
                     with anyio.move_on_after(grace):
-                        await process.wait()
-        await _stop_group_leftovers(process.pid)
-        self.returncode = process.returncode
+                        await pipes.wait()
+        await _stop_group_leftovers(pipes.pid)
+        self.returncode = pipes.returncode
         with anyio.move_on_after(1.0):
-            await process.aclose()
+            await pipes.aclose()
 
     def exit_message(self, returncode: int | None) -> str:
         """Why the channel ended, with the last stderr lines (env secrets masked)."""
@@ -214,42 +201,36 @@ class StdioTransport:
 class _StdioChannel:
     """One running server process: framed reads from stdout, serialized writes to stdin."""
 
-    def __init__(self, transport: StdioTransport, process: anyio.abc.Process) -> None:
-        assert process.stdin is not None
-        assert process.stdout is not None
+    def __init__(self, transport: StdioTransport, pipes: Pipes) -> None:
         self._transport = transport
-        self._process = process
-        self._stdin = process.stdin
-        self._stdout = process.stdout
+        self._pipes = pipes
         self._limit = transport.max_message_bytes
-        self._send_lock = anyio.Lock()
         self._buffer = bytearray()
         self._frames: collections.deque[bytes | FrameError] = collections.deque()
         self._discarding = 0  # bytes of an oversized frame discarded so far (0 = not discarding)
         self._discard_head = b""
         self._discard_tail = b""
 
+    @property
+    def congested(self) -> bool:
+        return self._pipes.congested
+
     async def send(self, message: dict[str, Any]) -> None:
-        data = encode(message) + b"\n"
         try:
-            async with self._send_lock:
-                await self._stdin.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await self._pipes.write(encode(message) + b"\n")
+        except PipeClosed:
             raise McpError(
                 "transport",
-                "could not write to the server: " + self._transport.exit_message(self._process.returncode),
+                "could not write to the server: " + self._transport.exit_message(self._pipes.returncode),
             ) from None
 
     async def receive(self) -> Message | FrameError:
         while not self._frames:
-            try:
-                chunk = await self._stdout.receive(_READ_CHUNK)
-            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            chunk = await self._pipes.read(_READ_CHUNK)
+            if not chunk:
                 with anyio.move_on_after(1.0):
-                    await self._process.wait()
-                raise McpError(
-                    "transport", self._transport.exit_message(self._process.returncode), code=-32000
-                ) from None
+                    await self._pipes.wait()
+                raise McpError("transport", self._transport.exit_message(self._pipes.returncode), code=-32000)
             self._feed(chunk)
         frame = self._frames.popleft()
         if isinstance(frame, FrameError):

@@ -1,0 +1,68 @@
+"""One task that times out every pending request of a connection, instead of a timer per request.
+
+Why: a deadline scope per request costs a timer handle and two cancel-scope transitions on every
+call, which measured as a third of the client's throughput with 100 calls in flight. Here each
+request is one heap entry; the sweeper sleeps until the earliest deadline, expires what is due,
+and looks again. Deadlines that move (progress extends one, a human-in-the-loop handler pauses
+them all) need no heap surgery: an entry that pops early is pushed again at the request's current
+deadline, and a paused request (deadline = infinity) is watched again when it resumes.
+
+Entries of finished requests are dropped lazily, and the heap is rebuilt when they outnumber the
+live ones, so it stays proportional to what is in flight.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Callable
+
+import anyio
+
+from ._pending import PendingRequest
+
+__all__ = ["DeadlineSweeper"]
+
+_COMPACT_SLACK = 64
+
+
+class DeadlineSweeper:
+    def __init__(self, clock: Callable[[], float], live_count: Callable[[], int]) -> None:
+        self._clock = clock
+        self._live_count = live_count
+        self._heap: list[tuple[float, int, PendingRequest]] = []
+        self._order = itertools.count()
+        self._target = math.inf
+        self._wakeup = anyio.Event()
+
+    def watch(self, pending: PendingRequest) -> None:
+        """Start (or resume) timing ``pending`` against its current deadline."""
+        deadline = pending.deadline
+        if deadline == math.inf:
+            return
+        heap = self._heap
+        if len(heap) > _COMPACT_SLACK and len(heap) > 4 * self._live_count():
+            self._heap = heap = [entry for entry in heap if entry[2].outcome is None]
+            heapq.heapify(heap)
+        heapq.heappush(heap, (deadline, next(self._order), pending))
+        if deadline < self._target:
+            self._wakeup.set()
+
+    async def run(self) -> None:
+        """Expire requests as their deadlines pass; runs until cancelled with its connection."""
+        while True:
+            now = self._clock()
+            heap = self._heap
+            while heap and heap[0][0] <= now:
+                _, _, pending = heapq.heappop(heap)
+                if pending.outcome is not None:
+                    continue
+                if pending.deadline <= now:
+                    pending.expire()
+                elif pending.deadline != math.inf:
+                    heapq.heappush(heap, (pending.deadline, next(self._order), pending))
+            self._target = heap[0][0] if heap else math.inf
+            self._wakeup = anyio.Event()
+            with anyio.move_on_at(self._target):
+                await self._wakeup.wait()
