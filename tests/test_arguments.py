@@ -21,16 +21,26 @@ SCHEMAS: list[dict[str, Any]] = [
         "additionalProperties": False,
     },
     {"type": "object", "properties": {"e": {"enum": ["a", "b"]}, "v": {"type": ["string", "null"]}}},
-    {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "properties": {"i": {"type": "integer"}}},
+    {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"i": {"type": "integer"}},
+    },
     {"type": "object", "properties": {"anything": {}, "flag": True}, "required": ["anything"]},
 ]
 
 values = st.recursive(
-    st.none() | st.booleans() | st.integers(-20, 20) | st.floats(-20, 20, allow_nan=False) | st.text(max_size=6),
+    st.none()
+    | st.booleans()
+    | st.integers(-20, 20)
+    | st.floats(-20, 20, allow_nan=False)
+    | st.text(max_size=6),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
     max_leaves=5,
 )
-arguments = st.dictionaries(st.sampled_from(["n", "x", "s", "b", "e", "v", "i", "anything", "flag", "zz"]), values)
+arguments = st.dictionaries(
+    st.sampled_from(["n", "x", "s", "b", "e", "v", "i", "anything", "flag", "zz"]), values
+)
 
 
 @pytest.mark.parametrize("schema", SCHEMAS, ids=lambda s: ",".join(s.get("properties", {})))

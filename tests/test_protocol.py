@@ -544,6 +544,7 @@ def test_check_initialize_result_unknown_version_names_what_we_speak() -> None:
         ),
     ],
 )
+@pytest.mark.usefixtures("json_library")
 def test_classify(obj: dict[str, Any], expected: jsonrpc.Message) -> None:
     message = jsonrpc.classify(obj)
     assert type(message) is type(expected)
@@ -579,6 +580,7 @@ def test_classify(obj: dict[str, Any], expected: jsonrpc.Message) -> None:
         pytest.param({"jsonrpc": "2.0"}, id="nothing"),
     ],
 )
+@pytest.mark.usefixtures("json_library")
 def test_classify_rejects(obj: Any) -> None:
     with pytest.raises(FrameError):
         jsonrpc.classify(obj)
@@ -614,6 +616,7 @@ def test_classify_rejects(obj: Any) -> None:
         pytest.param("not json either", id="str-frame"),
     ],
 )
+@pytest.mark.usefixtures("json_library")
 def test_decode_rejects(frame: bytes | str) -> None:
     with pytest.raises(FrameError) as info:
         jsonrpc.decode(frame)
@@ -621,6 +624,7 @@ def test_decode_rejects(frame: bytes | str) -> None:
     assert isinstance(info.value.head, bytes)
 
 
+@pytest.mark.usefixtures("json_library")
 def test_decode_keeps_the_head_of_a_non_json_frame_for_the_log() -> None:
     frame = b"garbage " * 100
     with pytest.raises(FrameError) as info:
@@ -643,6 +647,7 @@ def test_decode_keeps_the_head_of_a_non_json_frame_for_the_log() -> None:
         ),
     ],
 )
+@pytest.mark.usefixtures("json_library")
 def test_decode(frame: bytes | str, expected: jsonrpc.Message) -> None:
     assert jsonrpc.decode(frame) == expected
 
@@ -666,6 +671,7 @@ _ENCODE_CASES = [
 
 
 @pytest.mark.parametrize("message", _ENCODE_CASES)
+@pytest.mark.usefixtures("json_library")
 def test_encode_is_one_compact_utf8_line(message: dict[str, Any]) -> None:
     data = jsonrpc.encode(message)
     assert isinstance(data, bytes)
@@ -674,6 +680,7 @@ def test_encode_is_one_compact_utf8_line(message: dict[str, Any]) -> None:
     assert json.loads(data.decode("utf-8")) == message
 
 
+@pytest.mark.usefixtures("json_library")
 def test_encode_keeps_non_ascii_compact() -> None:
     data = jsonrpc.encode({"jsonrpc": "2.0", "method": "m", "params": {"t": "日本🚀é"}})
     assert "日本🚀é".encode() in data
@@ -681,6 +688,7 @@ def test_encode_keeps_non_ascii_compact() -> None:
 
 
 @pytest.mark.parametrize("message", _ENCODE_CASES)
+@pytest.mark.usefixtures("json_library")
 def test_encode_decode_round_trip(message: dict[str, Any]) -> None:
     decoded = jsonrpc.decode(jsonrpc.encode(message))
     assert decoded == jsonrpc.classify(message)
@@ -1108,3 +1116,11 @@ def test_version_tables_are_consistent() -> None:
 )
 def test_pick_mutual_modern(offered: Any, expected: str | None) -> None:
     assert versions.pick_mutual_modern(offered) == expected
+
+
+@pytest.fixture(params=["orjson", "stdlib-json"])
+def json_library(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every rule holds with the optional orjson fast path and with the standard library alone."""
+    if request.param == "stdlib-json":
+        monkeypatch.setattr(jsonrpc, "_orjson", None)
+    return str(request.param)
