@@ -298,7 +298,7 @@ class Connection:
             async with self._transport.connect() as channel, anyio.create_task_group() as tg:
                 attempt.task_group = tg
                 self._channel = channel
-                self._sweeper = DeadlineSweeper(self._clock, self._pending.__len__)
+                self._sweeper = DeadlineSweeper(self._clock, lambda: len(self._pending))
                 tg.start_soon(self._sweeper.run)
                 tg.start_soon(self._read_loop, channel, attempt)
                 self._set_state("negotiating")

@@ -42,7 +42,10 @@ class DeadlineSweeper:
         if deadline == math.inf:
             return
         heap = self._heap
-        if len(heap) > _COMPACT_SLACK and len(heap) > 4 * self._live_count():
+        live = self._live_count()
+        if live <= 1 and heap:
+            heap.clear()  # every other entry belongs to a finished request
+        elif len(heap) > _COMPACT_SLACK and len(heap) > 2 * live:
             self._heap = heap = [entry for entry in heap if entry[2].outcome is None]
             heapq.heapify(heap)
         heapq.heappush(heap, (deadline, next(self._order), pending))

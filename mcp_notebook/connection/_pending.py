@@ -39,6 +39,17 @@ EXPIRED = _Expired()
 TAKEN = _Expired()
 
 
+class _NoEvent:
+    def set(self) -> None:
+        pass
+
+    async def wait(self) -> None:
+        pass
+
+
+_NO_EVENT = _NoEvent()
+
+
 class PendingRequest:
     __slots__ = (
         "_new_event",
@@ -112,8 +123,11 @@ class PendingRequest:
         self._wakeup = self._new_event()
 
     def take_outcome(self) -> Response | ErrorResponse | BaseException | _Expired | None:
-        """The outcome, released so that a lingering heap entry does not keep a large result alive."""
+        """The outcome, released (with the rest of the request's state) so that a lingering heap
+        entry in the deadline sweeper keeps only a small shell alive."""
         outcome, self.outcome = self.outcome, TAKEN
+        self.progress = None
+        self._wakeup = _NO_EVENT
         return outcome
 
     def take_progress(self) -> list[dict[str, Any]]:
