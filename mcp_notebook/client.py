@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
 
 from ._arguments import ArgumentValidator
+from .cache import KINDS, Freshness
 from .connection import (
     ClientHandlers,
     Connection,
@@ -32,6 +33,7 @@ from .connection import (
     NotificationQueue,
     ProgressCallback,
 )
+from .live import Event, LiveState
 from .protocol.errors import McpError
 from .protocol.versions import Era
 from .results import (
@@ -52,8 +54,6 @@ from .transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, StdioTransport
 __all__ = ["Client"]
 
 logger = logging.getLogger("mcp_notebook.client")
-
-_MAX_PAGES = 1000
 
 
 class Client:
@@ -88,6 +88,8 @@ class Client:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         inherit_env: bool = True,
         shutdown_timeout: float = 2.0,
+        eager_lists: bool = False,
+        list_changed_window: float = 0.25,
         **options: Any,
     ) -> None:
         unknown = set(options) - ConnectionOptions.names()
@@ -106,7 +108,18 @@ class Client:
             sampling=sampling, elicitation=elicitation, roots=roots, elicitation_modes=elicitation_modes
         )
         self._connection = Connection(self._transport, self._options, handlers)
-        self._tools: dict[str, Tool] | None = None
+        self._live = LiveState(
+            self._connection,
+            {
+                "tools": Tool.from_dict,
+                "resources": Resource.from_dict,
+                "resource_templates": ResourceTemplate.from_dict,
+                "prompts": Prompt.from_dict,
+            },
+            eager=eager_lists,
+            window=list_changed_window,
+        )
+        self._tool_index: tuple[list[Tool] | None, dict[str, Tool]] = (None, {})
         self._validator = ArgumentValidator()
         self._host_task: asyncio.Task[None] | None = None
         self._host_done: anyio.Event | None = None
@@ -142,6 +155,7 @@ class Client:
                 self._stack = AsyncExitStack()
                 tg = await self._stack.enter_async_context(anyio.create_task_group())
                 await tg.start(self._connection.run)
+                await tg.start(self._live.run)
         except BaseException:
             await self.aclose()
             raise
@@ -156,6 +170,7 @@ class Client:
             try:
                 async with anyio.create_task_group() as tg:
                     await tg.start(self._connection.run)
+                    await tg.start(self._live.run)
                     started.set()
             except anyio.get_cancelled_exc_class():
                 # The event loop is shutting down with the client still open; the connection's
@@ -242,8 +257,71 @@ class Client:
         return self._connection
 
     def notifications(self, maxsize: int = 1000) -> NotificationQueue:
-        """Every notification from now on, as an async iterator (drop-oldest past ``maxsize``)."""
-        return self._connection.notifications(maxsize)
+        """Server notifications from now on, as an async iterator (and async context manager).
+
+        ``list_changed`` bursts arrive coalesced (the first at once, then one per window). The
+        buffer holds ``maxsize`` notifications; when a slow consumer lets it fill, the oldest is
+        dropped and counted in the queue's ``dropped``: the newest state of a server is what
+        matters. Progress is not here (it goes to the call that asked for it).
+        """
+        return self._live.notifications(maxsize)
+
+    def on_event(self, hook: Callable[[Event], Any]) -> Callable[[], None]:
+        """Call ``hook(event)`` (sync or async) for telemetry; returns a function that unhooks it.
+
+        Events: state transitions, request_start and request (method, duration, outcome), cancel,
+        late_response, notification, cache_refresh, subscription. They carry ids, method names,
+        durations and outcomes, never arguments, results, headers or tokens, and are also logged
+        at DEBUG on the ``mcp_notebook.events`` logger. Hooks run in a task of their own.
+        """
+        return self._live.on_event(hook)
+
+    # --- cached lists and subscriptions ---------------------------------------------------------
+
+    @property
+    def cached_tools(self) -> list[Tool] | None:
+        """The last tool list fetched (None before the first); kept fresh by the server's notices."""
+        return self._live.cached("tools")
+
+    @property
+    def cached_resources(self) -> list[Resource] | None:
+        return self._live.cached("resources")
+
+    @property
+    def cached_resource_templates(self) -> list[ResourceTemplate] | None:
+        return self._live.cached("resource_templates")
+
+    @property
+    def cached_prompts(self) -> list[Prompt] | None:
+        return self._live.cached("prompts")
+
+    def freshness(self, kind: str = "tools") -> Freshness:
+        """How fresh a cached list is: "tools", "resources", "resource_templates" or "prompts"."""
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        return self._live.freshness(kind)
+
+    @property
+    def refresh_counts(self) -> dict[str, int]:
+        """How often each list was re-fetched in the background (after changes or reconnects)."""
+        return dict(self._live.refreshes)
+
+    @property
+    def subscriptions(self) -> frozenset[str]:
+        """The resource URIs subscribed to (kept across reconnects)."""
+        return self._live.subscriptions
+
+    async def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        """Receive ``notifications/resources/updated`` for ``uri`` (through ``notifications()``).
+
+        Legacy servers get ``resources/subscribe``; on modern ones the client's listen stream is
+        re-opened with the URI and this returns once the server acknowledged it. Survives
+        reconnects.
+        """
+        await self._live.subscribe(uri, timeout=timeout)
+
+    async def unsubscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        await self._live.unsubscribe(uri, timeout=timeout)
 
     def __repr__(self) -> str:
         parts = [repr(self._transport.describe()), self.status]
@@ -256,46 +334,20 @@ class Client:
 
     # --- requests -------------------------------------------------------------------------------
 
-    async def _list_all(self, method: str, key: str, timeout: float | None) -> list[dict[str, Any]]:
-        """Every page of a list method; a cursor the server repeats ends the walk (with a warning)."""
-        items: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        cursor: str | None = None
-        for _ in range(_MAX_PAGES):
-            params = {"cursor": cursor} if cursor is not None else None
-            result = await self._connection.request(method, params, timeout=timeout)
-            page = result.get(key)
-            if not isinstance(page, list):
-                raise McpError("protocol", f"{method}: the result has no {key!r} list")
-            items.extend(item for item in page if isinstance(item, dict))
-            cursor = result.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor:
-                return items
-            if cursor in seen:
-                logger.warning(
-                    "%s: the server repeated a cursor; stopping after %d items", method, len(items)
-                )
-                return items
-            seen.add(cursor)
-        logger.warning("%s: stopped after %d pages", method, _MAX_PAGES)
-        return items
+    async def list_tools(self, *, refresh: bool = False, timeout: float | None = None) -> list[Tool]:
+        """All tools (every page), from the cache while it is fresh unless ``refresh``."""
+        return await self._live.get("tools", refresh=refresh, timeout=timeout)
 
-    async def list_tools(self, *, timeout: float | None = None) -> list[Tool]:
-        """All tools (every page). Also refreshes the schemas used to check arguments."""
-        tools = [Tool.from_dict(raw) for raw in await self._list_all("tools/list", "tools", timeout)]
-        self._tools = {tool.name: tool for tool in tools}
-        self._validator.clear()
-        return tools
+    async def list_resources(self, *, refresh: bool = False, timeout: float | None = None) -> list[Resource]:
+        return await self._live.get("resources", refresh=refresh, timeout=timeout)
 
-    async def list_resources(self, *, timeout: float | None = None) -> list[Resource]:
-        return [Resource.from_dict(r) for r in await self._list_all("resources/list", "resources", timeout)]
+    async def list_resource_templates(
+        self, *, refresh: bool = False, timeout: float | None = None
+    ) -> list[ResourceTemplate]:
+        return await self._live.get("resource_templates", refresh=refresh, timeout=timeout)
 
-    async def list_resource_templates(self, *, timeout: float | None = None) -> list[ResourceTemplate]:
-        raw = await self._list_all("resources/templates/list", "resourceTemplates", timeout)
-        return [ResourceTemplate.from_dict(r) for r in raw]
-
-    async def list_prompts(self, *, timeout: float | None = None) -> list[Prompt]:
-        return [Prompt.from_dict(p) for p in await self._list_all("prompts/list", "prompts", timeout)]
+    async def list_prompts(self, *, refresh: bool = False, timeout: float | None = None) -> list[Prompt]:
+        return await self._live.get("prompts", refresh=refresh, timeout=timeout)
 
     async def call_tool(
         self,
@@ -337,7 +389,8 @@ class Client:
         return tool_result
 
     async def _check_arguments(self, name: str, arguments: Mapping[str, Any], timeout: float | None) -> None:
-        if self._tools is None or name not in self._tools:
+        tool = self._tool_named(name)
+        if tool is None and not self._live.freshness("tools").fresh:
             try:
                 await self.list_tools(timeout=timeout)
             except McpError as exc:
@@ -345,9 +398,17 @@ class Client:
                     raise
                 logger.debug("could not list tools to check arguments: %s", exc)
                 return
-        tool = (self._tools or {}).get(name)
+            tool = self._tool_named(name)
         if tool is not None:
             self._validator.check(name, tool.input_schema, arguments)
+
+    def _tool_named(self, name: str) -> Tool | None:
+        tools = self._live.cached("tools")
+        source, index = self._tool_index
+        if tools is not source:
+            index = {tool.name: tool for tool in tools or ()}
+            self._tool_index = (tools, index)
+        return index.get(name)
 
     async def read_resource(self, uri: str, *, timeout: float | None = None) -> ResourceContents:
         if not isinstance(uri, str) or not uri:

@@ -1,6 +1,6 @@
 """The connection layer: one router per server (see :mod:`._connection`)."""
 
-from ._connection import Connection, ConnectionState, ConnectionStats, ProgressCallback
+from ._connection import Connection, ConnectionEvent, ConnectionState, ConnectionStats, ProgressCallback
 from ._handlers import ClientHandlers, Handler
 from ._negotiate import Negotiated
 from ._notifications import NotificationQueue
@@ -9,6 +9,7 @@ from ._options import ConnectionOptions
 __all__ = [
     "ClientHandlers",
     "Connection",
+    "ConnectionEvent",
     "ConnectionOptions",
     "ConnectionState",
     "ConnectionStats",

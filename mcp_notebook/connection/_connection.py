@@ -21,6 +21,7 @@ import itertools
 import logging
 import math
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -57,7 +58,7 @@ from ._notifications import NotificationQueue
 from ._options import ConnectionOptions
 from ._pending import EXPIRED, PendingRequest
 
-__all__ = ["Connection", "ConnectionState", "ConnectionStats", "ProgressCallback"]
+__all__ = ["Connection", "ConnectionEvent", "ConnectionState", "ConnectionStats", "ProgressCallback"]
 
 logger = logging.getLogger("mcp_notebook.connection")
 server_log = logging.getLogger("mcp_notebook.server")
@@ -84,7 +85,10 @@ class ConnectionStats:
     """Counters since the client was created (a snapshot)."""
 
     requests: int
+    #: Requests waiting for their answer (long-lived streams are counted in ``streams``).
     in_flight: int
+    #: Open long-lived requests (``subscriptions/listen`` streams).
+    streams: int
     timeouts: int
     cancellations: int
     late_responses: int
@@ -108,6 +112,16 @@ class _Counters:
     server_requests: int = 0
     malformed_frames: int = 0
     oversized_frames: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionEvent:
+    """A telemetry event: ``kind`` (state, request_start, request, cancel, late_response, ...), the
+    wall-clock ``time``, and ``data`` with ids, methods, durations and outcomes, never payloads."""
+
+    kind: str
+    time: float
+    data: dict[str, Any]
 
 
 class _NotSent(Exception):
@@ -162,6 +176,8 @@ class Connection:
         self._handler_limiter = anyio.CapacityLimiter(options.max_concurrent_handlers)
         self._handlers_waiting = 0
         self._sweeper: DeadlineSweeper | None = None
+        self._streams: set[RequestId] = set()  # ids of long-lived requests (subscriptions/listen)
+        self._event_listeners: list[Callable[[ConnectionEvent], None]] = []
         # Chosen once the event loop is known (in run): on asyncio the loop's own clock and events
         # skip anyio's per-call backend lookup on the hot path.
         self._clock: Callable[[], float] = anyio.current_time
@@ -181,11 +197,18 @@ class Connection:
     def closed_reason(self) -> McpError | None:
         return self._closed_reason
 
+    def negotiated_era(self) -> Era | None:
+        return self._negotiated.era if self._negotiated is not None else None
+
+    def server_capabilities(self) -> dict[str, Any]:
+        return self._negotiated.capabilities if self._negotiated is not None else {}
+
     def stats(self) -> ConnectionStats:
         c = self._counters
         return ConnectionStats(
             requests=c.requests,
-            in_flight=len(self._pending),
+            in_flight=len(self._pending) - len(self._streams),
+            streams=len(self._streams),
             timeouts=c.timeouts,
             cancellations=c.cancellations,
             late_responses=c.late_responses,
@@ -207,6 +230,35 @@ class Connection:
         self._listeners.append(callback)
         return lambda: self._listeners.remove(callback) if callback in self._listeners else None
 
+    def on_event(self, callback: Callable[[ConnectionEvent], None]) -> Callable[[], None]:
+        """Call ``callback(event)`` for telemetry events; quick, non-blocking library code only.
+
+        Events name methods, ids, durations and outcomes; never arguments, results or headers.
+        """
+        self._event_listeners.append(callback)
+        return lambda: self._event_listeners.remove(callback) if callback in self._event_listeners else None
+
+    def _emit(self, kind: str, **data: Any) -> None:
+        event = ConnectionEvent(kind, time.time(), data)
+        for listener in list(self._event_listeners):
+            try:
+                listener(event)
+            except Exception:
+                logger.exception("an event listener raised; ignored")
+
+    def _emit_request_end(self, request_id: RequestId, method: str, started: float, outcome: Any) -> None:
+        if isinstance(outcome, Response):
+            result = "ok"
+        elif outcome is EXPIRED:
+            result = "timeout"
+        elif isinstance(outcome, ErrorResponse):
+            result = "server"
+        elif isinstance(outcome, McpError):
+            result = outcome.kind
+        else:
+            result = "unknown"
+        self._emit("request", id=request_id, method=method, duration=self._clock() - started, outcome=result)
+
     def notifications(self, maxsize: int = 1000) -> NotificationQueue:
         """A bounded queue of every notification from now on (drop-oldest when full)."""
         queue = NotificationQueue(maxsize, on_close=self._queues.remove)
@@ -220,6 +272,8 @@ class Connection:
         self._state_changed.set()
         self._state_changed = anyio.Event()
         logger.debug("connection to %s: %s", self._transport.describe(), state)
+        if self._event_listeners:
+            self._emit("state", state=state)
         for listener in list(self._state_listeners):
             try:
                 listener(state)
@@ -409,8 +463,14 @@ class Connection:
         timeout: float | None = None,
         progress: ProgressCallback | None = None,
         label: str | None = None,
+        stream: bool = False,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> dict[str, Any]:
         """Send a request in the negotiated era and return its final result.
+
+        ``stream=True`` marks a long-lived request (``subscriptions/listen``) that the server may
+        end with ``notifications/cancelled``; ``on_id`` learns each JSON-RPC id the request is
+        sent with (an ``input_required`` round or a resend gets a new one).
 
         Waits for ``ready`` first (bounded by ``max_queued`` and the deadline), answers
         ``input_required`` rounds through the handlers, and retries once after a ``-32022`` on a
@@ -438,6 +498,8 @@ class Connection:
                     timeout=max(timeout - waited, 0.001),
                     progress=progress,
                     label=label,
+                    stream=stream,
+                    on_id=on_id,
                 )
             except _NotSent as not_sent:
                 # The channel died before our message was written: it never reached the server,
@@ -536,6 +598,8 @@ class Connection:
         timeout: float,
         progress: ProgressCallback | None = None,
         label: str | None = None,
+        stream: bool = False,
+        on_id: Callable[[RequestId], None] | None = None,
     ) -> dict[str, Any]:
         """One JSON-RPC request on the current channel, with its deadline and cancellation.
 
@@ -563,8 +627,15 @@ class Connection:
             progress_token=request_id if progress is not None else None,
             log_level=self._opts.log_level,
         )
+        trace = self._opts.trace_context
+        if trace is not None:
+            stamped = _with_trace_context(stamped, trace)
         if stamped is not None:
             message["params"] = stamped
+        if on_id is not None:
+            on_id(request_id)
+        if stream:
+            self._streams.add(request_id)
         now = self._clock()
         pending = PendingRequest(
             request_id,
@@ -578,6 +649,8 @@ class Connection:
             pending.pause(now)
         self._pending[request_id] = pending
         self._counters.requests += 1
+        if self._event_listeners:
+            self._emit("request_start", id=request_id, method=method)
         try:
             try:
                 if channel.congested:  # a write that may block is bounded by the request's deadline
@@ -603,11 +676,17 @@ class Connection:
         except anyio.get_cancelled_exc_class():
             if self._pending.pop(request_id, None) is not None and method != "initialize":
                 self._counters.cancellations += 1
+                if self._event_listeners:
+                    self._emit("cancel", id=request_id, method=method, reason="cancelled by the client")
                 await self._cancel_on_server(channel, request_id, "cancelled by the client")
             raise
         finally:
             self._pending.pop(request_id, None)
+            if stream:
+                self._streams.discard(request_id)
         outcome = pending.take_outcome()
+        if self._event_listeners:
+            self._emit_request_end(request_id, method, now, outcome)
         if isinstance(outcome, Response):
             return outcome.result
         if isinstance(outcome, ErrorResponse):
@@ -706,6 +785,8 @@ class Connection:
             return
         self._counters.late_responses += 1
         logger.debug("dropped a response to request %r, which is no longer waiting", message.id)
+        if self._event_listeners:
+            self._emit("late_response", id=message.id)
 
     def _on_notification(self, message: Notification) -> None:
         self._counters.notifications += 1
@@ -717,9 +798,18 @@ class Connection:
                 pending.add_progress(params, self._clock(), extend=self._opts.reset_timeout_on_progress)
             return
         if method == "notifications/cancelled":
-            scope = self._handler_scopes.get(params.get("requestId"))  # type: ignore[arg-type]
-            if scope is not None:
-                scope.cancel()
+            request_id = params.get("requestId")
+            if request_id in self._streams:
+                # A modern server tears down one of our subscriptions/listen streams this way.
+                stream = self._pending.pop(request_id, None)
+                if stream is not None:
+                    reason = params.get("reason")
+                    text = f": {reason}" if isinstance(reason, str) else ""
+                    stream.deliver(McpError("cancelled", f"the server ended the stream{text}"))
+            else:
+                scope = self._handler_scopes.get(request_id)  # type: ignore[arg-type]
+                if scope is not None:
+                    scope.cancel()
         elif method == "notifications/message":
             level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
             server_log.log(level, "%s: %s", params.get("logger") or "server", params.get("data"))
@@ -845,6 +935,30 @@ class Connection:
             await channel.send(message)
         except McpError as exc:
             logger.debug("could not answer the server: %s", exc)
+
+
+def _with_trace_context(
+    params: dict[str, Any] | None, trace: Callable[[], dict[str, str] | None]
+) -> dict[str, Any] | None:
+    """W3C trace context (SEP-414) in ``_meta``: ``traceparent``/``tracestate`` from the callable."""
+    try:
+        context = trace()
+    except Exception:
+        logger.exception("the trace_context callable raised; no trace context sent")
+        return params
+    if not context:
+        return params
+    fields = {
+        k: v
+        for k, v in context.items()
+        if k in ("traceparent", "tracestate", "baggage") and isinstance(v, str)
+    }
+    if not fields:
+        return params
+    stamped = dict(params) if params else {}
+    meta = stamped.get("_meta")
+    stamped["_meta"] = {**meta, **fields} if isinstance(meta, dict) else fields
+    return stamped
 
 
 def _clock_and_events() -> tuple[Callable[[], float], Callable[[], Any]]:

@@ -7,6 +7,7 @@ mysterious failure in the middle of a session.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -53,6 +54,8 @@ class ConnectionOptions:
     max_input_rounds: int = 10
     #: Server log level to ask for (modern: per request in ``_meta``; legacy: ``logging/setLevel``).
     log_level: str | None = None
+    #: Returns W3C trace context (``traceparent``, ``tracestate``) to put in each request's ``_meta``.
+    trace_context: Callable[[], dict[str, str] | None] | None = None
     #: Our ``clientInfo``.
     client_info: dict[str, Any] = field(
         default_factory=lambda: {"name": "mcp-notebook", "version": __version__}
@@ -77,6 +80,10 @@ class ConnectionOptions:
                 raise TypeError(f"{name} must be True or False, not {getattr(self, name)!r}")
         if self.log_level is not None and self.log_level not in _LOG_LEVELS:
             raise ValueError(f"log_level={self.log_level!r} is not one of {', '.join(_LOG_LEVELS)}")
+        if self.trace_context is not None and not callable(self.trace_context):
+            raise TypeError(
+                "trace_context must be a callable returning {'traceparent': ..., 'tracestate': ...}"
+            )
         info = self.client_info
         if not isinstance(info, dict) or not isinstance(info.get("name"), str) or "version" not in info:
             raise ValueError("client_info must be a dict with a 'name' and a 'version'")
