@@ -744,7 +744,8 @@ async def test_dropped_connection_fails_the_pending_call_fast_then_reconnects_by
     assert len(server.calls("crash")) == 1  # never resent
     methods = [m["method"] for m in server.received]
     # The era is remembered: the second connection goes straight to initialize.
-    assert methods[:5] == ["server/discover", "initialize", "notifications/initialized", "tools/list", "tools/call"]
+    first = ["server/discover", "initialize", "notifications/initialized", "tools/list", "tools/call"]
+    assert methods[:5] == first
     assert methods[5:7] == ["initialize", "notifications/initialized"]
     # After the reconnect the cached tool list is fetched again by itself, beside the new call.
     assert sorted(methods[7:]) == ["tools/call", "tools/list"]
