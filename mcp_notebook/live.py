@@ -149,8 +149,8 @@ class LiveState:
                 tg.start_soon(self._refresh_loop, name)
             tg.start_soon(self._dispatch_events)
             tg.start_soon(self._manage_listen)
-            if self._conn.state == "ready":
-                self._on_state("ready")
+            # State changes since construction were already heard (the listener came first), and
+            # the events they set are waiting for the loops just started.
             task_status.started()
             await self._closed.wait()
             tg.cancel_scope.cancel()
