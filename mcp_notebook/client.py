@@ -1,9 +1,9 @@
 """The async public API: :class:`Client`.
 
-A ``Client`` owns one :class:`~mcp_notebook.connection.Connection` and turns its dict results into
-the typed objects of :mod:`mcp_notebook.results`. It follows every ``nextCursor`` of list methods,
-checks tool arguments against the tool's ``inputSchema`` before sending, and keeps the last tool
-list for that purpose.
+A ``Client`` owns one :class:`~mcp_notebook.connection.Connection` and one
+:class:`~mcp_notebook.live.LiveState` (cached lists, subscriptions, events), and turns dict results
+into the typed objects of :mod:`mcp_notebook.results`. It checks tool arguments against the
+cached tool's ``inputSchema`` before sending.
 
 Lifetime: ``async with Client(...) as client`` or ``await client.connect()`` ... ``await
 client.aclose()``. On asyncio the connection runs in a task owned by the client, not by the task
@@ -17,6 +17,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
@@ -123,7 +124,7 @@ class Client:
         self._validator = ArgumentValidator()
         self._host_task: asyncio.Task[None] | None = None
         self._host_done: anyio.Event | None = None
-        self._stack: Any = None
+        self._stack: AsyncExitStack | None = None
         self._connected = False
 
     # --- lifetime -------------------------------------------------------------------------------
@@ -150,8 +151,6 @@ class Client:
             if loop is not None:
                 await self._start_host_task(loop)
             else:  # another backend (trio): the caller's task hosts the connection
-                from contextlib import AsyncExitStack
-
                 self._stack = AsyncExitStack()
                 tg = await self._stack.enter_async_context(anyio.create_task_group())
                 await tg.start(self._connection.run)
