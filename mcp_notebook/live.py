@@ -478,6 +478,15 @@ class LiveState:
         listen.acked.set()
         listen.settled.set()
         self._newest_acked = subscription
+        # A stream replays nothing: a list fetched before its acknowledgement may already be out
+        # of date, so every list this stream newly watches is fetched again (PROTOCOL.md §3.7).
+        previous = self._current_listen
+        watched_before = (
+            previous.honoured or {} if previous is not None and not previous.ended.is_set() else {}
+        )
+        for name, kind in KINDS.items():
+            if listen.honoured.get(kind.listen_flag) and not watched_before.get(kind.listen_flag):
+                self._want_refresh(name)
 
     # --- events ---------------------------------------------------------------------------------
 

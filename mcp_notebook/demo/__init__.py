@@ -21,10 +21,17 @@ Tools
         Asks the client's LLM (sampling) for a summary of ``text``.
     ``fail(message)``
         Always fails, producing a result with ``isError: true``.
+    ``add_tool(name)``
+        Registers a new echo tool at run time and announces the change
+        (``tools/list_changed``), for watching a client's cache follow along.
+    ``set_note(text)``
+        Changes ``demo://note`` and notifies its subscribers
+        (``resources/updated``).
 
 Resources
-    ``demo://readme`` (markdown), ``demo://data/sales.csv`` (CSV) and the
-    template ``demo://region/{name}`` (JSON summary of one region).
+    ``demo://readme`` (markdown), ``demo://data/sales.csv`` (CSV), the
+    subscribable ``demo://note`` (text) and the template
+    ``demo://region/{name}`` (JSON summary of one region).
 
 Prompts
     ``analyze_region(region)`` and ``greeting(name)``. The ``region`` prompt

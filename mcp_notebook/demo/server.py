@@ -16,11 +16,13 @@ import io
 import json
 import logging
 import random
+import weakref
 from collections import Counter, defaultdict
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import anyio
-from mcp.server.lowlevel.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.mcpserver import (
     Context,
     Elicit,
@@ -38,11 +40,14 @@ from mcp_types import (
     CompletionArgument,
     CompletionContext,
     CreateMessageResult,
+    EmptyResult,
     PromptReference,
     ResourceTemplateReference,
     SamplingMessage,
+    SubscribeRequestParams,
     TextContent,
     ToolAnnotations,
+    UnsubscribeRequestParams,
 )
 from pydantic import BaseModel, Field
 
@@ -70,6 +75,15 @@ PRODUCTS: dict[str, float] = {"widget": 4.50, "gadget": 12.00, "gizmo": 27.50, "
 """Product name -> list price; sold prices vary around it."""
 
 REGION_TEMPLATE = "demo://region/{name}"
+NOTE_URI = "demo://note"
+"""A subscribable text resource; ``set_note`` changes it and announces the update."""
+
+NOTIFICATION_OPTIONS = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+"""What the ``initialize`` handshake declares: the lists may change and the server says so.
+
+The SDK derives the handshake's ``listChanged`` flags from these options only (they default to
+False), while the modern ``server/discover`` derives them from serving ``subscriptions/listen``.
+"""
 
 _SEED = 20250101
 _DATASET_SIZE = 240
@@ -85,6 +99,8 @@ into a DataFrame, or read `demo://data/sales.csv` for the whole data set as CSV.
 - The `analyze_region` prompt sets up an analysis of one region.
 - `add`, `echo`, `slow_count` (progress), `ask_user_name` (elicitation), `summarize` (sampling) \
 and `fail` (error result) exist to exercise client features.
+- `add_tool` registers a new tool at run time (announced as a tools list change); `set_note` \
+changes the subscribable resource `demo://note` (announced as a resource update).
 """
 
 README = """\
@@ -105,12 +121,15 @@ seeded toy sales data set: {size} records over {days} days, four regions
 | `ask_user_name(greeting="Hello")` | Asks for your name (elicitation) and greets you |
 | `summarize(text, max_words=30)` | Summarizes text with the client's LLM (sampling) |
 | `fail(message)` | Always fails with `message` (an `isError` result) |
+| `add_tool(name)` | Registers a new echo tool called `name` and announces the tools list change |
+| `set_note(text)` | Changes `demo://note` and announces the update to its subscribers |
 
 ## Resources
 
 - `demo://readme`: this document
 - `demo://data/sales.csv`: the whole data set as CSV
 - `demo://region/{{name}}`: JSON summary of one region
+- `demo://note`: a short text note (starts as "empty"); subscribe to hear of `set_note` changes
 
 ## Prompts
 
@@ -311,6 +330,96 @@ def region_summary(name: str) -> str:
     return json.dumps(summary, indent=2)
 
 
+# ------------------------------------------------------------- run-time changes
+
+
+class _LiveFeatures:
+    """The parts of one server that change at run time: added tools and the note.
+
+    Every change is announced in both protocol eras, because one server object may serve both:
+    modern connections hear of it on their ``subscriptions/listen`` streams (the server's
+    subscription bus, through the request's ``Context``), legacy ones as a plain notification on
+    the connection (the session's ``send_*``). Each era ignores the other's announcement: the bus
+    has no listener on a legacy connection, and the SDK drops bare change notifications on a
+    modern one, so both are sent and neither can fail the tool.
+    """
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+        self.note = "empty"
+        # Legacy connections that sent resources/subscribe, with their URIs. Keyed by the SDK's
+        # per-connection object (a request's ServerSession is per request, its connection is not).
+        self.subscribers: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+
+    # --- tools
+
+    async def add_tool(
+        self,
+        ctx: Context,
+        name: Annotated[
+            str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$", description="New tool name")
+        ],
+    ) -> str:
+        """Register a new tool called `name` (it echoes its `text`) and announce the tools list change."""
+        if self.server._tool_manager.get_tool(name) is not None:  # pyright: ignore[reportPrivateUsage]
+            return f"A tool called {name!r} already exists."
+
+        def added(text: Annotated[str, Field(description="Text to echo back")]) -> str:
+            return text
+
+        self.server.add_tool(
+            added,
+            name=name,
+            description="Added at run time by add_tool: echoes its text.",
+            structured_output=False,
+        )
+        await _announce(ctx.notify_tools_changed(), "tools list change (listen streams)")
+        await _announce(ctx.request_context.session.send_tool_list_changed(), "tools list change (legacy)")
+        return f"Added the tool {name!r}."
+
+    async def set_note(
+        self, ctx: Context, text: Annotated[str, Field(max_length=10_000, description="The note's new text")]
+    ) -> str:
+        """Change the `demo://note` resource and announce the update to its subscribers."""
+        self.note = text
+        await _announce(ctx.notify_resource_updated(NOTE_URI), "resource update (listen streams)")
+        for connection, uris in list(self.subscribers.items()):
+            if NOTE_URI in uris:
+                await _announce(connection.send_resource_updated(NOTE_URI), "resource update (legacy)")
+        return f"The note is now {len(text)} characters long."
+
+    # --- the note resource and legacy subscriptions
+
+    def read_note(self) -> str:
+        """A short text note; `set_note` changes it."""
+        return self.note
+
+    async def on_subscribe(
+        self, ctx: ServerRequestContext[Any], params: SubscribeRequestParams
+    ) -> EmptyResult:
+        self.subscribers.setdefault(_connection_of(ctx), set()).add(str(params.uri))
+        return EmptyResult()
+
+    async def on_unsubscribe(
+        self, ctx: ServerRequestContext[Any], params: UnsubscribeRequestParams
+    ) -> EmptyResult:
+        self.subscribers.get(_connection_of(ctx), set()).discard(str(params.uri))
+        return EmptyResult()
+
+
+def _connection_of(ctx: ServerRequestContext[Any]) -> Any:
+    """The SDK's per-connection object behind a request (it has no public handle)."""
+    return ctx.session._connection  # pyright: ignore[reportPrivateUsage]
+
+
+async def _announce(sending: Any, what: str) -> None:
+    """Await one era's announcement; a failure (e.g. a closed connection) is logged, not raised."""
+    try:
+        await sending
+    except Exception:
+        logger.debug("could not send the %s", what, exc_info=True)
+
+
 # ------------------------------------------------------------------------ prompts
 
 
@@ -385,6 +494,9 @@ def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
     server.add_tool(ask_user_name, title="Ask for the user's name", structured_output=False)
     server.add_tool(summarize, title="Summarize text", structured_output=False)
     server.add_tool(fail, title="Always fail", annotations=read_only, structured_output=False)
+    live = _LiveFeatures(server)
+    server.add_tool(live.add_tool, name="add_tool", title="Add a tool at run time", structured_output=False)
+    server.add_tool(live.set_note, name="set_note", title="Change the note", structured_output=False)
 
     server.resource("demo://readme", name="readme", title="About this server", mime_type="text/markdown")(
         readme
@@ -395,6 +507,24 @@ def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
     server.resource(
         REGION_TEMPLATE, name="region_summary", title="Region summary (JSON)", mime_type="application/json"
     )(region_summary)
+    server.resource(NOTE_URI, name="note", title="A note (subscribable)", mime_type="text/plain")(
+        live.read_note
+    )
+    # MCPServer serves subscriptions/listen (the modern way to subscribe) but registers no
+    # resources/subscribe handler, so the handshake would declare resources.subscribe false.
+    lowlevel = _lowlevel(server)
+    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, live.on_subscribe)
+    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, live.on_unsubscribe)
+    # Whoever builds the handshake's options without notification options (the SDK's own
+    # `run_stdio_async`, an in-process transport) still declares that the lists may change.
+    sdk_options = lowlevel.create_initialization_options
+
+    def create_initialization_options(
+        notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        return sdk_options(notification_options or NOTIFICATION_OPTIONS, *args, **kwargs)
+
+    lowlevel.create_initialization_options = create_initialization_options  # type: ignore[method-assign]
 
     server.prompt(title="Analyze a region")(analyze_region)
     server.prompt(title="Greeting")(greeting)
@@ -414,21 +544,28 @@ async def serve_stdio(server: MCPServer | None = None, *, legacy_only: bool = Fa
     """
     if server is None:
         server = build_server()
+    lowlevel = _lowlevel(server)
+    # Not `server.run_stdio_async()`: that builds the handshake's options without notification
+    # options, so a legacy client would be told no list ever changes.
+    init_options = lowlevel.create_initialization_options(NOTIFICATION_OPTIONS)
     if not legacy_only:
-        await server.run_stdio_async()
+        async with stdio_server() as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, init_options)
         return
-    # MCPServer has no public handle on its low-level Server; the SDK's own client reaches
-    # for the same attribute when connecting in-process.
-    lowlevel: Server = server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
     # The lifespan is entered first (and so exits last), as `Server.run` does it.
     async with lowlevel.lifespan(lowlevel) as lifespan_state, stdio_server() as (read_stream, write_stream):
         await serve_loop(
-            lowlevel,
-            read_stream,
-            write_stream,
-            lifespan_state=lifespan_state,
-            init_options=lowlevel.create_initialization_options(),
+            lowlevel, read_stream, write_stream, lifespan_state=lifespan_state, init_options=init_options
         )
+
+
+def _lowlevel(server: MCPServer) -> Server:
+    """The low-level Server inside an MCPServer.
+
+    MCPServer has no public handle on it; the SDK's own client reaches for the same attribute
+    when connecting in-process.
+    """
+    return server._lowlevel_server  # pyright: ignore[reportPrivateUsage]
 
 
 def run_stdio(*, legacy_only: bool = False, log_level: LogLevel = "WARNING") -> None:
