@@ -47,6 +47,7 @@ _MAX_PAGES = 1000
 _ACK_TIMEOUT = 10.0
 _MAX_LISTENS = 4
 _EVENT_BACKLOG = 10_000
+_SHORT_LIVED = 5.0  # a stream the server ends sooner than this counts as a failed attempt
 
 #: What an event hook gets; the same object the connection emits.
 Event = ConnectionEvent
@@ -64,6 +65,12 @@ class _Listen:
         self.acked = anyio.Event()
         self.settled = anyio.Event()  # acknowledged or ended
         self.ended = anyio.Event()
+        self.opened_at = 0.0
+
+    @property
+    def dropped(self) -> bool:
+        """Ended with the connection (reconnect takes care of it), not by the server's choice."""
+        return self.error is not None and self.error.kind in ("transport", "closed")
 
     def close(self) -> None:
         if self.scope is not None:
@@ -395,7 +402,13 @@ class LiveState:
             changed = self._listen_changed = anyio.Event()
             current = self._current_listen
             if current is not None and current.ended.is_set():
-                self._current_listen = current = None
+                ended, self._current_listen, current = current, None, None
+                if not ended.dropped and anyio.current_time() - ended.opened_at < _SHORT_LIVED:
+                    # The server keeps ending the stream at once: back off instead of hammering.
+                    failures += 1
+                    await self._backoff(failures)
+                    continue
+                failures = 0
             if (
                 self._conn.state == "ready"
                 and self._conn.negotiated_era() == "modern"
@@ -406,11 +419,8 @@ class LiveState:
                     opened = await self._open_listen(desired)
                     if opened is None:
                         failures += 1
-                        delay = min(30.0, 0.5 * 2 ** min(failures, 6)) * random.uniform(0.5, 1.0)
-                        with anyio.move_on_after(delay):
-                            await self._closed.wait()
+                        await self._backoff(failures)
                         continue
-                    failures = 0
                     if current is not None:
                         current.close()
                     self._current_listen = opened
@@ -421,10 +431,16 @@ class LiveState:
                     self._current_listen = None
             await changed.wait()
 
+    async def _backoff(self, failures: int) -> None:
+        delay = min(30.0, 0.5 * 2 ** min(failures, 6)) * random.uniform(0.5, 1.0)
+        with anyio.move_on_after(delay):
+            await self._closed.wait()
+
     async def _open_listen(self, wanted: dict[str, Any]) -> _Listen | None:
         if len(self._listens) >= _MAX_LISTENS or self._tg is None:
             return None
         listen = _Listen(dict(wanted))
+        listen.opened_at = anyio.current_time()
         self._tg.start_soon(self._run_listen, listen)
         with anyio.move_on_after(_ACK_TIMEOUT):
             await listen.settled.wait()

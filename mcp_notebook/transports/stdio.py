@@ -99,6 +99,13 @@ class StdioTransport:
                 text = text.replace(value, "***")
         return text
 
+    def mask_frame_error(self, error: FrameError) -> FrameError:
+        """Mask env values in the bytes a skipped frame keeps for the log (a server may echo them)."""
+        for value in self._env.values():
+            if len(value) >= 4:
+                error.head = error.head.replace(value.encode(), b"***")
+        return error
+
     def _child_env(self) -> dict[str, str]:
         if self.inherit_env:
             base = dict(os.environ)
@@ -234,11 +241,11 @@ class _StdioChannel:
             self._feed(chunk)
         frame = self._frames.popleft()
         if isinstance(frame, FrameError):
-            return frame
+            return self._transport.mask_frame_error(frame)
         try:
             return decode(frame)
         except FrameError as exc:
-            return exc
+            return self._transport.mask_frame_error(exc)
 
     def _feed(self, chunk: bytes) -> None:
         """Split a chunk into frames, discarding any frame past the size limit as it streams in."""
