@@ -35,7 +35,22 @@ __all__ = [
     "Resource",
     "ResourceContents",
     "ResourceTemplate",
+    "Session",
     "Tool",
     "ToolResult",
     "__version__",
+    "connect",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The notebook layer (traitlets, pandas, ...) loads only when asked for, so the core stays light.
+    if name in ("connect", "Session"):
+        try:
+            from . import notebook
+        except ImportError as exc:
+            raise ImportError(
+                f"mcp_notebook.{name} needs the notebook extra: pip install 'mcp-notebook[notebook]' ({exc})"
+            ) from exc
+        return getattr(notebook, name)
+    raise AttributeError(f"module 'mcp_notebook' has no attribute {name!r}")

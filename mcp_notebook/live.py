@@ -104,6 +104,7 @@ class LiveState:
             self._changed_kinds[kind.notification].append(name)
         self._dirty = {method: anyio.Event() for method in self._changed_kinds}
         self._want = {name: anyio.Event() for name in KINDS}
+        self._asked: set[str] = set()  # lists someone fetched: those are kept fresh
         #: How many times each list was fetched by this layer (refreshes, not caller fetches).
         self.refreshes: dict[str, int] = dict.fromkeys(KINDS, 0)
         self._queues: list[NotificationQueue] = []
@@ -176,6 +177,7 @@ class LiveState:
     async def _fetch(self, name: str, timeout: float | None) -> list[Any]:
         kind = KINDS[name]
         entry = self._lists[name]
+        self._asked.add(name)
         generation = entry.generation
         started = anyio.current_time()
         items, ttl = await self._list_all(kind, timeout)
@@ -244,8 +246,7 @@ class LiveState:
             delay = last + self._min_interval - anyio.current_time()
             if delay > 0:
                 await anyio.sleep(delay)
-            entry = self._lists[name]
-            if entry.value is None and not self._eager:
+            if name not in self._asked and not self._eager:
                 continue  # nobody has asked for this list yet: nothing to keep fresh
             if not self._server_offers(KINDS[name]):
                 continue
@@ -319,7 +320,7 @@ class LiveState:
     def _after_reconnect(self) -> None:
         for name, entry in self._lists.items():
             entry.invalidate()
-            if entry.value is not None or self._eager:
+            if name in self._asked or self._eager:
                 self._want[name].set()
         if self._tg is not None and self._subscriptions and self._conn.negotiated_era() == "legacy":
             self._tg.start_soon(self._resubscribe_legacy)

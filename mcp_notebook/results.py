@@ -142,6 +142,17 @@ class ToolResult:
         except ValueError:
             return text
 
+    def to_dataframe(self, *, output_schema: dict[str, Any] | None = None, flatten: bool = True) -> Any:
+        """This result as a pandas DataFrame (mapping rules: :mod:`mcp_notebook.notebook.frames`).
+
+        Needs the notebook extra; pandas is imported only when this is called.
+        """
+        # The notebook layer owns the mapping; importing it here, on demand, keeps the core free of
+        # pandas at import time while giving results the method users look for.
+        from .notebook.frames import result_to_dataframe
+
+        return result_to_dataframe(self, output_schema=output_schema, flatten=flatten)
+
     def __repr__(self) -> str:
         kinds = ", ".join(str(b.get("type")) for b in self.content)
         flag = ", is_error=True" if self.is_error else ""

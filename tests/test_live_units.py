@@ -92,12 +92,16 @@ async def test_list_answer_that_raced_a_list_changed_is_not_stored_as_fresh():
         assert not client.freshness("tools").fresh
         del server.handlers["tools/list"]  # the server answers with its current list from now on
         assert names(await client.list_tools()) == ["new"]
-        assert list_requests(server) == 2
+        # The caller's second fetch, and possibly the background refresh the notice asked for
+        # (a list someone fetched is kept fresh), both see the current list.
+        assert list_requests(server) in (2, 3)
         assert names(client.cached_tools) == ["new"]
         assert client.freshness("tools").fresh
-        await eventually(lambda: len([e for e in events if e.kind == "cache_refresh"]) == 2)
+        refreshes = lambda: [e for e in events if e.kind == "cache_refresh"]  # noqa: E731
+        await eventually(lambda: len(refreshes()) == list_requests(server))
     stored = [e.data["stored"] for e in events if e.kind == "cache_refresh"]
-    assert stored == [False, True]
+    assert stored[0] is False
+    assert all(stored[1:])
 
 
 async def test_modern_ttl_is_honoured_then_the_list_is_fetched_again():

@@ -79,6 +79,8 @@ class StdioTransport:
         self.inherit_env = inherit_env
         self.max_message_bytes = max_message_bytes
         self.shutdown_timeout = shutdown_timeout
+        #: How long the server gets after SIGTERM before SIGKILL.
+        self.terminate_timeout = 2.0
         self._stderr: collections.deque[str] = collections.deque(maxlen=stderr_lines)
         self.pid: int | None = None
         self.returncode: int | None = None
@@ -172,7 +174,7 @@ class StdioTransport:
                 await pipes.close_stdin()
             with anyio.move_on_after(self.shutdown_timeout):
                 await pipes.wait()
-            for sig, grace in ((signal.SIGTERM, 2.0), (_SIGKILL, None)):
+            for sig, grace in ((signal.SIGTERM, self.terminate_timeout), (_SIGKILL, None)):
                 if pipes.returncode is not None:
                     break
                 _signal_group(pipes.pid, sig)

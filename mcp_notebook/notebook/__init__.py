@@ -1,0 +1,10 @@
+"""The notebook layer: sessions on an engine thread, a traitlets model, DataFrames, rich output.
+
+Needs the ``notebook`` extra (traitlets, pandas, tqdm, ipywidgets, IPython): ``pip install
+'mcp-notebook[notebook]'``. Nothing here is imported by ``import mcp_notebook``.
+"""
+
+from .model import SessionModel
+from .session import Session, connect
+
+__all__ = ["Session", "SessionModel", "connect"]

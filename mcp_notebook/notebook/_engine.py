@@ -1,0 +1,108 @@
+"""The engine thread: one event loop, in a daemon thread of its own, for every notebook session.
+
+Why a thread: a notebook's cells run on the kernel's event loop one at a time, and a cell that
+computes (``time.sleep(2)``, a pandas job) stops that loop. A connection living there would stop
+answering pings, routing progress and receiving notifications until the cell ends. On its own loop
+the connection keeps working, the widgets keep updating, a client opened in one cell can be closed
+in another, and nest-asyncio (archived) is not needed.
+
+Callers on other threads use :meth:`Engine.call` (blocking, interruptible with Ctrl-C / kernel
+interrupt, which cancels the work on the engine) or :meth:`Engine.acall` (awaitable from any
+asyncio loop, e.g. a cell's top-level ``await``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import threading
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar
+
+import anyio
+import anyio.from_thread
+
+__all__ = ["Engine", "get_engine"]
+
+T = TypeVar("T")
+
+
+class Engine:
+    def __init__(self) -> None:
+        self._portal_cm: AbstractContextManager[anyio.from_thread.BlockingPortal] = (
+            anyio.from_thread.start_blocking_portal("asyncio", name="mcp-notebook-engine")
+        )
+        self.portal = self._portal_cm.__enter__()
+        self.thread_id: int = self.portal.call(threading.get_ident)
+        self._stopped = False
+
+    def on_engine_thread(self) -> bool:
+        return threading.get_ident() == self.thread_id
+
+    def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Run ``await fn(*args)`` on the engine and wait for it here (not from the engine itself)."""
+        if self.on_engine_thread():
+            raise RuntimeError(
+                "this blocking method was called from the engine thread (a handler or observer); "
+                "use its async twin instead, e.g. `await session.acall_tool(...)`"
+            )
+        future = self.portal.start_task_soon(fn, *args)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            future.cancel()  # an interrupted cell cancels the request, which cancels it on the server
+            raise
+
+    async def acall(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Await ``fn(*args)`` run on the engine, from another event loop."""
+        if self.on_engine_thread():
+            return await fn(*args)
+        future: concurrent.futures.Future[T] = self.portal.start_task_soon(fn, *args)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> concurrent.futures.Future[Any]:
+        """Start background work on the engine; cancel it with the returned future."""
+        return self.portal.start_task_soon(fn, *args)
+
+    def stop(self) -> None:
+        if not self._stopped:
+            self._stopped = True
+            self._portal_cm.__exit__(None, None, None)
+
+
+_engine: Engine | None = None
+_lock = threading.Lock()
+_exit_hooks: list[Callable[[], None]] = []
+
+
+def get_engine() -> Engine:
+    """The process-wide engine, started on first use."""
+    global _engine
+    with _lock:
+        if _engine is None:
+            _engine = Engine()
+            atexit.register(_shutdown)
+        return _engine
+
+
+def on_exit(hook: Callable[[], None]) -> None:
+    """Run ``hook`` at interpreter exit, before the engine stops (sessions close themselves)."""
+    _exit_hooks.append(hook)
+
+
+def _shutdown() -> None:
+    global _engine
+    for hook in reversed(_exit_hooks):
+        with contextlib.suppress(Exception):  # at exit there is nobody left to tell
+            hook()
+    with _lock:
+        engine, _engine = _engine, None
+    if engine is not None:
+        engine.stop()

@@ -1,0 +1,621 @@
+"""pandas DataFrames from tool results and from the server's lists (tools, resources, prompts, history).
+
+This module imports pandas at import time; it is only imported on demand (``result.to_dataframe()``,
+``session.tools_frame()`` ...), and the async core never imports it.
+
+How a tool result becomes a table
+=================================
+
+:func:`result_to_dataframe` picks the first rule that matches, in this order:
+
+1. **structuredContent is a list.** A list whose items are all objects is a list of records: one row
+   per record (an empty list gives an empty frame, with the columns the schema names). A list holding
+   anything else (numbers, strings, lists, a mix) gives one column, ``value``, one row per item.
+   *Why:* a list of objects is the most common table shape a tool returns, and the one
+   ``pandas.DataFrame(records)`` already understands; scalars have no names, so they get one.
+2. **structuredContent is a dict of columns:** every value is a list and all the lists have the same
+   length; each key becomes a column. The one exception is a dict holding exactly one list whose items
+   are objects, which is rule 3. *Why:* column-oriented JSON (``{"x": [...], "y": [...]}``) is what
+   ``DataFrame.to_dict("list")`` and many numeric APIs emit. The exception matters because
+   ``{"result": [{...}, ...]}`` is also a "dict of one column"; read as columns it would be a single
+   column of dicts, which is never what anyone wants.
+3. **structuredContent is a dict holding exactly one list, and that list holds objects** (other keys
+   may hold non-list values): that list's records, as in rule 1. The other keys are not lost: they are
+   kept in ``df.attrs["envelope"]``. *Why:* the official Python SDK wraps a tool's list return as
+   ``{"result": [...]}`` (before 2026-07-28 ``structuredContent`` had to be an object), and paginated
+   APIs wrap rows as ``{"items": [...], "total": 123, "next": "..."}``; in both cases the rows are
+   the table.
+4. **Any other structuredContent:** a dict is one row; a bare scalar (allowed since 2026-07-28) is one
+   row with one column ``value``. *Why:* a single object is a single record; turning its keys into
+   rows would change the meaning of the columns.
+5. **No structuredContent, and the text content is JSON:** every content block is a text block, and
+   either there is one block that parses as a JSON array or object, or there are several and each
+   parses as a JSON object. The parsed value (for several blocks: the list of objects, one row per
+   block) goes through rules 1-4. ``df.attrs["text_rule"]`` says which. *Why:* servers written before
+   ``structuredContent`` existed (and many since) send their data as JSON text, and the Python SDK
+   sends a list return as one JSON text block per item. Blocks of other kinds (an image next to the
+   JSON) would be lost by this rule, so it does not apply to them.
+6. **Otherwise:** one row per content block, with the columns ``type``, ``text``, ``mimeType``,
+   ``uri``, ``name`` and ``data_size`` (decoded bytes of base64 ``data`` or ``blob``, computed from the
+   length; the base64 itself is never put in the frame). For an embedded ``resource`` block the
+   columns come from the resource. *Why:* every result has content blocks, so this always works, and
+   it shows what the tool returned without dumping megabytes of base64 into a notebook.
+
+Nested objects are flattened into dotted column names (``{"a": {"b": 1}}`` gives column ``a.b``),
+like ``pandas.json_normalize(records, sep=".")`` but keeping the record's key order (json_normalize
+moves every nested column after the flat ones) and keeping empty objects as values (json_normalize
+drops them). Pass ``flatten=False`` to keep dicts in cells. Lists in cells are never exploded.
+
+Columns come in the order of the first record's keys, then any further keys in the order they first
+appear. ``df.attrs["rule"]`` is the rule that applied (1-6) and ``df.attrs["is_error"]`` is the
+result's ``isError``: an error result still converts (its text is often the most useful thing in it).
+
+dtypes from ``outputSchema``
+----------------------------
+
+When the tool's ``outputSchema`` is passed, each column's schema is found along the same path as the
+data (the array's ``items``, the wrapped list's ``items``, a column list's ``items``, or the object's
+``properties``; nested properties for dotted columns) and mapped: ``integer`` -> ``Int64``, ``number``
+-> ``Float64``, ``boolean`` -> ``boolean``, ``string`` -> ``string``, and ``string`` with ``format``
+``date-time`` or ``date`` -> ``datetime64`` (unparseable values become ``NaT``; mixed UTC offsets are
+converted to UTC). Nullable types (``["integer", "null"]`` or ``anyOf`` with ``{"type": "null"}``) map
+the same way, since all these dtypes hold missing values. Local ``$ref`` (``#/$defs/...``) are
+resolved; anything else (other documents, URLs) is never fetched and the column keeps pandas' own
+dtype, as does any column whose schema states no single type, or whose data does not fit the stated
+type (the schema is a hint for display, not a validator). Integers that pandas first read as floats
+(a column with nulls) are rebuilt from the original values, so ids above 2**53 stay exact.
+
+Strings from the server are kept as data, never interpreted. Escaping them is the renderer's job:
+``DataFrame.to_html()`` and the notebook's HTML repr escape cell text by default (``escape=True``);
+``DataFrame.style`` (Styler) does not, so render server data through it only with escaping turned on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import suppress
+from datetime import timedelta
+from typing import Any
+from urllib.parse import unquote
+
+import pandas as pd
+from pandas.api.types import infer_dtype, is_bool_dtype, is_float_dtype, is_numeric_dtype
+
+from ..results import Prompt, Resource, ResourceTemplate, Tool, ToolResult
+
+__all__ = [
+    "BLOCK_COLUMNS",
+    "HISTORY_COLUMNS",
+    "history_frame",
+    "prompts_frame",
+    "resource_templates_frame",
+    "resources_frame",
+    "result_to_dataframe",
+    "tools_frame",
+]
+
+BLOCK_COLUMNS = ["type", "text", "mimeType", "uri", "name", "data_size"]
+HISTORY_COLUMNS = ["time", "method", "name", "arguments", "duration", "outcome", "result_size"]
+
+_NOTHING = object()
+_MAX_REF_HOPS = 64
+_MAX_SCHEMA_DEPTH = 16
+# infer_dtype answers for which a column cannot hold a dict (no Python scan needed)
+_SCALAR_KINDS = frozenset(
+    {"string", "bytes", "integer", "floating", "mixed-integer-float", "boolean", "empty", "decimal"}
+)
+_NUMBER_KINDS = frozenset({"integer", "floating", "mixed-integer-float", "empty"})
+_MAX_FLATTEN_DEPTH = 64
+_JSON_TYPE_DTYPES = {"integer": "Int64", "number": "Float64", "boolean": "boolean", "string": "string"}
+
+
+# --------------------------------------------------------------------------- tool results
+
+
+def result_to_dataframe(
+    result: ToolResult | Mapping[str, Any],
+    *,
+    output_schema: Mapping[str, Any] | None = None,
+    flatten: bool = True,
+) -> pd.DataFrame:
+    """A tool result as a DataFrame, by the rules in this module's docstring.
+
+    Args:
+        result: a :class:`~mcp_notebook.ToolResult` (or a raw ``CallToolResult`` dict).
+        output_schema: the tool's ``outputSchema``; when given, column dtypes follow it.
+        flatten: flatten nested objects into dotted columns (``a.b``); ``False`` keeps dicts in cells.
+    """
+    if not isinstance(result, ToolResult):
+        result = ToolResult.from_dict(dict(result))
+    schema = dict(output_schema) if isinstance(output_schema, Mapping) else {}
+    if result.structured_content is not None:
+        df, rule = _json_frame(result.structured_content, schema, flatten)
+        df.attrs["rule"] = rule
+    else:
+        parsed = _json_text(result.content)
+        if parsed is not _NOTHING:
+            df, text_rule = _json_frame(parsed, schema, flatten)
+            df.attrs["rule"] = 5
+            df.attrs["text_rule"] = text_rule
+        else:
+            df = _blocks_frame(result.content)
+            df.attrs["rule"] = 6
+    df.attrs["is_error"] = result.is_error
+    return df
+
+
+def _json_frame(data: Any, schema: dict[str, Any], flatten: bool) -> tuple[pd.DataFrame, int]:
+    """Rules 1-4 for one JSON value (structuredContent, or the parsed text of rule 5)."""
+    root = schema
+    if isinstance(data, list):
+        items = _list_items(schema, root)
+        if all(isinstance(item, dict) for item in data):
+            return _records_frame(data, _properties(items, root), root, flatten), 1
+        return _values_frame(data, items, root), 1
+    if isinstance(data, dict):
+        list_keys = [key for key, value in data.items() if isinstance(value, list)]
+        wrapped = len(list_keys) == 1 and all(isinstance(item, dict) for item in data[list_keys[0]])
+        if (
+            data
+            and not wrapped
+            and len(list_keys) == len(data)
+            and len({len(value) for value in data.values()}) == 1
+        ):
+            props = _properties(schema, root)
+            column_schemas = {key: _list_items(props.get(key), root) for key in data}
+            return _columns_frame(data, column_schemas, root, flatten), 2
+        if wrapped:
+            key = list_keys[0]
+            items = _list_items(_properties(schema, root).get(key), root)
+            df = _records_frame(data[key], _properties(items, root), root, flatten)
+            envelope = {k: v for k, v in data.items() if k != key}
+            if envelope:
+                df.attrs["envelope"] = envelope
+            return df, 3
+        return _records_frame([data], _properties(schema, root), root, flatten), 4
+    return _values_frame([data], schema, root), 4
+
+
+def _json_text(content: Sequence[Mapping[str, Any]]) -> Any:
+    """Rule 5: the JSON value the text content holds, or ``_NOTHING``."""
+    if not content or any(b.get("type") != "text" or not isinstance(b.get("text"), str) for b in content):
+        return _NOTHING
+    if len(content) == 1:
+        value = _loads(content[0]["text"])
+        return value if isinstance(value, (list, dict)) else _NOTHING
+    records = []
+    for block in content:
+        value = _loads(block["text"])
+        if not isinstance(value, dict):
+            return _NOTHING
+        records.append(value)
+    return records
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return _NOTHING
+
+
+def _records_frame(
+    records: list[dict[str, Any]], props: dict[str, Any], root: dict[str, Any], flatten: bool
+) -> pd.DataFrame:
+    columns = _schema_columns(props, root, flatten)
+    if not records:
+        return _empty_frame(columns, root)
+    # The fast path: pandas builds a flat frame in C. A nested object can only sit in an object-dtype
+    # column, so only those are checked (cheaply by infer_dtype, by a scan only when it says "mixed").
+    df = pd.DataFrame(records)
+    if flatten and _has_dicts(df):
+        records = [_flat_record(record) for record in records]
+        df = pd.DataFrame(records)
+    _apply_schema(df, columns, root, lambda path: [_dig(record, path, flatten) for record in records])
+    return df
+
+
+def _columns_frame(
+    data: dict[str, list[Any]], column_schemas: dict[str, Any], root: dict[str, Any], flatten: bool
+) -> pd.DataFrame:
+    df = pd.DataFrame(data)
+    if flatten and _has_dicts(df):
+        keys = list(data)
+        records = [dict(zip(keys, row, strict=True)) for row in zip(*data.values(), strict=True)]
+        props = {key: schema for key, schema in column_schemas.items() if schema}
+        return _records_frame(records, props, root, flatten)
+    columns = _schema_columns({k: v for k, v in column_schemas.items() if v}, root, False)
+    _apply_schema(df, columns, root, lambda path: list(data[path[0]]))
+    return df
+
+
+def _values_frame(values: list[Any], schema: dict[str, Any] | None, root: dict[str, Any]) -> pd.DataFrame:
+    df = pd.DataFrame({"value": pd.Series(values, dtype=object)}) if values else pd.DataFrame({"value": []})
+    if values and not any(isinstance(v, (dict, list)) for v in values):
+        df = df.infer_objects()
+    if schema:
+        _apply_schema(df, [("value", ("value",), schema, True)], root, lambda path: list(values))
+    return df
+
+
+def _empty_frame(columns: list[tuple[str, tuple[str, ...], Any, bool]], root: dict[str, Any]) -> pd.DataFrame:
+    leaves = [column for column in columns if column[3]]
+    df = pd.DataFrame({name: pd.Series([], dtype=object) for name, _, _, _ in leaves})
+    _apply_schema(df, leaves, root, lambda path: [])
+    return df
+
+
+def _has_dicts(df: pd.DataFrame) -> bool:
+    for _, column in df.items():
+        if column.dtype != object:
+            continue
+        if infer_dtype(column, skipna=True) in _SCALAR_KINDS:
+            continue
+        if any(isinstance(value, dict) for value in column):
+            return True
+    return False
+
+
+def _flat_record(
+    record: Mapping[str, Any], prefix: str = "", out: dict[str, Any] | None = None, depth: int = 0
+) -> dict[str, Any]:
+    """``{"a": {"b": 1}, "c": 2}`` -> ``{"a.b": 1, "c": 2}``, in key order; empty objects kept, and
+    objects nested deeper than ``_MAX_FLATTEN_DEPTH`` kept as dicts."""
+    if out is None:
+        out = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value and depth < _MAX_FLATTEN_DEPTH:
+            _flat_record(value, name + ".", out, depth + 1)
+        else:
+            out[name] = value
+    return out
+
+
+def _dig(record: Any, path: tuple[str, ...], flattened: bool) -> Any:
+    if flattened and isinstance(record, dict):
+        return record.get(".".join(path))
+    for key in path:
+        if not isinstance(record, dict):
+            return None
+        record = record.get(key)
+    return record
+
+
+# --------------------------------------------------------------------------- schema -> dtypes
+
+
+def _apply_schema(
+    df: pd.DataFrame,
+    columns: list[tuple[str, tuple[str, ...], Any, bool]],
+    root: dict[str, Any],
+    values_at: Callable[[tuple[str, ...]], list[Any]],
+) -> None:
+    if not columns or not df.columns.is_unique:
+        return
+    for name, path, schema, _leaf in columns:
+        if name not in df.columns:
+            continue
+        dtype = _schema_dtype(schema, root)
+        if dtype is None:
+            continue
+        try:
+            converted = _convert(df[name], dtype, lambda path=path: values_at(path))
+        except (TypeError, ValueError, OverflowError):
+            continue  # the data does not fit the stated type: keep what pandas inferred
+        if converted is not None:
+            df[name] = converted
+
+
+def _convert(series: pd.Series, dtype: str, original: Callable[[], list[Any]]) -> pd.Series | None:
+    kind = infer_dtype(series, skipna=True)
+    if dtype in ("Int64", "Float64"):
+        if is_bool_dtype(series.dtype) or kind not in _NUMBER_KINDS:
+            return None
+        if dtype == "Int64" and is_float_dtype(series.dtype) and series.abs().max() >= 2**53:
+            # pandas read integers with nulls as float64: rebuild from the JSON values to stay exact
+            return pd.Series(pd.array(original(), dtype="Int64"), index=series.index)
+        return series.astype(dtype)
+    if dtype == "boolean":
+        return series.astype("boolean") if kind in {"boolean", "empty"} else None
+    if dtype == "string":
+        return series.astype("string") if kind in {"string", "empty"} else None
+    if dtype == "datetime":
+        if kind not in {"string", "empty", "datetime", "datetime64", "date"}:
+            return None
+        return _to_datetime(series)
+    return None
+
+
+def _to_datetime(series: pd.Series) -> pd.Series:
+    """ISO 8601 text (or datetime objects) to datetime64; mixed UTC offsets are converted to UTC."""
+    try:
+        return pd.to_datetime(series, errors="coerce", format="ISO8601")
+    except (ValueError, TypeError):
+        return pd.to_datetime(series, errors="coerce", format="ISO8601", utc=True)
+
+
+def _schema_dtype(schema: Any, root: dict[str, Any]) -> str | None:
+    resolved = _non_null(schema, root)
+    kind = resolved.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else None
+    if kind is None and resolved.get("format") in ("date-time", "date"):
+        kind = "string"
+    if kind == "string" and resolved.get("format") in ("date-time", "date"):
+        return "datetime"
+    return _JSON_TYPE_DTYPES.get(kind) if isinstance(kind, str) else None
+
+
+def _schema_columns(
+    props: dict[str, Any], root: dict[str, Any], flatten: bool, prefix: tuple[str, ...] = (), depth: int = 0
+) -> list[tuple[str, tuple[str, ...], Any, bool]]:
+    """(column name, path, schema, is_leaf) for each property; nested ones too when flattening."""
+    columns: list[tuple[str, tuple[str, ...], Any, bool]] = []
+    for key, schema in props.items():
+        path = (*prefix, key)
+        nested = _properties(schema, root) if flatten and depth < _MAX_SCHEMA_DEPTH else {}
+        columns.append((".".join(path), path, schema, not nested))
+        if nested:
+            columns.extend(_schema_columns(nested, root, flatten, path, depth + 1))
+    return columns
+
+
+def _properties(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    props = _non_null(schema, root).get("properties")
+    return props if isinstance(props, dict) else {}
+
+
+def _list_items(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """The ``items`` schema of an array schema; for an object schema with exactly one array property
+    (the SDK's ``{"result": [...]}`` wrapper, met by rule 5's text), that property's ``items``."""
+    resolved = _non_null(schema, root)
+    items = resolved.get("items")
+    if isinstance(items, dict):
+        return _resolve(items, root)
+    props = _properties(resolved, root)
+    arrays = [p for p in props.values() if isinstance(_non_null(p, root).get("items"), dict)]
+    if len(arrays) == 1 and resolved.get("type") != "array":
+        return _resolve(_non_null(arrays[0], root)["items"], root)
+    return {}
+
+
+def _non_null(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """The schema with ``$ref`` resolved and a nullable ``anyOf``/``oneOf`` reduced to its one branch."""
+    resolved = _resolve(schema, root)
+    for _ in range(_MAX_REF_HOPS):
+        branches = resolved.get("anyOf") or resolved.get("oneOf")
+        if not isinstance(branches, list):
+            return resolved
+        non_null = [b for b in (_resolve(b, root) for b in branches) if b.get("type") != "null"]
+        if len(non_null) != 1:
+            return resolved
+        resolved = non_null[0]
+    return resolved
+
+
+def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """Follow local ``$ref`` (``#/...``) and single-entry ``allOf``; anything else resolves to ``{}``."""
+    for _ in range(_MAX_REF_HOPS):
+        if not isinstance(schema, dict):
+            return {}
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            if not ref.startswith("#"):
+                return {}  # another document or a URL: never fetched
+            schema = _pointer(root, ref[1:])
+            continue
+        all_of = schema.get("allOf")
+        if (
+            isinstance(all_of, list)
+            and len(all_of) == 1
+            and "type" not in schema
+            and "properties" not in schema
+        ):
+            schema = all_of[0]
+            continue
+        return schema
+    return {}
+
+
+def _pointer(root: Any, pointer: str) -> Any:
+    """A JSON Pointer (RFC 6901, as a URI fragment) into ``root``; ``None`` when it leads nowhere."""
+    if pointer == "":
+        return root
+    if not pointer.startswith("/"):
+        return None  # a named anchor ("#foo"): not supported
+    node = root
+    for token in unquote(pointer[1:]).split("/"):
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict):
+            node = node.get(token)
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
+
+
+# --------------------------------------------------------------------------- content blocks (rule 6)
+
+
+def _blocks_frame(content: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    rows = []
+    for block in content:
+        inner = block.get("resource") if block.get("type") == "resource" else None
+        inner = inner if isinstance(inner, dict) else {}
+        data = block.get("data") if isinstance(block.get("data"), str) else inner.get("blob")
+        row: dict[str, Any] = {"type": _str(block.get("type"))}
+        for key in ("text", "mimeType", "uri", "name"):
+            row[key] = _first_str(block.get(key), inner.get(key))
+        row["data_size"] = _base64_size(data) if isinstance(data, str) else None  # never the data itself
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=BLOCK_COLUMNS)
+    return df.astype({c: "string" for c in BLOCK_COLUMNS[:-1]} | {"data_size": "Int64"})
+
+
+def _base64_size(data: str) -> int:
+    """Decoded size in bytes of base64 text, from its length (no decoding)."""
+    data = data.strip()
+    padding = min(len(data) - len(data.rstrip("=")), 2)
+    return max(len(data) * 3 // 4 - padding, 0)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _first_str(*values: Any) -> str | None:
+    return next((value for value in values if isinstance(value, str)), None)
+
+
+# --------------------------------------------------------------------------- the server's lists
+
+
+def tools_frame(tools: Iterable[Tool | Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per tool: name, title, description, parameters, required, and the four annotation hints
+    (``read_only``, ``destructive``, ``idempotent``, ``open_world``; NA when the server does not say).
+    The hints are the server's claims, not guarantees."""
+    rows = []
+    for tool in tools:
+        if not isinstance(tool, Tool):
+            tool = Tool.from_dict(dict(tool))
+        annotations = tool.annotations
+        required = tool.input_schema.get("required")
+        rows.append(
+            {
+                "name": tool.name,
+                "title": tool.title or _str(annotations.get("title")),
+                "description": tool.description,
+                "parameters": tool.parameters,
+                "required": [r for r in required if isinstance(r, str)] if isinstance(required, list) else [],
+                "read_only": _bool(annotations.get("readOnlyHint")),
+                "destructive": _bool(annotations.get("destructiveHint")),
+                "idempotent": _bool(annotations.get("idempotentHint")),
+                "open_world": _bool(annotations.get("openWorldHint")),
+            }
+        )
+    columns = ["name", "title", "description", "parameters", "required"]
+    hints = ["read_only", "destructive", "idempotent", "open_world"]
+    df = pd.DataFrame(rows, columns=columns + hints)
+    return df.astype({c: "string" for c in columns[:3]} | {c: "boolean" for c in hints})
+
+
+def resources_frame(resources: Iterable[Resource | Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per resource: uri, name, title, description, mime_type, size (bytes, NA if unknown)."""
+    rows = []
+    for resource in resources:
+        if not isinstance(resource, Resource):
+            resource = Resource.from_dict(dict(resource))
+        rows.append(
+            {
+                "uri": resource.uri,
+                "name": resource.name,
+                "title": resource.title,
+                "description": resource.description,
+                "mime_type": resource.mime_type,
+                "size": resource.size,
+            }
+        )
+    strings = ["uri", "name", "title", "description", "mime_type"]
+    df = pd.DataFrame(rows, columns=[*strings, "size"])
+    return df.astype({c: "string" for c in strings} | {"size": "Int64"})
+
+
+_TEMPLATE_EXPRESSION = re.compile(r"\{([^{}]*)\}")
+
+
+def resource_templates_frame(templates: Iterable[ResourceTemplate | Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per resource template: uri_template, name, title, description, mime_type, and the
+    template's variable names (RFC 6570, operators and modifiers removed)."""
+    rows = []
+    for template in templates:
+        if not isinstance(template, ResourceTemplate):
+            template = ResourceTemplate.from_dict(dict(template))
+        rows.append(
+            {
+                "uri_template": template.uri_template,
+                "name": template.name,
+                "title": template.title,
+                "description": template.description,
+                "mime_type": template.mime_type,
+                "variables": _template_variables(template.uri_template),
+            }
+        )
+    strings = ["uri_template", "name", "title", "description", "mime_type"]
+    df = pd.DataFrame(rows, columns=[*strings, "variables"])
+    return df.astype({c: "string" for c in strings})
+
+
+def _template_variables(template: str) -> list[str]:
+    names: list[str] = []
+    for expression in _TEMPLATE_EXPRESSION.findall(template):
+        for spec in expression.lstrip("+#./;?&=,!@|").split(","):
+            name = spec.split(":", 1)[0].rstrip("*").strip()
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def prompts_frame(prompts: Iterable[Prompt | Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per prompt: name, title, description, arguments (names), required (names)."""
+    rows = []
+    for prompt in prompts:
+        if not isinstance(prompt, Prompt):
+            prompt = Prompt.from_dict(dict(prompt))
+        rows.append(
+            {
+                "name": prompt.name,
+                "title": prompt.title,
+                "description": prompt.description,
+                "arguments": prompt.argument_names,
+                "required": [str(a.get("name")) for a in prompt.arguments if a.get("required") is True],
+            }
+        )
+    strings = ["name", "title", "description"]
+    df = pd.DataFrame(rows, columns=[*strings, "arguments", "required"])
+    return df.astype({c: "string" for c in strings})
+
+
+def history_frame(history: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per history entry (a dict). Known columns come first, in this order: time (datetime;
+    from a datetime, an ISO 8601 string or epoch seconds), method, name, arguments, duration (float
+    seconds; a timedelta is converted), outcome, result_size. Any other keys follow, as they are."""
+    entries = [dict(entry) for entry in history]
+    extra: dict[str, None] = {}
+    for entry in entries:
+        for key in entry:
+            if key not in HISTORY_COLUMNS:
+                extra.setdefault(key, None)
+    df = pd.DataFrame(entries, columns=[*HISTORY_COLUMNS, *extra])
+    df["time"] = _history_time(df["time"])
+    durations = [entry.get("duration") for entry in entries]
+    durations = [d.total_seconds() if isinstance(d, timedelta) else d for d in durations]
+    for name, values, dtype in (
+        ("duration", durations, "Float64"),
+        ("result_size", [entry.get("result_size") for entry in entries], "Int64"),
+    ):
+        with suppress(TypeError, ValueError, OverflowError):  # not numbers: keep them as they are
+            df[name] = pd.Series(pd.array(values, dtype=dtype), index=df.index)
+    for name in ("method", "name", "outcome"):
+        if infer_dtype(df[name], skipna=True) in {"string", "empty"}:
+            df[name] = df[name].astype("string")
+    return df
+
+
+def _history_time(series: pd.Series) -> pd.Series:
+    if series.isna().all():
+        return pd.Series(pd.NaT, index=series.index, dtype="datetime64[ns]")
+    if is_numeric_dtype(series.dtype) and not is_bool_dtype(series.dtype):
+        return pd.to_datetime(series, unit="s", utc=True, errors="coerce")
+    try:
+        return _to_datetime(series)
+    except (ValueError, TypeError):
+        return series
+
+
+def _bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None

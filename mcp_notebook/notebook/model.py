@@ -1,0 +1,90 @@
+"""``session.model``: a traitlets object mirroring one connection, for widgets and observers.
+
+It is the only bridge between the engine and the UI: the session writes it (from the engine
+thread) as the connection's state, cached lists, notifications and calls change; widgets and user
+code observe it and never reach into the connection. Lists are replaced, never mutated, so every
+change fires exactly one notification, and bounded logs keep the newest entries last.
+
+An observer that raises is logged and skipped: a bug in a widget must not disturb the connection
+(traitlets would otherwise propagate the exception into the code that set the trait).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from traitlets import All, Dict, Float, HasTraits, Int, List, Unicode
+
+__all__ = ["SessionModel"]
+
+logger = logging.getLogger("mcp_notebook.notebook")
+
+_Handler = Callable[[Any], Any]
+
+
+class SessionModel(HasTraits):
+    """Observable state of one session. Times are ``time.time()`` seconds."""
+
+    status = Unicode("connecting", help="connecting, negotiating, ready, reconnecting or closed")
+    era = Unicode(None, allow_none=True, help="'modern' or 'legacy'")
+    protocol_version = Unicode(None, allow_none=True)
+    server_info = Dict(help="the server's name, version, title, ...")
+    capabilities = Dict(help="the server's capabilities")
+    instructions = Unicode(None, allow_none=True)
+    tools = List(help="Tool objects, kept fresh by the server's change notices")
+    resources = List()
+    resource_templates = List()
+    prompts = List()
+    in_flight = Int(0, help="requests waiting for their answer")
+    reconnects = Int(0)
+    last_error = Unicode(None, allow_none=True, help="why the connection was last lost")
+    notifications = List(help="recent notifications, newest last: {time, method, params}")
+    log = List(help="recent server log messages, newest last: {time, level, logger, data}")
+    history = List(help="every call made through the session: {time, method, name, ...}")
+    updated_at = Float(0.0, help="when anything above last changed")
+
+    def __init__(self, *, max_log: int = 500, max_history: int = 10_000, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._max_log = max_log
+        self._max_history = max_history
+        self._wrapped: dict[tuple[int, str], _Handler] = {}
+
+    # --- observers that cannot break the engine -------------------------------------------------
+
+    def observe(self, handler: _Handler, names: Any = None, type: str = "change") -> None:
+        safe = self._wrapped.setdefault((id(handler), type), _guarded(handler))
+        super().observe(safe, names=All if names is None else names, type=type)
+
+    def unobserve(self, handler: _Handler, names: Any = None, type: str = "change") -> None:
+        safe = self._wrapped.get((id(handler), type), handler)
+        super().unobserve(safe, names=All if names is None else names, type=type)
+
+    # --- writes from the session ----------------------------------------------------------------
+
+    def update(self, **values: Any) -> None:
+        """Set several traits as one consistent change."""
+        with self.hold_trait_notifications():
+            for name, value in values.items():
+                setattr(self, name, value)
+            self.updated_at = time.time()
+
+    def append(self, name: str, entry: dict[str, Any]) -> None:
+        """Add to a bounded log (notifications, log, history), newest last."""
+        limit = self._max_history if name == "history" else self._max_log
+        items = getattr(self, name)
+        self.update(**{name: [*items[-(limit - 1) :], entry] if limit > 1 else [entry]})
+
+
+def _guarded(handler: _Handler) -> _Handler:
+    def call(change: Any) -> Any:
+        try:
+            return handler(change)
+        except Exception:
+            logger.exception("an observer of the session model raised; ignored")
+            return None
+
+    call.__wrapped__ = handler  # type: ignore[attr-defined]
+    return call

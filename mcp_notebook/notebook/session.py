@@ -1,0 +1,572 @@
+"""``mcp_notebook.connect(...)`` and :class:`Session`: MCP servers from notebook cells.
+
+A session owns one :class:`~mcp_notebook.Client` running on the engine thread (see
+:mod:`._engine`). Every client method has a blocking twin for cells, scripts and widget callbacks
+(``session.call_tool(...)``) and an async one for cells that ``await`` (``await
+session.acall_tool(...)``). The session mirrors the client into ``session.model`` (traitlets) from
+the engine, without the user asking, and records every call in the model's history.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import logging
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from .. import _html
+from ..client import Client
+from ..live import Event
+from ..protocol.errors import McpError
+from ..results import (
+    Completion,
+    Prompt,
+    PromptResult,
+    Resource,
+    ResourceContents,
+    ResourceTemplate,
+    Tool,
+    ToolResult,
+)
+from . import _config
+from ._engine import Engine, get_engine, on_exit
+from .model import SessionModel
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["Session", "connect"]
+
+logger = logging.getLogger("mcp_notebook.notebook")
+
+_OPEN: weakref.WeakSet[Session] = weakref.WeakSet()
+_EXIT_GRACE = 0.3  # seconds a server gets to exit on its own at interpreter exit, then SIGTERM
+
+
+def connect(target: Any, *, name: str | None = None, show_progress: bool = True, **options: Any) -> Session:
+    """Connect to an MCP server and return a :class:`Session` once it is ready.
+
+    ``target``: a command string or argv list (stdio), an in-process SDK server object, or the name
+    of a server in an ``mcp.json`` file (``mcpServers``; looked up in the current directory, then the
+    user's config directory). ``options`` are the :class:`~mcp_notebook.Client`'s.
+    """
+    resolved, config_options, label = _config.resolve_target(target)
+    merged = {**config_options, **options}
+    return Session(resolved, name=name or label, show_progress=show_progress, **merged)
+
+
+class Session:
+    """One MCP server, usable from cells, scripts and widget callbacks alike."""
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        name: str | None = None,
+        show_progress: bool = True,
+        redact_arguments: bool = False,
+        **options: Any,
+    ) -> None:
+        self.client = Client(target, **options)
+        self.model = SessionModel()
+        self.name = name or _describe(target)
+        self.show_progress = show_progress
+        self.redact_arguments = redact_arguments
+        self._engine: Engine = get_engine()
+        self._closed = False
+        self._background: list[Any] = []
+        self.client.connection.on_state_change(self._on_state)
+        self.client.on_event(self._on_event)
+        try:
+            self._engine.call(self.client.connect)
+            # A notebook shows what a server offers straight away: fetch the lists now.
+            self._engine.call(self._fetch_lists)
+        except BaseException:
+            self._engine.call(self.client.aclose)
+            raise
+        self.name = name or str(self.client.server_info.get("name") or _describe(target))
+        self._sync_connection()
+        self._sync_lists()
+        self._background.append(self._engine.spawn(self._follow_notifications))
+        _OPEN.add(self)
+
+    # --- mirroring the client into the model ----------------------------------------------------
+
+    async def _fetch_lists(self) -> None:
+        capabilities = self.client.server_capabilities
+        fetches = [
+            ("tools", self.client.list_tools, "tools"),
+            ("resources", self.client.list_resources, "resources"),
+            ("resource_templates", self.client.list_resource_templates, "resources"),
+            ("prompts", self.client.list_prompts, "prompts"),
+        ]
+        fetched: dict[str, Any] = {}
+        for trait, fetch, capability in fetches:
+            if capability in capabilities:
+                try:
+                    fetched[trait] = list(await fetch())
+                except McpError as exc:
+                    logger.info("could not list %s: %s", trait, exc)
+        # Shown even if a change notice raced the fetch (the cache then re-fetches by itself).
+        self.model.update(**fetched)
+
+    def _on_state(self, state: str) -> None:
+        # Called on the engine thread, synchronously with the transition.
+        values: dict[str, Any] = {"status": state, "reconnects": self.client.stats.reconnects}
+        reason = self.client.closed_reason
+        if state == "ready":
+            values.update(self._connection_values())
+        elif state in ("reconnecting", "closed") and reason is not None and reason.kind != "closed":
+            values["last_error"] = reason.message
+        self.model.update(**values)
+
+    def _connection_values(self) -> dict[str, Any]:
+        client = self.client
+        return {
+            "era": client.era,
+            "protocol_version": client.protocol_version,
+            "server_info": client.server_info,
+            "capabilities": client.server_capabilities,
+            "instructions": client.instructions,
+        }
+
+    def _sync_connection(self) -> None:
+        self.model.update(status=self.client.status, **self._connection_values())
+
+    def _sync_lists(self) -> None:
+        client = self.client
+        values = {
+            "tools": client.cached_tools,
+            "resources": client.cached_resources,
+            "resource_templates": client.cached_resource_templates,
+            "prompts": client.cached_prompts,
+        }
+        self.model.update(**{k: list(v) for k, v in values.items() if v is not None})
+
+    async def _on_event(self, event: Event) -> None:
+        if event.kind in ("request_start", "request"):
+            self.model.update(in_flight=self.client.stats.in_flight)
+        elif event.kind == "cache_refresh" and event.data.get("stored"):
+            self._sync_lists()
+
+    async def _follow_notifications(self) -> None:
+        async with self.client.notifications(maxsize=10_000) as queue:
+            async for notification in queue:
+                params = notification.params or {}
+                if notification.method == "notifications/message":
+                    entry = {
+                        "time": time.time(),
+                        "level": params.get("level"),
+                        "logger": params.get("logger"),
+                        "data": params.get("data"),
+                    }
+                    self.model.append("log", entry)
+                else:
+                    entry = {"time": time.time(), "method": notification.method, "params": params}
+                    self.model.append("notifications", entry)
+
+    # --- calls ----------------------------------------------------------------------------------
+
+    def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        self._check_open()
+        return self._engine.call(fn, *args)
+
+    async def _arun(self, fn: Callable[..., Any], *args: Any) -> Any:
+        self._check_open()
+        return await self._engine.acall(fn, *args)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise McpError("closed", f"the session {self.name!r} is closed; connect again")
+
+    async def _recorded(self, method: str, name: str | None, arguments: Any, call: Callable[[], Any]) -> Any:
+        started = time.time()
+        clock = anyio.current_time()
+        outcome = "ok"
+        size: int | None = None
+        try:
+            result = await call()
+            size = _result_size(result)
+            if isinstance(result, ToolResult) and result.is_error:
+                outcome = "tool_error"
+            return result
+        except McpError as exc:
+            outcome = exc.kind
+            raise
+        except anyio.get_cancelled_exc_class():
+            outcome = "cancelled"
+            raise
+        finally:
+            entry = {
+                "time": started,
+                "method": method,
+                "name": name,
+                "arguments": "<redacted>" if self.redact_arguments else arguments,
+                "duration": anyio.current_time() - clock,
+                "outcome": outcome,
+                "result_size": size,
+            }
+            self.model.append("history", entry)
+
+    async def _call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None, options: dict[str, Any]
+    ) -> ToolResult:
+        progress = options.pop("progress", None)
+        bar = None
+        if progress is None and self.show_progress:
+            bar = _ProgressBar(f"{self.name}: {name}")
+            progress = bar.update
+        try:
+            return await self._recorded(
+                "tools/call",
+                name,
+                dict(arguments or {}),
+                lambda: self.client.call_tool(name, arguments, progress=progress, **options),
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any) -> ToolResult:
+        """Call a tool (blocking). Options as :meth:`Client.call_tool`; shows a progress bar."""
+        return self._run(self._call_tool, name, arguments, options)  # type: ignore[no-any-return]
+
+    async def acall_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
+    ) -> ToolResult:
+        return await self._arun(self._call_tool, name, arguments, options)  # type: ignore[no-any-return]
+
+    def _recorded_call(self, method: str, name: str | None, arguments: Any, fn: Callable[[], Any]) -> Any:
+        return self._run(self._recorded, method, name, arguments, fn)
+
+    async def _arecorded_call(
+        self, method: str, name: str | None, arguments: Any, fn: Callable[[], Any]
+    ) -> Any:
+        return await self._arun(self._recorded, method, name, arguments, fn)
+
+    def list_tools(self, *, refresh: bool = False) -> list[Tool]:
+        return self._run(lambda: self.client.list_tools(refresh=refresh))  # type: ignore[no-any-return]
+
+    async def alist_tools(self, *, refresh: bool = False) -> list[Tool]:
+        return await self._arun(lambda: self.client.list_tools(refresh=refresh))  # type: ignore[no-any-return]
+
+    def list_resources(self, *, refresh: bool = False) -> list[Resource]:
+        return self._run(lambda: self.client.list_resources(refresh=refresh))  # type: ignore[no-any-return]
+
+    async def alist_resources(self, *, refresh: bool = False) -> list[Resource]:
+        return await self._arun(lambda: self.client.list_resources(refresh=refresh))  # type: ignore[no-any-return]
+
+    def list_resource_templates(self, *, refresh: bool = False) -> list[ResourceTemplate]:
+        return self._run(lambda: self.client.list_resource_templates(refresh=refresh))  # type: ignore[no-any-return]
+
+    async def alist_resource_templates(self, *, refresh: bool = False) -> list[ResourceTemplate]:
+        return await self._arun(lambda: self.client.list_resource_templates(refresh=refresh))  # type: ignore[no-any-return]
+
+    def list_prompts(self, *, refresh: bool = False) -> list[Prompt]:
+        return self._run(lambda: self.client.list_prompts(refresh=refresh))  # type: ignore[no-any-return]
+
+    async def alist_prompts(self, *, refresh: bool = False) -> list[Prompt]:
+        return await self._arun(lambda: self.client.list_prompts(refresh=refresh))  # type: ignore[no-any-return]
+
+    def read_resource(self, uri: str) -> ResourceContents:
+        return self._recorded_call("resources/read", uri, None, lambda: self.client.read_resource(uri))  # type: ignore[no-any-return]
+
+    async def aread_resource(self, uri: str) -> ResourceContents:
+        return await self._arecorded_call("resources/read", uri, None, lambda: self.client.read_resource(uri))  # type: ignore[no-any-return]
+
+    def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> PromptResult:
+        call = lambda: self.client.get_prompt(name, arguments)  # noqa: E731
+        return self._recorded_call("prompts/get", name, dict(arguments or {}), call)  # type: ignore[no-any-return]
+
+    async def aget_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> PromptResult:
+        call = lambda: self.client.get_prompt(name, arguments)  # noqa: E731
+        return await self._arecorded_call("prompts/get", name, dict(arguments or {}), call)  # type: ignore[no-any-return]
+
+    def complete(self, ref: Any, argument: Any, context: Mapping[str, str] | None = None) -> Completion:
+        return self._run(lambda: self.client.complete(ref, argument, context))  # type: ignore[no-any-return]
+
+    async def acomplete(
+        self, ref: Any, argument: Any, context: Mapping[str, str] | None = None
+    ) -> Completion:
+        return await self._arun(lambda: self.client.complete(ref, argument, context))  # type: ignore[no-any-return]
+
+    def ping(self) -> float:
+        return self._run(self.client.ping)  # type: ignore[no-any-return]
+
+    async def aping(self) -> float:
+        return await self._arun(self.client.ping)  # type: ignore[no-any-return]
+
+    def subscribe(self, uri: str) -> None:
+        self._run(lambda: self.client.subscribe(uri))
+
+    async def asubscribe(self, uri: str) -> None:
+        await self._arun(lambda: self.client.subscribe(uri))
+
+    def unsubscribe(self, uri: str) -> None:
+        self._run(lambda: self.client.unsubscribe(uri))
+
+    async def aunsubscribe(self, uri: str) -> None:
+        await self._arun(lambda: self.client.unsubscribe(uri))
+
+    # --- DataFrames -----------------------------------------------------------------------------
+
+    def tools_frame(self) -> pandas.DataFrame:
+        from . import frames
+
+        return frames.tools_frame(self.model.tools)
+
+    def resources_frame(self) -> pandas.DataFrame:
+        from . import frames
+
+        return frames.resources_frame(self.model.resources)
+
+    def prompts_frame(self) -> pandas.DataFrame:
+        from . import frames
+
+        return frames.prompts_frame(self.model.prompts)
+
+    def history_frame(self) -> pandas.DataFrame:
+        from . import frames
+
+        return frames.history_frame(self.model.history)
+
+    def map_tool(
+        self,
+        name: str,
+        frame: pandas.DataFrame,
+        *,
+        concurrency: int = 8,
+        columns: Mapping[str, str] | None = None,
+        progress: bool = True,
+        timeout: float | None = None,
+    ) -> pandas.DataFrame:
+        """Call ``name`` once per row of ``frame`` (arguments from its columns), ``concurrency`` at once.
+
+        ``columns`` renames columns to argument names (``{"column": "argument"}``); unnamed columns
+        that are not tool parameters are left out. Returns a DataFrame aligned to ``frame.index``
+        with ``result`` (the result's data), ``is_error`` and ``error`` (the McpError text).
+        """
+        import pandas as pd
+
+        if concurrency < 1:
+            raise ValueError("concurrency must be >= 1")
+        self._check_open()
+        tool = next((t for t in self.list_tools() if t.name == name), None)
+        parameters = set(tool.parameters) if tool is not None else None
+        renames = dict(columns or {})
+        rows: list[dict[str, Any]] = []
+        for record in frame.to_dict(orient="records"):
+            arguments = {renames.get(k, k): _plain(v) for k, v in record.items()}
+            if parameters is not None:
+                arguments = {k: v for k, v in arguments.items() if k in parameters}
+            rows.append(arguments)
+        bar = _ProgressBar(f"{self.name}: {name} × {len(rows)}", total=len(rows)) if progress else None
+        outcomes: list[tuple[Any, bool, str | None]] = [(None, False, None)] * len(rows)
+
+        async def run_all() -> None:
+            limiter = anyio.CapacityLimiter(concurrency)
+
+            async def one(index: int, arguments: dict[str, Any]) -> None:
+                async with limiter:
+                    try:
+                        result = await self._call_tool(
+                            name, arguments, {"timeout": timeout, "progress": _ignore}
+                        )
+                        outcomes[index] = (
+                            result.data,
+                            result.is_error,
+                            result.text if result.is_error else None,
+                        )
+                    except McpError as exc:
+                        outcomes[index] = (None, True, str(exc))
+                    if bar is not None:
+                        bar.advance()
+
+            async with anyio.create_task_group() as tg:
+                for index, arguments in enumerate(rows):
+                    tg.start_soon(one, index, arguments)
+
+        try:
+            self._run(run_all)
+        finally:
+            if bar is not None:
+                bar.close()
+        return pd.DataFrame(
+            {
+                "result": [o[0] for o in outcomes],
+                "is_error": [o[1] for o in outcomes],
+                "error": [o[2] for o in outcomes],
+            },
+            index=frame.index,
+        )
+
+    # --- lifetime -------------------------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        return self.client.status
+
+    def close(self) -> None:
+        """Stop the server and end the session. Idempotent; also runs at interpreter exit."""
+        if self._closed:
+            return
+        self._closed = True
+        for future in self._background:
+            future.cancel()
+        self._engine.call(self.client.aclose)
+        self.model.update(status="closed")
+        _OPEN.discard(self)
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for future in self._background:
+            future.cancel()
+        await self._engine.acall(self.client.aclose)
+        self.model.update(status="closed")
+        _OPEN.discard(self)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # --- rendering ------------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        info = self.model.server_info
+        server = f"{info.get('name')} {info.get('version') or ''}".strip() if info else "?"
+        return (
+            f"<Session {self.name!r}: {self.model.status}, {self.model.era or '?'} "
+            f"{self.model.protocol_version or ''}, server {server}, {len(self.model.tools)} tools>"
+        )
+
+    def _repr_html_(self) -> str:
+        model = self.model
+        info = model.server_info or {}
+        colour = {"ready": "#1b873f", "closed": "#6a737d"}.get(model.status, "#b08800")
+        rows = [
+            ("status", f'<span style="color:{colour};font-weight:bold">{_html.esc(model.status)}</span>'),
+            ("server", _html.esc(f"{info.get('title') or info.get('name', '?')} {info.get('version', '')}")),
+            ("protocol", _html.esc(f"{model.era or '?'} {model.protocol_version or ''}")),
+            (
+                "tools",
+                _html.esc(
+                    ", ".join(t.name for t in model.tools[:20]) + (" …" if len(model.tools) > 20 else "")
+                ),
+            ),
+            ("resources", str(len(model.resources))),
+            ("prompts", _html.esc(", ".join(p.name for p in model.prompts[:20]))),
+            ("calls", str(len(model.history))),
+        ]
+        if model.last_error:
+            rows.append(("last error", _html.esc(model.last_error)))
+        title = html.escape(self.name)
+        return f"<div><b>MCP session {title}</b>{_html.table(rows)}</div>"
+
+
+class _ProgressBar:
+    """A tqdm.auto bar created on the first progress report (no bar for calls without progress)."""
+
+    def __init__(self, description: str, total: int | None = None) -> None:
+        self._description = description
+        self._bar: Any = None
+        self._total = total
+        if total is not None:
+            self._open(total)
+
+    def _open(self, total: float | None) -> None:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return
+        self._bar = tqdm(total=total, desc=self._description, leave=False)
+
+    def update(self, progress: float, total: float | None, message: str | None) -> None:
+        if self._bar is None:
+            self._open(total)
+            if self._bar is None:
+                return
+        if total is not None and self._bar.total != total:
+            self._bar.total = total
+        self._bar.n = progress
+        if message:
+            self._bar.set_postfix_str(message[:60], refresh=False)
+        self._bar.refresh()
+
+    def advance(self) -> None:
+        if self._bar is not None:
+            self._bar.update(1)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _ignore(progress: float, total: float | None, message: str | None) -> None:
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and pandas NA as plain JSON values."""
+    item = getattr(value, "item", None)
+    if callable(item):
+        with contextlib.suppress(ValueError, TypeError):
+            value = item()
+    try:
+        import pandas as pd
+
+        if value is pd.NA or (isinstance(value, float) and value != value):
+            return None
+    except ImportError:
+        pass
+    return value
+
+
+def _result_size(result: Any) -> int | None:
+    raw = getattr(result, "raw", None)
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return len(json.dumps(raw, default=str))
+    except (TypeError, ValueError):
+        return None
+
+
+def _describe(target: Any) -> str:
+    if isinstance(target, str):
+        return target.split()[-1] if target.split() else target
+    if isinstance(target, list | tuple) and target:
+        return str(target[-1])
+    return type(target).__name__
+
+
+def _close_all_at_exit() -> None:
+    """Close every open session at once, quickly: Jupyter kills a kernel 2.5 s after shutdown."""
+    sessions = list(_OPEN)
+    if not sessions:
+        return
+    engine = get_engine()
+
+    async def close_all() -> None:
+        async with anyio.create_task_group() as tg:
+            for session in sessions:
+                transport = getattr(session.client, "_transport", None)
+                if transport is not None and hasattr(transport, "shutdown_timeout"):
+                    transport.shutdown_timeout = _EXIT_GRACE
+                    transport.terminate_timeout = _EXIT_GRACE
+                session._closed = True
+                tg.start_soon(session.client.aclose)
+
+    engine.call(close_all)
+
+
+on_exit(_close_all_at_exit)
