@@ -43,23 +43,26 @@ class SessionModel(HasTraits):
     last_error = Unicode(None, allow_none=True, help="why the connection was last lost")
     notifications = List(help="recent notifications, newest last: {time, method, params}")
     log = List(help="recent server log messages, newest last: {time, level, logger, data}")
-    history = List(help="every call made through the session: {time, method, name, ...}")
+    history = List(help="tool calls, resource reads and prompt gets: {time, method, name, ...}")
     updated_at = Float(0.0, help="when anything above last changed")
 
     def __init__(self, *, max_log: int = 500, max_history: int = 10_000, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._max_log = max_log
         self._max_history = max_history
-        self._wrapped: dict[tuple[int, str], _Handler] = {}
+        # Keyed by the handler itself: bound methods are new objects on every access but equal.
+        self._wrapped: dict[tuple[_Handler, str], _Handler] = {}
 
     # --- observers that cannot break the engine -------------------------------------------------
 
     def observe(self, handler: _Handler, names: Any = None, type: str = "change") -> None:
-        safe = self._wrapped.setdefault((id(handler), type), _guarded(handler))
+        safe = self._wrapped.get((handler, type))
+        if safe is None:
+            safe = self._wrapped[(handler, type)] = _guarded(handler)
         super().observe(safe, names=All if names is None else names, type=type)
 
     def unobserve(self, handler: _Handler, names: Any = None, type: str = "change") -> None:
-        safe = self._wrapped.get((id(handler), type), handler)
+        safe = self._wrapped.get((handler, type), handler)
         super().unobserve(safe, names=All if names is None else names, type=type)
 
     # --- writes from the session ----------------------------------------------------------------

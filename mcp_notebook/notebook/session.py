@@ -416,21 +416,23 @@ class Session:
         """Stop the server and end the session. Idempotent; also runs at interpreter exit."""
         if self._closed:
             return
-        self._closed = True
-        for future in self._background:
-            future.cancel()
+        if self._engine.on_engine_thread():
+            raise RuntimeError("close() was called from the engine thread; use `await session.aclose()`")
         self._engine.call(self.client.aclose)
-        self.model.update(status="closed")
-        _OPEN.discard(self)
+        self._finish_close()
 
     async def aclose(self) -> None:
         if self._closed:
             return
+        await self._engine.acall(self.client.aclose)
+        self._finish_close()
+
+    def _finish_close(self) -> None:
+        # Only once the client is closed: an interrupted close() can simply be called again.
+        # The model's status turns "closed" on the engine, from the connection itself.
         self._closed = True
         for future in self._background:
             future.cancel()
-        await self._engine.acall(self.client.aclose)
-        self.model.update(status="closed")
         _OPEN.discard(self)
 
     def __enter__(self) -> Session:

@@ -1,0 +1,319 @@
+"""Sessions inside a real Jupyter kernel: jupyter_client drives an ipykernel (no browser, no frontend).
+
+The kernel is started from a kernelspec written to a temporary directory, so these tests need no
+installed kernelspec: only ipykernel and jupyter_client in the running interpreter. The kernel runs
+this checkout's ``mcp_notebook`` (``PYTHONPATH``), and its own stderr is kept in a file so errors
+logged outside any cell (at interpreter exit, say) are seen too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from .conftest import demo_server
+
+pytest.importorskip("ipykernel")
+pytest.importorskip("jupyter_client")
+
+from jupyter_client import BlockingKernelClient, KernelManager
+from jupyter_client.kernelspec import KernelSpecManager
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNEL_NAME = "mcp-notebook-test-python"
+DEMO = demo_server()
+SHUTDOWN_WAIT = 5.0  # jupyter_client's default: SIGTERM after half of it (2.5 s), SIGKILL at the end
+FORBIDDEN = ("cancel scope", "Traceback", "RuntimeError", "Task exception was never retrieved")
+
+
+@dataclass
+class Cell:
+    status: str
+    stdout: str = ""
+    stderr: str = ""
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    def json_line(self) -> Any:
+        """The last stdout line that is a JSON document (what a cell printed for the test)."""
+        for line in reversed(self.stdout.splitlines()):
+            if line.startswith(("{", "[")):
+                return json.loads(line)
+        raise AssertionError(f"the cell printed no JSON line; stdout:\n{self.stdout}\nstderr:\n{self.stderr}")
+
+
+@dataclass
+class Kernel:
+    manager: KernelManager
+    client: BlockingKernelClient
+    stderr_path: Path
+    cells: list[Cell] = field(default_factory=list)
+
+    @property
+    def pid(self) -> int:
+        return int(self.manager.provisioner.pid)  # type: ignore[union-attr]
+
+    def run(self, code: str, timeout: float = 60) -> Cell:
+        cell = Cell(status="?")
+
+        def hook(message: dict[str, Any]) -> None:
+            kind = message["msg_type"]
+            content = message["content"]
+            cell.messages.append({"type": kind, "content": content})
+            if kind == "stream":
+                if content["name"] == "stdout":
+                    cell.stdout += content["text"]
+                else:
+                    cell.stderr += content["text"]
+            elif kind == "error":
+                cell.errors.append(content)
+
+        reply = self.client.execute_interactive(code, output_hook=hook, timeout=timeout)
+        cell.status = reply["content"]["status"]
+        self.cells.append(cell)
+        return cell
+
+    def run_ok(self, code: str, timeout: float = 60) -> Cell:
+        cell = self.run(code, timeout)
+        assert cell.status == "ok", _describe(cell)
+        assert not cell.errors, _describe(cell)
+        _assert_clean(cell.stderr, "the cell's stderr")
+        return cell
+
+    def servers(self) -> list[psutil.Process]:
+        """The demo servers the kernel started (its children running ``mcp_notebook.demo``)."""
+        found = []
+        for child in psutil.Process(self.pid).children(recursive=True):
+            try:
+                if "mcp_notebook.demo" in child.cmdline():
+                    found.append(child)
+            except psutil.Error:
+                continue
+        return found
+
+    def kernel_stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+
+def _describe(cell: Cell) -> str:
+    tracebacks = "\n".join("\n".join(e.get("traceback", [])) for e in cell.errors)
+    return f"status {cell.status}\nstdout:\n{cell.stdout}\nstderr:\n{cell.stderr}\nerrors:\n{tracebacks}"
+
+
+def _assert_clean(text: str, where: str) -> None:
+    for bad in FORBIDDEN:
+        assert bad not in text, f"{where} contains {bad!r}:\n{text}"
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    deadline = time.monotonic() + timeout
+    alive = [p for p in processes if _running(p)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.02)
+        alive = [p for p in alive if _running(p)]
+    return alive
+
+
+@pytest.fixture
+def kernel(tmp_path: Path, no_leaked_processes: None) -> Iterator[Kernel]:
+    spec_dir = tmp_path / "kernels" / KERNEL_NAME
+    spec_dir.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    spec = {"argv": argv, "display_name": "mcp-notebook tests", "language": "python"}
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    specs = KernelSpecManager(kernel_dirs=[str(tmp_path / "kernels")], ensure_native_kernel=False)
+    manager = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs)
+    manager.shutdown_wait_time = SHUTDOWN_WAIT
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env.pop("JPY_PARENT_PID", None)
+    stderr_path = tmp_path / "kernel-stderr.txt"
+    with stderr_path.open("w") as stderr:
+        manager.start_kernel(env=env, cwd=str(tmp_path), stderr=stderr)
+    client = manager.client()
+    client.start_channels()
+    started = Kernel(manager, client, stderr_path)
+    try:
+        client.wait_for_ready(timeout=60)
+        yield started
+    finally:
+        client.stop_channels()
+        if manager.has_kernel:
+            leftovers = started.servers() if manager.is_alive() else []
+            manager.shutdown_kernel(now=True)
+            for process in _wait_gone(leftovers, 2.0):  # do not let one failure leak into others
+                process.kill()
+
+
+def test_cells_in_a_real_kernel(kernel: Kernel) -> None:
+    """Connect, call, compute while the server talks, await, close; then exit with sessions open."""
+    # Cell 1: connect.
+    cell = kernel.run_ok(
+        "import json, sys, threading, time\n"
+        "import mcp_notebook\n"
+        f"session = mcp_notebook.connect({DEMO!r})\n"
+        "print(json.dumps({'status': session.model.status, "
+        "'tools': [t.name for t in session.model.tools]}))\n"
+    )
+    first = cell.json_line()
+    assert first["status"] == "ready"
+    assert {"add", "slow_count", "add_tool"} <= set(first["tools"])
+    servers = kernel.servers()
+    assert len(servers) == 1, servers
+
+    # Cell 2: call tools (blocking); the slow one shows a progress bar (tqdm's notebook widget).
+    cell = kernel.run_ok(
+        "counted = session.call_tool('slow_count', {'steps': 3, 'delay': 0.02}).text\n"
+        "print(json.dumps({'add': session.call_tool('add', {'a': 2, 'b': 3}).structured_content,\n"
+        "                  'counted': counted}))\n"
+    )
+    second = cell.json_line()
+    assert second["add"] == {"result": 5.0}
+    assert second["counted"].startswith("Counted to 3")
+    widgets = [
+        m
+        for m in cell.messages
+        if m["type"] == "display_data" and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+    ]
+    assert widgets, "no progress bar was displayed in the cell"
+
+    # Cell 3: the kernel's main thread sleeps; a widget-style callback on another thread makes the
+    # server announce a new tool, and the engine updates the model while the cell is still busy.
+    cell = kernel.run_ok(
+        "changes = []\n"
+        "def seen(change):\n"
+        "    changes.append({'time': time.time(), 'name': change['name'],\n"
+        "                    'main_thread': threading.current_thread() is threading.main_thread()})\n"
+        "session.model.observe(seen, names=['tools', 'notifications'])\n"
+        "def callback():\n"
+        "    time.sleep(0.5)\n"
+        "    session.call_tool('add_tool', {'name': 'during_sleep'})\n"
+        "threading.Thread(target=callback, daemon=True).start()\n"
+        "started = time.time()\n"
+        "time.sleep(2)\n"
+        "ended = time.time()\n"
+        "print(json.dumps({'started': started, 'ended': ended, 'changes': list(changes),\n"
+        "                  'tools': [t.name for t in session.model.tools]}))\n"
+    )
+    report = cell.json_line()
+    started, ended = report["started"], report["ended"]
+    assert ended - started >= 2.0
+    inside = {c["name"] for c in report["changes"] if started < c["time"] < ended}
+    assert {"tools", "notifications"} <= inside, report
+    assert not any(c["main_thread"] for c in report["changes"]), "the model changed on the cell's thread"
+    assert "during_sleep" in report["tools"], report
+
+    # Cell 4: top-level await.
+    cell = kernel.run_ok(
+        "result = await session.acall_tool('add', {'a': 1, 'b': 2})\n"
+        "print(json.dumps({'result': result.structured_content, 'history': len(session.model.history)}))\n"
+    )
+    fourth = cell.json_line()
+    assert fourth["result"] == {"result": 3.0}
+    assert fourth["history"] == 4  # slow_count, add, add_tool (from the thread), add
+
+    # Cell 5: close; the server stops while the kernel runs on.
+    cell = kernel.run_ok("session.close()\nprint(json.dumps({'status': session.model.status}))\n")
+    assert cell.json_line() == {"status": "closed"}
+    assert not _wait_gone(servers, 3.0), "close() left its server running"
+    assert kernel.manager.is_alive()
+    assert kernel.run_ok("print(json.dumps([1 + 1]))").json_line() == [2]  # the kernel still works
+
+    # Sessions still open when the kernel shuts down are closed at exit, all at once, fast enough
+    # that jupyter_client never has to SIGTERM the kernel (it does so 2.5 s after the request).
+    closed_log = kernel.stderr_path.with_name("closed-at-exit.txt")
+    statuses = kernel.run_ok(
+        f"more = [mcp_notebook.connect({DEMO!r}) for _ in range(2)]\n"
+        "def log_status(index):\n"
+        "    def seen(change):\n"
+        f"        with open({str(closed_log)!r}, 'a') as log:\n"
+        "            log.write(f\"{index} {change['new']}\\n\")\n"
+        "    return seen\n"
+        "for index, opened in enumerate(more):\n"
+        "    opened.model.observe(log_status(index), names='status')\n"
+        "slow = {'steps': 100, 'delay': 0.1}\n"
+        "busy = threading.Thread(target=lambda: more[1].call_tool('slow_count', slow), daemon=True)\n"
+        "busy.start()\n"
+        "time.sleep(0.3)\n"
+        "print(json.dumps([s.model.status for s in more]))\n"
+    ).json_line()
+    assert statuses == ["ready", "ready"]
+    open_servers = kernel.servers()
+    assert len(open_servers) == 2, open_servers
+    process = kernel.manager.provisioner.process  # type: ignore[union-attr]
+    began = time.monotonic()
+    kernel.manager.shutdown_kernel(now=False)
+    took = time.monotonic() - began
+    still = [p.pid for p in open_servers if _running(p)]
+    assert not still, f"servers still running after the kernel shut down: {still}"
+    assert took < SHUTDOWN_WAIT / 2, f"the kernel took {took:.2f} s to shut down"
+    status = getattr(kernel.manager, "_shutdown_status", None)
+    if status is not None:  # jupyter_client >= 8: how far the shutdown had to escalate
+        assert status.name == "ShutdownRequest", f"the kernel had to be stopped: {status}"
+    assert process.returncode == 0, f"the kernel exited with {process.returncode}"
+    # The sessions' own exit hook closed them (not only the transport's last-resort SIGTERM).
+    assert set(closed_log.read_text().split("\n")) >= {"0 closed", "1 closed"}, closed_log.read_text()
+
+    for index, ran in enumerate(kernel.cells, 1):
+        for message in ran.messages:
+            assert message["type"] != "error", f"cell {index}: {message}"
+        _assert_clean(ran.stderr, f"cell {index}'s stderr")
+    _assert_clean(kernel.kernel_stderr(), "the kernel's stderr")
+
+
+def test_interrupting_a_blocked_cell_cancels_the_call(kernel: Kernel) -> None:
+    """A kernel interrupt (the notebook's stop button) cancels the call; the session stays usable."""
+    kernel.run_ok(
+        "import json, time\n"
+        "import mcp_notebook\n"
+        f"session = mcp_notebook.connect({DEMO!r}, show_progress=False)\n"
+    )
+    (server,) = kernel.servers()
+    message_id = kernel.client.execute(
+        "started = time.time()\n"
+        "try:\n"
+        "    session.call_tool('slow_count', {'steps': 100, 'delay': 0.1})\n"
+        "finally:\n"
+        "    waited = time.time() - started\n"
+    )
+    time.sleep(1.0)
+    kernel.manager.interrupt_kernel()
+    reply = kernel.client.get_shell_msg(timeout=10)
+    assert reply["parent_header"]["msg_id"] == message_id
+    assert reply["content"]["status"] == "error"
+    assert reply["content"]["ename"] == "KeyboardInterrupt"
+
+    cell = kernel.run_ok(
+        "deadline = time.time() + 3\n"
+        "while time.time() < deadline and not session.model.history:\n"
+        "    time.sleep(0.02)\n"
+        "entry = session.model.history[-1]\n"
+        "print(json.dumps({'waited': waited, 'outcome': entry['outcome'], 'name': entry['name'],\n"
+        "                  'in_flight': session.client.stats.in_flight,\n"
+        "                  'add': session.call_tool('add', {'a': 1, 'b': 1}).structured_content}))\n"
+    )
+    report = cell.json_line()
+    assert report["waited"] < 5, report
+    assert report["name"] == "slow_count"
+    assert report["outcome"] == "cancelled", report
+    assert report["add"] == {"result": 2.0}
+    assert _running(server), "the interrupt reached the server process"
+    kernel.run_ok("session.close()")
+    assert not _wait_gone([server], 3.0)
+    _assert_clean(kernel.kernel_stderr(), "the kernel's stderr")
