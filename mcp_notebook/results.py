@@ -211,6 +211,12 @@ class ResourceTemplate:
     mime_type: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
+    def _repr_html_(self) -> str:
+        return (
+            f"<div><b>{_html.esc(self.title or self.name)}</b> <code>{_html.esc(self.uri_template)}</code>"
+            f" <small>{_html.esc(self.mime_type or '')}</small> {_html.esc(self.description or '')}</div>"
+        )
+
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> ResourceTemplate:
         return cls(
@@ -275,6 +281,17 @@ class Prompt:
     @property
     def argument_names(self) -> list[str]:
         return [str(a.get("name")) for a in self.arguments]
+
+    def _repr_html_(self) -> str:
+        arguments = "".join(
+            f"<li><code>{_html.esc(a.get('name', ''))}</code>{'*' if a.get('required') else ''}"
+            f" {_html.esc(a.get('description') or '')}</li>"
+            for a in self.arguments
+        )
+        return (
+            f"<div><b>{_html.esc(self.title or self.name)}</b> <code>{_html.esc(self.name)}</code>"
+            f"<div>{_html.esc(self.description or '')}</div><ul>{arguments}</ul></div>"
+        )
 
     def __repr__(self) -> str:
         return f"Prompt({self.name!r}, arguments={self.argument_names!r})"

@@ -6,7 +6,17 @@ from html.parser import HTMLParser
 
 import pytest
 
-from mcp_notebook import Client, McpError, Prompt, PromptResult, Resource, ResourceContents, Tool, ToolResult
+from mcp_notebook import (
+    Client,
+    McpError,
+    Prompt,
+    PromptResult,
+    Resource,
+    ResourceContents,
+    ResourceTemplate,
+    Tool,
+    ToolResult,
+)
 from mcp_notebook.transports import StdioTransport
 
 HOSTILE = [
@@ -96,7 +106,13 @@ def test_listing_reprs_escape_server_strings(payload: str) -> None:
     message = {"role": payload, "content": {"type": "text", "text": payload}}
     prompt = PromptResult.from_dict({"messages": [message]})
     _assert_inert(prompt._repr_html_())
-    assert Prompt.from_dict({"name": payload}).name == payload
+    prompt_object = Prompt.from_dict(
+        {"name": payload, "description": payload, "arguments": [{"name": payload, "description": payload}]}
+    )
+    _assert_inert(prompt_object._repr_html_())
+    template = ResourceTemplate.from_dict({"uriTemplate": payload, "name": payload, "description": payload})
+    _assert_inert(template._repr_html_())
+    _assert_inert(McpError("server", payload, code=-32000)._repr_html_())
 
 
 def test_malformed_results_are_protocol_errors() -> None:

@@ -10,6 +10,7 @@ names, option names and server-provided error text only, never from arguments, h
 
 from __future__ import annotations
 
+import html
 from typing import Any, Literal
 
 __all__ = [
@@ -104,6 +105,14 @@ class McpError(Exception):
 
     def __repr__(self) -> str:
         return f"McpError(kind={self.kind!r}, code={self.code!r}, message={self.message!r})"
+
+    def _repr_html_(self) -> str:
+        # Server error text is untrusted: escaped, like everything a server sends.
+        code = f" <small>(code {self.code})</small>" if self.code is not None else ""
+        return (
+            f'<div style="color:#b00020"><b>McpError</b> [{html.escape(self.kind)}]{code}: '
+            f"{html.escape(self.message)}</div>"
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Exceptions with keyword-only arguments do not pickle by default; notebooks and worker
