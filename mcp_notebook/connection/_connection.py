@@ -54,7 +54,6 @@ from ..transports.base import Channel, OversizedFrame, Transport
 from ._deadlines import DeadlineSweeper
 from ._handlers import ELICITATION, SAMPLING, ClientHandlers
 from ._negotiate import Negotiated, negotiate, negotiated_from_discover
-from ._notifications import NotificationQueue
 from ._options import ConnectionOptions
 from ._pending import EXPIRED, PendingRequest
 
@@ -160,7 +159,6 @@ class Connection:
         self._state_changed = anyio.Event()
         self._state_listeners: list[Callable[[ConnectionState], None]] = []
         self._listeners: list[Callable[[Notification], None]] = []
-        self._queues: list[NotificationQueue] = []
         self._negotiated: Negotiated | None = None
         self._known: Negotiated | None = None  # the era found, remembered across reconnects
         self._channel: Channel | None = None
@@ -259,12 +257,6 @@ class Connection:
             result = "unknown"
         self._emit("request", id=request_id, method=method, duration=self._clock() - started, outcome=result)
 
-    def notifications(self, maxsize: int = 1000) -> NotificationQueue:
-        """A bounded queue of every notification from now on (drop-oldest when full)."""
-        queue = NotificationQueue(maxsize, on_close=self._queues.remove)
-        self._queues.append(queue)
-        return queue
-
     def _set_state(self, state: ConnectionState) -> None:
         if state == self._state:
             return
@@ -329,8 +321,6 @@ class Connection:
                 self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
             self._fail_pending(self._closed_reason)
             self._set_state("closed")
-            for queue in list(self._queues):
-                queue.close()
 
     async def close(self) -> None:
         """Ask ``run`` to shut down gracefully; returns at once (the owner awaits ``run``)."""
@@ -818,8 +808,6 @@ class Connection:
                 listener(message)
             except Exception:
                 logger.exception("a notification listener raised; ignored")
-        for queue in self._queues:
-            queue.put(message)
 
     def _on_bad_frame(self, error: FrameError) -> None:
         if isinstance(error, OversizedFrame):
