@@ -382,7 +382,8 @@ class Client:
             progress=progress,
             label=f"tools/call {name!r}",
         )
-        tool_result = ToolResult.from_dict(result)
+        tool = self._tool_named(name)
+        tool_result = ToolResult.from_dict(result, output_schema=tool.output_schema if tool else None)
         if raise_on_error and tool_result.is_error:
             raise McpError("server", f"tool {name!r} reported an error: {tool_result.text[:1000]}")
         return tool_result

@@ -109,9 +109,11 @@ class ToolResult:
     is_error: bool = False
     meta: dict[str, Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: The tool's outputSchema as the client knew it when the call returned (for typed DataFrames).
+    output_schema: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> ToolResult:
+    def from_dict(cls, raw: dict[str, Any], *, output_schema: dict[str, Any] | None = None) -> ToolResult:
         content = raw.get("content")
         if content is None:
             content = []
@@ -124,6 +126,7 @@ class ToolResult:
             is_error=raw.get("isError") is True,
             meta=meta if isinstance(meta, dict) else None,
             raw=raw,
+            output_schema=output_schema,
         )
 
     @property
@@ -145,13 +148,15 @@ class ToolResult:
     def to_dataframe(self, *, output_schema: dict[str, Any] | None = None, flatten: bool = True) -> Any:
         """This result as a pandas DataFrame (mapping rules: :mod:`mcp_notebook.notebook.frames`).
 
-        Needs the notebook extra; pandas is imported only when this is called.
+        Column dtypes come from ``output_schema``, by default the tool's own. Needs the notebook
+        extra; pandas is imported only when this is called.
         """
         # The notebook layer owns the mapping; importing it here, on demand, keeps the core free of
         # pandas at import time while giving results the method users look for.
         from .notebook.frames import result_to_dataframe
 
-        return result_to_dataframe(self, output_schema=output_schema, flatten=flatten)
+        schema = output_schema if output_schema is not None else self.output_schema
+        return result_to_dataframe(self, output_schema=schema, flatten=flatten)
 
     def __repr__(self) -> str:
         kinds = ", ".join(str(b.get("type")) for b in self.content)

@@ -378,11 +378,8 @@ class Session:
                         result = await self._call_tool(
                             name, arguments, {"timeout": timeout, "progress": _ignore}
                         )
-                        outcomes[index] = (
-                            result.data,
-                            result.is_error,
-                            result.text if result.is_error else None,
-                        )
+                        error = result.text if result.is_error else None
+                        outcomes[index] = (_unwrapped(result), result.is_error, error)
                     except McpError as exc:
                         outcomes[index] = (None, True, str(exc))
                     if bar is not None:
@@ -511,6 +508,14 @@ class _ProgressBar:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
+
+
+def _unwrapped(result: ToolResult) -> Any:
+    """The result's data; a ``{"result": value}`` wrapper (how SDK servers return non-objects) is opened."""
+    data = result.data
+    if isinstance(data, dict) and len(data) == 1 and "result" in data:
+        return data["result"]
+    return data
 
 
 def _ignore(progress: float, total: float | None, message: str | None) -> None:
