@@ -150,7 +150,22 @@ class Ours(Adapter):
 # --- the official SDK -----------------------------------------------------------------------------
 
 
-class Sdk(Adapter):
+class _SdkLikeAdapter(Adapter):
+    """What the official SDK's client and fastmcp's share: pydantic results with the same fields."""
+
+    client: Any
+
+    async def call(self, name: str, args: dict[str, Any]) -> Any:
+        return await self.client.call_tool(name, args)
+
+    def structured(self, result: Any) -> Any:
+        return result.structured_content
+
+    def text(self, result: Any) -> str:
+        return "\n".join(getattr(b, "text", "") for b in result.content)
+
+
+class Sdk(_SdkLikeAdapter):
     name = "sdk"
 
     def __init__(self) -> None:
@@ -173,20 +188,11 @@ class Sdk(Adapter):
         await client.__aenter__()
         self.client = client
 
-    async def call(self, name: str, args: dict[str, Any]) -> Any:
-        return await self.client.call_tool(name, args)
-
     async def call_with_progress(self, name: str, args: dict[str, Any], counter: Counter) -> Any:
         async def progress(done: float, total: float | None, message: str | None) -> None:
             counter.hit()
 
         return await self.client.call_tool(name, args, progress_callback=progress)
-
-    def structured(self, result: Any) -> Any:
-        return result.structured_content
-
-    def text(self, result: Any) -> str:
-        return "\n".join(getattr(b, "text", "") for b in result.content)
 
     async def list_tools(self) -> int:
         count = 0
@@ -206,7 +212,7 @@ class Sdk(Adapter):
 # --- fastmcp --------------------------------------------------------------------------------------
 
 
-class FastMcp(Adapter):
+class FastMcp(_SdkLikeAdapter):
     name = "fastmcp"
 
     def __init__(self) -> None:
@@ -231,20 +237,11 @@ class FastMcp(Adapter):
         await client.__aenter__()
         self.client = client
 
-    async def call(self, name: str, args: dict[str, Any]) -> Any:
-        return await self.client.call_tool(name, args)
-
     async def call_with_progress(self, name: str, args: dict[str, Any], counter: Counter) -> Any:
         async def progress(done: float, total: float | None, message: str | None) -> None:
             counter.hit()
 
         return await self.client.call_tool(name, args, progress_handler=progress)
-
-    def structured(self, result: Any) -> Any:
-        return result.structured_content
-
-    def text(self, result: Any) -> str:
-        return "\n".join(getattr(b, "text", "") for b in result.content)
 
     async def list_tools(self) -> int:
         return len(await self.client.list_tools())
