@@ -105,6 +105,7 @@ class LiveState:
         self._dirty = {method: anyio.Event() for method in self._changed_kinds}
         self._want = {name: anyio.Event() for name in KINDS}
         self._asked: set[str] = set()  # lists someone fetched: those are kept fresh
+        self._unlimited: set[str] = set()  # lists whose next refresh skips the rate limit
         #: How many times each list was fetched by this layer (refreshes, not caller fetches).
         self.refreshes: dict[str, int] = dict.fromkeys(KINDS, 0)
         self._queues: list[NotificationQueue] = []
@@ -233,8 +234,12 @@ class LiveState:
         listen = self._current_listen
         return listen is not None and bool((listen.honoured or {}).get(kind.listen_flag))
 
-    def _want_refresh(self, name: str) -> None:
+    def _want_refresh(self, name: str, *, rate_limited: bool = True) -> None:
+        """Invalidate a list and have it re-fetched; ``rate_limited=False`` for one-off causes (a
+        new listen stream, a reconnect) that must not delay the refresh a change notice asks for."""
         self._lists[name].invalidate()
+        if not rate_limited:
+            self._unlimited.add(name)
         self._want[name].set()
 
     async def _refresh_loop(self, name: str) -> None:
@@ -243,14 +248,17 @@ class LiveState:
         while True:
             await self._want[name].wait()
             self._want[name] = anyio.Event()
-            delay = last + self._min_interval - anyio.current_time()
+            limited = name not in self._unlimited
+            self._unlimited.discard(name)
+            delay = last + self._min_interval - anyio.current_time() if limited else 0.0
             if delay > 0:
                 await anyio.sleep(delay)
             if name not in self._asked and not self._eager:
                 continue  # nobody has asked for this list yet: nothing to keep fresh
             if not self._server_offers(KINDS[name]):
                 continue
-            last = anyio.current_time()
+            if limited:
+                last = anyio.current_time()
             self.refreshes[name] += 1
             try:
                 await self._fetch(name, None)
@@ -503,7 +511,7 @@ class LiveState:
         )
         for name, kind in KINDS.items():
             if listen.honoured.get(kind.listen_flag) and not watched_before.get(kind.listen_flag):
-                self._want_refresh(name)
+                self._want_refresh(name, rate_limited=False)
 
     # --- events ---------------------------------------------------------------------------------
 
