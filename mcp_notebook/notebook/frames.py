@@ -475,14 +475,18 @@ def _first_str(*values: Any) -> str | None:
 # --------------------------------------------------------------------------- the server's lists
 
 
+def _typed(cls: Any, item: Any) -> Any:
+    """A result object from either the object itself or the server's raw dict."""
+    return item if isinstance(item, cls) else cls.from_dict(dict(item))
+
+
 def tools_frame(tools: Iterable[Tool | Mapping[str, Any]]) -> pd.DataFrame:
     """One row per tool: name, title, description, parameters, required, and the four annotation hints
     (``read_only``, ``destructive``, ``idempotent``, ``open_world``; NA when the server does not say).
     The hints are the server's claims, not guarantees."""
     rows = []
     for tool in tools:
-        if not isinstance(tool, Tool):
-            tool = Tool.from_dict(dict(tool))
+        tool = _typed(Tool, tool)
         annotations = tool.annotations
         required = tool.input_schema.get("required")
         rows.append(
@@ -508,8 +512,7 @@ def resources_frame(resources: Iterable[Resource | Mapping[str, Any]]) -> pd.Dat
     """One row per resource: uri, name, title, description, mime_type, size (bytes, NA if unknown)."""
     rows = []
     for resource in resources:
-        if not isinstance(resource, Resource):
-            resource = Resource.from_dict(dict(resource))
+        resource = _typed(Resource, resource)
         rows.append(
             {
                 "uri": resource.uri,
@@ -533,8 +536,7 @@ def resource_templates_frame(templates: Iterable[ResourceTemplate | Mapping[str,
     template's variable names (RFC 6570, operators and modifiers removed)."""
     rows = []
     for template in templates:
-        if not isinstance(template, ResourceTemplate):
-            template = ResourceTemplate.from_dict(dict(template))
+        template = _typed(ResourceTemplate, template)
         rows.append(
             {
                 "uri_template": template.uri_template,
@@ -564,8 +566,7 @@ def prompts_frame(prompts: Iterable[Prompt | Mapping[str, Any]]) -> pd.DataFrame
     """One row per prompt: name, title, description, arguments (names), required (names)."""
     rows = []
     for prompt in prompts:
-        if not isinstance(prompt, Prompt):
-            prompt = Prompt.from_dict(dict(prompt))
+        prompt = _typed(Prompt, prompt)
         rows.append(
             {
                 "name": prompt.name,

@@ -563,6 +563,10 @@ def _close_all_at_exit() -> None:
         return
     engine = get_engine()
 
+    async def close_one(session: Session) -> None:
+        await session.client.aclose()
+        session._finish_close()
+
     async def close_all() -> None:
         async with anyio.create_task_group() as tg:
             for session in sessions:
@@ -570,8 +574,7 @@ def _close_all_at_exit() -> None:
                 if transport is not None and hasattr(transport, "shutdown_timeout"):
                     transport.shutdown_timeout = _EXIT_GRACE
                     transport.terminate_timeout = _EXIT_GRACE
-                session._closed = True
-                tg.start_soon(session.client.aclose)
+                tg.start_soon(close_one, session)
 
     engine.call(close_all)
 

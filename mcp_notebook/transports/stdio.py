@@ -75,6 +75,8 @@ class StdioTransport:
             raise ValueError(f"shutdown_timeout={shutdown_timeout} must be >= 0")
         self.argv: list[str] = argv
         self._env = dict(env) if env else {}
+        # The values masked wherever server output is quoted (shorter ones would mask ordinary text).
+        self._secrets = [value for value in self._env.values() if len(value) >= 4]
         self.cwd = os.fspath(cwd) if cwd is not None else None
         self.inherit_env = inherit_env
         self.max_message_bytes = max_message_bytes
@@ -96,16 +98,14 @@ class StdioTransport:
         return list(self._stderr)
 
     def _redact(self, text: str) -> str:
-        for value in self._env.values():
-            if len(value) >= 4:
-                text = text.replace(value, "***")
+        for value in self._secrets:
+            text = text.replace(value, "***")
         return text
 
     def mask_frame_error(self, error: FrameError) -> FrameError:
         """Mask env values in the bytes a skipped frame keeps for the log (a server may echo them)."""
-        for value in self._env.values():
-            if len(value) >= 4:
-                error.head = error.head.replace(value.encode(), b"***")
+        for value in self._secrets:
+            error.head = error.head.replace(value.encode(), b"***")
         return error
 
     def _child_env(self) -> dict[str, str]:
