@@ -18,7 +18,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -52,6 +52,9 @@ from .transports.inprocess import is_sdk_server, sdk_server_transport
 from .transports.memory import MemoryTransport
 from .transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, StdioTransport
 
+if TYPE_CHECKING:  # httpx costs ~50 ms to import; a stdio-only user never pays for it
+    import httpx
+
 __all__ = ["Client"]
 
 logger = logging.getLogger("mcp_notebook.client")
@@ -60,8 +63,15 @@ logger = logging.getLogger("mcp_notebook.client")
 class Client:
     """A client for one MCP server.
 
-    ``target`` is the server: a command string or argv list (stdio), a :class:`Transport`, an
-    in-process official-SDK server object, or an ``async def serve(incoming, outgoing)`` function.
+    ``target`` is the server: a command string or argv list (stdio), an ``http(s)://`` URL
+    (Streamable HTTP of either era, or the older HTTP+SSE, found automatically), a
+    :class:`Transport`, an in-process official-SDK server object, or an ``async def
+    serve(incoming, outgoing)`` function.
+
+    For a URL, ``headers`` go on every request and ``auth`` is a bearer token string,
+    :class:`mcp_notebook.auth.OAuth` or any ``httpx.Auth``; neither is ever shown. Pass
+    ``http_client`` to use your own ``httpx.AsyncClient`` (proxies, certificates); for the
+    binding, TLS and timeouts give a :class:`~mcp_notebook.transports.http.HttpTransport` instead.
 
     ``protocol`` is "auto" (probe the modern ``server/discover``, fall back to the ``initialize``
     handshake), "modern", "legacy" or a version string to pin. ``timeout`` is every request's
@@ -91,6 +101,9 @@ class Client:
         shutdown_timeout: float = 2.0,
         eager_lists: bool = False,
         list_changed_window: float = 0.25,
+        headers: Mapping[str, str] | None = None,
+        auth: str | httpx.Auth | None = None,
+        http_client: httpx.AsyncClient | None = None,
         **options: Any,
     ) -> None:
         unknown = set(options) - ConnectionOptions.names()
@@ -104,6 +117,9 @@ class Client:
             max_message_bytes=max_message_bytes,
             inherit_env=inherit_env,
             shutdown_timeout=shutdown_timeout,
+            headers=headers,
+            auth=auth,
+            http_client=http_client,
         )
         handlers = ClientHandlers(
             sampling=sampling, elicitation=elicitation, roots=roots, elicitation_modes=elicitation_modes
@@ -463,6 +479,20 @@ class Client:
         return anyio.current_time() - start
 
 
+def _http_auth(auth: str | httpx.Auth | None) -> httpx.Auth | None:
+    """A string is a bearer token; anything else must already be an ``httpx.Auth``."""
+    import httpx
+
+    if auth is None or isinstance(auth, httpx.Auth):
+        return auth
+    if isinstance(auth, str):
+        from .auth import BearerToken
+
+        token: httpx.Auth = BearerToken(auth)
+        return token
+    raise TypeError("auth must be a token string, mcp_notebook.auth.OAuth(...) or another httpx.Auth")
+
+
 def _make_transport(
     target: Any,
     *,
@@ -471,12 +501,24 @@ def _make_transport(
     max_message_bytes: int,
     inherit_env: bool,
     shutdown_timeout: float,
+    headers: Mapping[str, str] | None = None,
+    auth: str | httpx.Auth | None = None,
+    http_client: httpx.AsyncClient | None = None,
 ) -> Transport:
     if isinstance(target, str) and target.lower().startswith(("http://", "https://")):
-        raise ValueError(
-            "HTTP servers need the HTTP transport, which this version does not have; "
-            "give a command that starts the server over stdio instead"
+        if env is not None or cwd is not None:
+            raise ValueError("env= and cwd= apply only to a server started from a command, not to a URL")
+        from .transports.http import HttpTransport
+
+        return HttpTransport(
+            target,
+            headers=headers,
+            auth=_http_auth(auth),
+            http_client=http_client,
+            max_message_bytes=max_message_bytes,
         )
+    if headers is not None or auth is not None or http_client is not None:
+        raise ValueError("headers=, auth= and http_client= apply only to a server URL (http:// or https://)")
     if isinstance(target, str) or (
         isinstance(target, Sequence)
         and not isinstance(target, bytes)

@@ -50,7 +50,7 @@ from ..protocol.jsonrpc import (
 )
 from ..protocol.negotiation import Adopt, Pin, after_discover
 from ..protocol.versions import Era, pick_mutual_modern
-from ..transports.base import Channel, OversizedFrame, Transport
+from ..transports.base import Channel, OversizedFrame, RequestFailed, Transport
 from ._deadlines import DeadlineSweeper
 from ._handlers import ELICITATION, SAMPLING, ClientHandlers
 from ._negotiate import Negotiated, negotiate, negotiated_from_discover
@@ -375,7 +375,7 @@ class Connection:
                 with anyio.fail_after(self._opts.connect_timeout):
                     return await negotiate(
                         pin=self._pin,
-                        known=self._known,
+                        known=self._known or _hinted(self._transport),
                         exchange=self._exchange,
                         notify=self.notify,
                         capabilities=self._caps.__getitem__,
@@ -809,7 +809,12 @@ class Connection:
             except Exception:
                 logger.exception("a notification listener raised; ignored")
 
-    def _on_bad_frame(self, error: FrameError) -> None:
+    def _on_bad_frame(self, error: FrameError | RequestFailed) -> None:
+        if isinstance(error, RequestFailed):
+            failed = self._pending.pop(error.id, None)
+            if failed is not None:
+                failed.deliver(error.error)
+            return
         if isinstance(error, OversizedFrame):
             self._counters.oversized_frames += 1
             request_id = probable_response_id(error.head, error.tail)
@@ -947,6 +952,15 @@ def _with_trace_context(
     meta = stamped.get("_meta")
     stamped["_meta"] = {**meta, **fields} if isinstance(meta, dict) else fields
     return stamped
+
+
+def _hinted(transport: Transport) -> Negotiated | None:
+    """What the transport remembers of this server's era (HTTP, per endpoint), as a known result."""
+    hint = transport.era_hint()
+    if hint is None:
+        return None
+    era, version = hint
+    return Negotiated(era=era, version=version)
 
 
 def _clock_and_events() -> tuple[Callable[[], float], Callable[[], Any]]:

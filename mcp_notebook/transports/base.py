@@ -20,9 +20,11 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
-from ..protocol.jsonrpc import FrameError, Message
+from ..protocol.errors import McpError
+from ..protocol.jsonrpc import FrameError, Message, RequestId
+from ..protocol.versions import Era
 
-__all__ = ["Channel", "OversizedFrame", "Transport"]
+__all__ = ["Channel", "OversizedFrame", "RequestFailed", "Transport"]
 
 
 class OversizedFrame(FrameError):
@@ -34,6 +36,23 @@ class OversizedFrame(FrameError):
         self.limit = limit
         #: The last bytes of the frame: some servers (the TypeScript SDK) put "id" last.
         self.tail = tail
+
+
+class RequestFailed:
+    """One request failed in the transport, not in the server: deliver ``error`` to its caller.
+
+    Message transports (HTTP) carry each request on its own exchange, so one can fail (a refused
+    connection, a 401, a response stream cut short) while the channel stays usable for the others.
+    """
+
+    __slots__ = ("error", "id")
+
+    def __init__(self, request_id: RequestId, error: McpError) -> None:
+        self.id = request_id
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"RequestFailed(id={self.id!r}, error={self.error!r})"
 
 
 class Channel(Protocol):
@@ -52,8 +71,11 @@ class Channel(Protocol):
         """Send one JSON-RPC message; raises ``McpError(kind="transport")`` if the peer is gone."""
         ...
 
-    async def receive(self) -> Message | FrameError:
-        """The next message, or a FrameError for a frame that was skipped; raises when closed."""
+    async def receive(self) -> Message | FrameError | RequestFailed:
+        """The next message, a FrameError for a frame that was skipped, or a failed request.
+
+        Raises ``McpError(kind="transport")`` when the channel is closed.
+        """
         ...
 
 
@@ -70,4 +92,12 @@ class Transport(Protocol):
 
     def recent_stderr(self) -> list[str]:
         """The server's recent stderr lines, newest last (empty when there is no such thing)."""
+        ...
+
+    def era_hint(self) -> tuple[Era, str] | None:
+        """The era and version this server was found to speak before, if the transport remembers.
+
+        HTTP remembers per endpoint so that a second client of a legacy-only server does not probe
+        ``server/discover`` again; ``None`` means "probe as usual".
+        """
         ...

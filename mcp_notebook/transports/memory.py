@@ -18,6 +18,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import FrameError, Message, classify
+from ..protocol.versions import Era
 
 __all__ = ["MemoryTransport", "ServeFunction"]
 
@@ -43,6 +44,9 @@ class MemoryTransport:
 
     def recent_stderr(self) -> list[str]:
         return []
+
+    def era_hint(self) -> tuple[Era, str] | None:
+        return None
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[_MemoryChannel]:

@@ -28,6 +28,7 @@ import anyio
 
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import FrameError, Message, decode, encode
+from ..protocol.versions import Era
 from ._pipes import PipeClosed, Pipes, spawn
 from .base import OversizedFrame
 
@@ -96,6 +97,9 @@ class StdioTransport:
 
     def recent_stderr(self) -> list[str]:
         return list(self._stderr)
+
+    def era_hint(self) -> tuple[Era, str] | None:
+        return None
 
     def _redact(self, text: str) -> str:
         for value in self._secrets:

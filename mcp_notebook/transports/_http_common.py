@@ -1,0 +1,227 @@
+"""What both HTTP bindings share: safe URLs for messages, redirects, bounded bodies, status mapping.
+
+Kept apart from the channels so the rules that decide what a user reads when HTTP goes wrong (a
+401 without credentials, a redirect to another origin, a 4xx without a JSON-RPC body) exist once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+
+from ..protocol.errors import (
+    CONNECTION_CLOSED,
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    McpError,
+)
+from ..protocol.jsonrpc import ErrorResponse, RequestId
+
+__all__ = [
+    "MAX_REDIRECTS",
+    "TooLarge",
+    "error_from_status",
+    "jsonrpc_error_in",
+    "open_exchange",
+    "read_limited",
+    "safe_url",
+    "same_origin",
+    "transport_error",
+]
+
+MAX_REDIRECTS = 5
+_FOLLOWED = (307, 308)  # the only redirects that keep a POST a POST with its body
+_ERROR_BODY_LIMIT = 64 * 1024
+
+
+class TooLarge(Exception):
+    """A body exceeded max_message_bytes; it was not read to the end."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"a message of at least {size} bytes exceeded max_message_bytes={limit}")
+        self.size = size
+        self.limit = limit
+
+
+def safe_url(url: httpx.URL | str) -> str:
+    """The URL as it may appear in a message: no user info, no query (API keys live there)."""
+    url = httpx.URL(str(url))
+    port = f":{url.port}" if url.port is not None else ""
+    return f"{url.scheme}://{url.host}{port}{url.path}"
+
+
+def same_origin(a: httpx.URL, b: httpx.URL) -> bool:
+    return (a.scheme, a.host, a.port or _default_port(a)) == (b.scheme, b.host, b.port or _default_port(b))
+
+
+def _default_port(url: httpx.URL) -> int:
+    return 443 if url.scheme == "https" else 80
+
+
+@asynccontextmanager
+async def open_exchange(
+    client: httpx.AsyncClient,
+    method: str,
+    url: httpx.URL,
+    *,
+    headers: Mapping[str, str],
+    content: bytes | None = None,
+    auth: httpx.Auth | None = None,
+) -> AsyncIterator[httpx.Response]:
+    """Send one request and yield its streaming response, following same-origin 307/308 only.
+
+    Why by hand: httpx's own redirect following keeps custom headers (an ``X-API-Key``) on a
+    redirect to another origin; a redirect that leaves the origin is refused here instead, with a
+    message that says so, so no credential ever goes where the user did not send it.
+    """
+    target = url
+    for _ in range(MAX_REDIRECTS + 1):
+        request = client.build_request(method, target, headers=headers, content=content)
+        kwargs: dict[str, Any] = {"stream": True, "follow_redirects": False}
+        if auth is not None:
+            kwargs["auth"] = auth
+        response = await client.send(request, **kwargs)
+        if not response.is_redirect:
+            try:
+                yield response
+            finally:
+                await response.aclose()
+            return
+        await response.aclose()
+        location = response.headers.get("location")
+        if not location:
+            raise McpError(
+                "transport", f"{safe_url(target)} answered {response.status_code} without a Location"
+            )
+        next_url = target.join(location)
+        if not same_origin(url, next_url):
+            raise McpError(
+                "transport",
+                f"{safe_url(target)} redirected to another origin ({safe_url(next_url)}); "
+                "not followed, so no credentials go there. Use that URL as the server URL if you trust it.",
+                code=CONNECTION_CLOSED,
+            )
+        if response.status_code not in _FOLLOWED and method != "GET":
+            raise McpError(
+                "transport",
+                f"{safe_url(target)} answered {method} with a {response.status_code} redirect, which would "
+                "turn it into a GET; only 307 and 308 are followed. Use the final URL as the server URL.",
+                code=CONNECTION_CLOSED,
+            )
+        target = next_url
+    raise McpError(
+        "transport", f"{safe_url(url)} redirected more than {MAX_REDIRECTS} times", code=CONNECTION_CLOSED
+    )
+
+
+async def read_limited(response: httpx.Response, limit: int) -> bytes:
+    """The whole body, or :class:`TooLarge` as soon as it passes ``limit`` bytes."""
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise TooLarge(int(declared), limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(size, limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_error_body(response: httpx.Response) -> bytes:
+    try:
+        return await read_limited(response, _ERROR_BODY_LIMIT)
+    except (TooLarge, httpx.HTTPError):
+        return b""
+
+
+def jsonrpc_error_in(body: bytes) -> dict[str, Any] | None:
+    """The JSON-RPC error object an HTTP error body carries, if it is one (era detection reads it)."""
+    try:
+        parsed = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if isinstance(parsed, dict):
+        error = parsed.get("error")
+        if isinstance(error, dict) and isinstance(error.get("code"), int):
+            return error
+    return None
+
+
+def error_from_status(
+    request_id: RequestId, response: httpx.Response, body: bytes, *, where: str, credentials: bool
+) -> ErrorResponse | McpError:
+    """What a non-2xx answer to a request means for its caller.
+
+    A JSON-RPC error body is the server's answer and is passed on as it is. Otherwise 401/403 are
+    auth errors that say what to configure; 5xx from a gateway are transport errors (the server may
+    be restarting); other statuses become a JSON-RPC error carrying ``httpStatus`` so that era
+    detection can read them as "not this era" (PROTOCOL.md §3.3).
+    """
+    status = response.status_code
+    error = jsonrpc_error_in(body)
+    if error is not None:
+        return ErrorResponse(request_id, error)
+    if status == 401:
+        challenge = _challenge(response)
+        if credentials:
+            return McpError(
+                "auth",
+                f"{where} refused our credentials (HTTP 401{challenge}); check the token or sign in again",
+            )
+        return McpError(
+            "auth",
+            f"{where} requires authorization (HTTP 401{challenge}). Pass auth=mcp_notebook.auth.OAuth() to "
+            "sign in with OAuth, auth='<token>' for a bearer token, or headers={...} for an API key.",
+        )
+    if status == 403:
+        return McpError("auth", f"{where} refused access (HTTP 403{_challenge(response)})")
+    if status in (502, 503, 504):
+        return transport_error(
+            f"{where} answered HTTP {status} {response.reason_phrase}; the server may be restarting"
+        )
+    code = METHOD_NOT_FOUND if status in (404, 405) else INVALID_REQUEST if status < 500 else INTERNAL_ERROR
+    text = _first_line(body)
+    detail = f": {text}" if text else ""
+    return ErrorResponse(
+        request_id,
+        {
+            "code": code,
+            "message": f"HTTP {status} {response.reason_phrase} from {where}{detail}",
+            "data": {"httpStatus": status},
+        },
+    )
+
+
+def transport_error(message: str) -> McpError:
+    return McpError("transport", message, code=CONNECTION_CLOSED)
+
+
+def _challenge(response: httpx.Response) -> str:
+    """The useful, non-secret part of a WWW-Authenticate challenge: scheme, error, scope."""
+    value = response.headers.get("www-authenticate")
+    if not value:
+        return ""
+    scheme = value.split(None, 1)[0]
+    parts = [scheme]
+    for key in ("error", "scope", "resource_metadata"):
+        marker = f"{key}="
+        start = value.find(marker)
+        if start != -1:
+            rest = value[start + len(marker) :]
+            item = rest[1 : rest.find('"', 1)] if rest.startswith('"') else rest.split(",", 1)[0]
+            parts.append(f"{key}={item}")
+    return ", WWW-Authenticate: " + " ".join(parts)
+
+
+def _first_line(body: bytes) -> str:
+    text = body[:400].decode("utf-8", "replace").strip()
+    if text.startswith("<"):  # an HTML error page says nothing useful in one line
+        return ""
+    return text.splitlines()[0][:160] if text else ""

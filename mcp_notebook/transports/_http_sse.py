@@ -1,0 +1,168 @@
+"""The 2024-11-05 HTTP+SSE binding (deprecated, still served by many deployed servers; §4.3).
+
+The client holds one GET event stream open; its first event, ``endpoint``, names the URL to POST
+messages to, and every server message (answers included) arrives on that stream. When the stream
+ends the channel is over, and the connection reconnects with a new GET, which is what a restarted
+server expects.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx
+from httpx_sse import EventSource, SSEError
+
+from ..protocol.errors import McpError
+from ..protocol.jsonrpc import FrameError, decode, encode
+from ._http_common import (
+    error_from_status,
+    jsonrpc_error_in,
+    open_exchange,
+    read_error_body,
+    safe_url,
+    same_origin,
+    transport_error,
+)
+from .base import RequestFailed
+
+__all__ = ["SseSession"]
+
+logger = logging.getLogger("mcp_notebook.transports.http")
+
+ENDPOINT_TIMEOUT = 10.0
+
+
+class SseSession:
+    """One GET stream and the POST endpoint it named."""
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        url: httpx.URL,
+        headers: Mapping[str, str],
+        auth: httpx.Auth | None,
+        push: Callable[[Any], None],
+        tg: anyio.abc.TaskGroup,
+        *,
+        max_message_bytes: int,
+        credentials: bool,
+    ) -> None:
+        self._client = client
+        self._url = url
+        self._headers = dict(headers)
+        self._auth = auth
+        self._push = push
+        self._tg = tg
+        self._max = max_message_bytes
+        self._credentials = credentials
+        self._where = safe_url(url)
+        self._endpoint: httpx.URL | None = None
+        self._scope = anyio.CancelScope()
+
+    async def open(self) -> None:
+        """Open the stream and wait for its ``endpoint`` event; raise McpError if none comes."""
+        await self._tg.start(self._run)
+
+    async def close(self) -> None:
+        self._scope.cancel()
+
+    async def post(self, message: dict[str, Any]) -> None:
+        endpoint = self._endpoint
+        if endpoint is None:
+            raise transport_error(f"the HTTP+SSE stream of {self._where} is not open")
+        headers = {**self._headers, "Content-Type": "application/json"}
+        try:
+            async with open_exchange(
+                self._client, "POST", endpoint, headers=headers, content=encode(message), auth=self._auth
+            ) as response:
+                if response.status_code < 400:
+                    return
+                body = await read_error_body(response)
+        except httpx.HTTPError as exc:
+            raise transport_error(f"could not reach {self._where}: {type(exc).__name__}") from None
+        request_id = message.get("id")
+        if request_id is not None and "method" in message:
+            answer = error_from_status(
+                request_id, response, body, where=self._where, credentials=self._credentials
+            )
+            self._push(RequestFailed(request_id, answer) if isinstance(answer, McpError) else answer)
+            return
+        error = jsonrpc_error_in(body)
+        detail = f": {error.get('message')}" if error else ""
+        raise transport_error(f"{self._where} refused a message (HTTP {response.status_code}{detail})")
+
+    async def _run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        headers = {**self._headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
+        started = False
+        with self._scope:
+            try:
+                async with open_exchange(
+                    self._client, "GET", self._url, headers=headers, auth=self._auth
+                ) as response:
+                    if response.status_code >= 400:
+                        body = await read_error_body(response)
+                        answer = error_from_status(
+                            0, response, body, where=self._where, credentials=self._credentials
+                        )
+                        if isinstance(answer, McpError):
+                            raise answer
+                        raise McpError(
+                            "transport",
+                            f"{self._where} does not serve HTTP+SSE either: {answer.error['message']}",
+                        )
+                    events = EventSource(response).aiter_sse()
+                    with anyio.fail_after(ENDPOINT_TIMEOUT):
+                        async for event in events:
+                            if event.event == "endpoint":
+                                self._endpoint = self._check_endpoint(event.data)
+                                break
+                    if self._endpoint is None:
+                        raise McpError(
+                            "transport", f"{self._where} closed its event stream without naming an endpoint"
+                        )
+                    started = True
+                    task_status.started()
+                    async for event in events:
+                        self._on_event(event.event, event.data)
+            except TimeoutError:
+                raise McpError(
+                    "transport",
+                    f"{self._where} sent no endpoint event within {ENDPOINT_TIMEOUT:g}s; not an MCP server?",
+                ) from None
+            except (SSEError, httpx.HTTPError, McpError) as exc:
+                if not started:
+                    if isinstance(exc, McpError):
+                        raise
+                    raise transport_error(
+                        f"could not open the HTTP+SSE stream of {self._where}: {exc}"
+                    ) from None
+                logger.debug("the HTTP+SSE stream broke: %s", type(exc).__name__)
+        if started:
+            # The stream is the connection: once it ends, so does the channel.
+            self._push(transport_error(f"the event stream of {self._where} ended"))
+
+    def _check_endpoint(self, data: str) -> httpx.URL:
+        endpoint = self._url.join(data.strip())
+        if not same_origin(self._url, endpoint):
+            raise McpError(
+                "transport",
+                f"{self._where} named a POST endpoint on another origin ({safe_url(endpoint)}); refused, "
+                "so no credentials go there",
+            )
+        return endpoint
+
+    def _on_event(self, kind: str, data: str) -> None:
+        if kind not in ("message", "") or not data:
+            return
+        if len(data) > self._max:
+            logger.warning("discarded an event of %d bytes (max_message_bytes=%d)", len(data), self._max)
+            return
+        try:
+            self._push(decode(data))
+        except FrameError as exc:
+            self._push(exc)

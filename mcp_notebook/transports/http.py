@@ -1,0 +1,674 @@
+"""MCP over HTTP: Streamable HTTP in both eras, and the 2024-11-05 HTTP+SSE binding as a fallback.
+
+:class:`HttpTransport` is the recipe (URL, headers, auth, httpx settings); each ``connect()`` opens a
+:class:`_StreamableChannel`, which turns the connection's JSON-RPC messages into HTTP exchanges
+(PROTOCOL.md §3.5, §4.2, §4.3):
+
+* Every request is its own POST, run in a task of the channel; its answer (a JSON body or an SSE
+  stream of notifications, server requests and the final response) is fed to ``receive()``. A
+  failure of one exchange fails that request only (:class:`~.base.RequestFailed`); HTTP has no
+  connection whose loss would end all of them.
+* Modern requests carry ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*``
+  (rules in :mod:`mcp_notebook.protocol.headers`). Tools whose ``x-mcp-header`` declarations break
+  the rules are dropped from ``tools/list`` with a warning; a ``-32020`` answer re-lists the tools
+  and resends once. Cancelling closes the request's response stream.
+* Legacy requests carry ``Mcp-Session-Id`` and the negotiated version; server messages also arrive
+  on a GET stream; an SSE stream cut short is resumed with ``Last-Event-ID`` after the server's
+  ``retry``; a 404 on a session re-initializes without the old id and resends once; ``DELETE`` ends
+  the session on close.
+* In ``mode="auto"``, an ``initialize`` refused with 400/404/405 and no JSON-RPC body switches the
+  channel to the HTTP+SSE binding (:mod:`._http_sse`). What an endpoint turned out to speak is
+  remembered for the process, so the next client of a legacy endpoint does not probe again.
+
+The connection above sees one message channel either way, so era negotiation, deadlines and
+handlers are the same code as for stdio.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager, suppress
+from typing import Any, Literal
+
+import anyio
+import anyio.abc
+import httpx
+from httpx_sse import EventSource, SSEError
+
+from ..protocol.envelope import META_PROTOCOL_VERSION
+from ..protocol.errors import HEADER_MISMATCH, McpError
+from ..protocol.headers import HeaderParam, InvalidToolHeaders, header_params, request_headers
+from ..protocol.jsonrpc import (
+    ErrorResponse,
+    FrameError,
+    Message,
+    Notification,
+    RequestId,
+    Response,
+    decode,
+    encode,
+)
+from ..protocol.versions import Era
+from ._http_common import (
+    TooLarge,
+    error_from_status,
+    jsonrpc_error_in,
+    open_exchange,
+    read_error_body,
+    read_limited,
+    safe_url,
+    transport_error,
+)
+from ._http_sse import SseSession
+from .base import RequestFailed
+
+__all__ = ["HttpTransport"]
+
+logger = logging.getLogger("mcp_notebook.transports.http")
+
+Mode = Literal["auto", "streamable", "sse"]
+DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+#: No read timeout: a request's deadline is the connection's business, and streams are long-lived.
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, read=None, pool=None)
+_ACCEPT_POST = "application/json, text/event-stream"
+_RESUME_ATTEMPTS = 3
+_GET_STREAM_FAILURES = 5
+_DEFAULT_RETRY = 1.0
+_SECRET_HEADERS = ("authorization", "cookie", "proxy-authorization")
+
+# endpoint -> ("legacy", version, binding): what an endpoint spoke, for this process (§3.3 "cache it").
+_remembered: dict[str, tuple[Era, str, str]] = {}
+
+
+class HttpTransport:
+    """A remote MCP server at ``url``.
+
+    ``headers`` go on every request (their values are secrets: never shown); ``auth`` is any
+    ``httpx.Auth`` (a bearer token, :class:`mcp_notebook.auth.OAuth`). Give ``http_client`` to use
+    your own ``httpx.AsyncClient`` (proxies, certificates, event hooks); it is not closed for you.
+    Otherwise one pooled client is made per connection from ``verify``, ``timeout`` and ``proxy``.
+    ``mode`` is "auto" (Streamable HTTP, falling back to HTTP+SSE), "streamable" or "sse".
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: httpx.Auth | None = None,
+        http_client: httpx.AsyncClient | None = None,
+        verify: Any = True,
+        timeout: httpx.Timeout | float | None = DEFAULT_TIMEOUT,
+        proxy: str | None = None,
+        mode: Mode = "auto",
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        parsed = httpx.URL(url)
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise ValueError(f"not an http(s) URL: {safe_url(url)!r}")
+        if mode not in ("auto", "streamable", "sse"):
+            raise ValueError(f"mode={mode!r} must be 'auto', 'streamable' or 'sse'")
+        if max_message_bytes < 1024:
+            raise ValueError("max_message_bytes must be at least 1024")
+        self.url = parsed
+        self._headers = dict(headers or {})
+        self._auth = auth
+        self._http_client = http_client
+        self._client_settings: dict[str, Any] = {"verify": verify, "timeout": timeout, "proxy": proxy}
+        self.mode: Mode = mode
+        self.max_message_bytes = max_message_bytes
+
+    def __repr__(self) -> str:
+        return f"HttpTransport({self.describe()!r}, mode={self.mode!r})"
+
+    def describe(self) -> str:
+        return safe_url(self.url)
+
+    def recent_stderr(self) -> list[str]:
+        return []
+
+    def era_hint(self) -> tuple[Era, str] | None:
+        remembered = _remembered.get(self._key())
+        return (
+            (remembered[0], remembered[1]) if remembered is not None and self.mode != "streamable" else None
+        )
+
+    def _key(self) -> str:
+        return safe_url(self.url)
+
+    @property
+    def has_credentials(self) -> bool:
+        return self._auth is not None or any(h.lower() in _SECRET_HEADERS for h in self._headers)
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[_StreamableChannel]:
+        client = self._http_client
+        owned = client is None
+        if client is None:
+            client = httpx.AsyncClient(
+                follow_redirects=False,
+                limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+                **self._client_settings,
+            )
+        try:
+            async with anyio.create_task_group() as tg:
+                channel = _StreamableChannel(self, client, tg)
+                remembered = _remembered.get(self._key())
+                if self.mode == "sse" or (
+                    self.mode == "auto" and remembered is not None and remembered[2] == "sse"
+                ):
+                    await channel.switch_to_sse()
+                try:
+                    yield channel
+                finally:
+                    await channel.shutdown()
+                    tg.cancel_scope.cancel()
+        finally:
+            if owned:
+                with anyio.CancelScope(shield=True):
+                    await client.aclose()
+
+    def _remember(self, era: Era | None, version: str, binding: str) -> None:
+        if era is None:
+            _remembered.pop(self._key(), None)
+        else:
+            _remembered[self._key()] = (era, version, binding)
+
+
+class _Retry(Exception):
+    """An exchange answered in a way that calls for one more attempt (not shown to the caller)."""
+
+    def __init__(self, why: Literal["session", "headers", "sse"], answer: Message | McpError) -> None:
+        self.why = why
+        self.answer = answer
+
+
+class _StreamableChannel:
+    """One connection's worth of HTTP exchanges; see the module docstring."""
+
+    congested = False
+
+    def __init__(self, transport: HttpTransport, client: httpx.AsyncClient, tg: anyio.abc.TaskGroup) -> None:
+        self._t = transport
+        self._client = client
+        self._tg = tg
+        self._where = transport.describe()
+        self._incoming_send, self._incoming = anyio.create_memory_object_stream[Any](math.inf)
+        self._closed = False
+        self._posts: dict[RequestId, anyio.CancelScope] = {}
+        self._tool_headers: dict[str, tuple[HeaderParam, ...]] = {}
+        self._session_id: str | None = None
+        self._legacy_version: str | None = None
+        self._initialize: dict[str, Any] | None = None
+        self._session_lock = anyio.Lock()
+        self._get_generation = 0
+        self._internal_ids = itertools.count(1)
+        self._sse: SseSession | None = None
+
+    # --- the Channel interface ------------------------------------------------------------------
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self._closed:
+            raise transport_error(f"the connection to {self._where} is closed")
+        if self._sse is not None:
+            await self._sse.post(message)
+            return
+        method = message.get("method")
+        if method is not None and "id" in message:
+            if method == "initialize":
+                self._initialize = message
+            scope = anyio.CancelScope()
+            self._posts[message["id"]] = scope
+            self._tg.start_soon(self._run_request, message, scope)
+        elif method == "notifications/cancelled":
+            await self._cancel(message)
+        else:
+            await self._post_one_way(message)
+            if method == "notifications/initialized":
+                self._start_get_stream()
+
+    async def receive(self) -> Message | FrameError | RequestFailed:
+        try:
+            item = await self._incoming.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise transport_error(f"the connection to {self._where} is closed") from None
+        if isinstance(item, McpError):
+            raise item
+        return item  # type: ignore[no-any-return]
+
+    # --- lifetime -------------------------------------------------------------------------------
+
+    async def switch_to_sse(self) -> None:
+        """Speak the 2024-11-05 HTTP+SSE binding from now on (raises McpError if the URL does not)."""
+        session = SseSession(
+            self._client,
+            self._t.url,
+            self._t._headers,
+            self._t._auth,
+            self._push,
+            self._tg,
+            max_message_bytes=self._t.max_message_bytes,
+            credentials=self._t.has_credentials,
+        )
+        await session.open()
+        self._sse = session
+
+    async def shutdown(self) -> None:
+        """End the legacy session politely (DELETE), then stop every exchange."""
+        self._closed = True
+        for scope in self._posts.values():
+            scope.cancel()
+        if self._sse is not None:
+            await self._sse.close()
+        elif self._session_id is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(2.0):
+                try:
+                    async with open_exchange(
+                        self._client,
+                        "DELETE",
+                        self._t.url,
+                        headers=self._legacy_headers(),
+                        auth=self._t._auth,
+                    ) as response:
+                        if response.status_code not in (200, 202, 204, 404, 405):
+                            logger.debug("DELETE of the session answered %s", response.status_code)
+                except (httpx.HTTPError, McpError) as exc:
+                    logger.debug("could not end the session: %s", type(exc).__name__)
+        self._incoming_send.close()
+
+    def _push(self, item: Message | FrameError | RequestFailed | McpError) -> None:
+        with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._incoming_send.send_nowait(item)
+
+    # --- requests -------------------------------------------------------------------------------
+
+    async def _run_request(self, message: dict[str, Any], scope: anyio.CancelScope) -> None:
+        request_id = message["id"]
+        retried: set[str] = set()
+        try:
+            with scope:
+                while True:
+                    try:
+                        answer = await self._exchange(message)
+                    except _Retry as retry:
+                        if retry.why in retried:
+                            answer = retry.answer
+                        else:
+                            retried.add(retry.why)
+                            if await self._recover(retry.why, message):
+                                continue
+                            answer = retry.answer
+                    if answer is not None:
+                        self._deliver(message, answer)
+                    return
+        except _Handled:
+            pass
+        except McpError as exc:
+            self._push(RequestFailed(request_id, exc))
+        except httpx.HTTPError as exc:
+            self._push(RequestFailed(request_id, self._network_error(exc)))
+        finally:
+            self._posts.pop(request_id, None)
+
+    async def _recover(self, why: str, message: dict[str, Any]) -> bool:
+        """Fix what made an exchange fail so it can be sent again; False if it cannot be fixed."""
+        if why == "session":
+            return await self._reinitialize(message)
+        if why == "headers":
+            await self._relist_tools(message)
+            return True
+        if why == "sse" and self._t.mode == "auto":
+            try:
+                await self.switch_to_sse()
+            except McpError as exc:
+                logger.debug("HTTP+SSE fallback failed: %s", exc)
+                return False
+            self._t._remember("legacy", str(message.get("params", {}).get("protocolVersion", "")), "sse")
+            assert self._sse is not None
+            await self._sse.post(message)
+            raise _Handled
+        return False
+
+    def _deliver(self, request: dict[str, Any], answer: Message | McpError) -> None:
+        if isinstance(answer, McpError):
+            self._push(RequestFailed(request["id"], answer))
+            return
+        self._push(answer)
+
+    async def _exchange(self, message: dict[str, Any]) -> Message | McpError | None:
+        """POST one request and deliver what comes back; returns its final answer (None: delivered)."""
+        request_id = message["id"]
+        method = message["method"]
+        modern = _modern_version(message)
+        headers = self._request_headers(message, modern)
+        async with open_exchange(
+            self._client, "POST", self._t.url, headers=headers, content=encode(message), auth=self._t._auth
+        ) as response:
+            status = response.status_code
+            if status == 404 and modern is None and self._session_id is not None and method != "initialize":
+                await response.aclose()
+                raise _Retry("session", transport_error(f"{self._where} forgot our session (HTTP 404)"))
+            if status >= 400:
+                body = await read_error_body(response)
+                answer = error_from_status(
+                    request_id, response, body, where=self._where, credentials=self._t.has_credentials
+                )
+                if method == "initialize" and status in (400, 404, 405) and jsonrpc_error_in(body) is None:
+                    raise _Retry("sse", answer)
+                if isinstance(answer, ErrorResponse) and method == "tools/call":
+                    self._inspect(message, answer)  # a -32020 re-lists the tools and resends
+                return answer
+            if status == 202 or status == 204:
+                return McpError(
+                    "protocol", f"{self._where} accepted {method} without answering it (HTTP {status})"
+                )
+            if method == "initialize":
+                self._session_id = response.headers.get("mcp-session-id") or None
+            content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+            if content_type == "text/event-stream":
+                return await self._read_request_stream(response, message, modern is not None)
+            if content_type == "application/json":
+                try:
+                    body = await read_limited(response, self._t.max_message_bytes)
+                except TooLarge as exc:
+                    return McpError(
+                        "transport", f"the server's answer was too large: {exc}; raise max_message_bytes"
+                    )
+                return self._answer_from_json(message, body)
+            return McpError("protocol", f"{self._where} answered {method} with content type {content_type!r}")
+
+    def _answer_from_json(self, request: dict[str, Any], body: bytes) -> Message | McpError | None:
+        try:
+            answer = decode(body)
+        except FrameError as exc:
+            return McpError("protocol", f"{self._where} answered {request['method']} with {exc.reason}")
+        if isinstance(answer, (Response, ErrorResponse)) and answer.id == request["id"]:
+            return self._inspect(request, answer)
+        self._push(answer)
+        return McpError(
+            "protocol", f"{self._where} answered {request['method']} with a message that is not its response"
+        )
+
+    def _inspect(self, request: dict[str, Any], answer: Response | ErrorResponse) -> Message | McpError:
+        """Look at a final answer on its way to the caller: learn the session, vet listed tools."""
+        method = request["method"]
+        if isinstance(answer, Response):
+            if method == "initialize":
+                version = answer.result.get("protocolVersion")
+                self._legacy_version = version if isinstance(version, str) else None
+                if self._legacy_version:
+                    self._t._remember("legacy", self._legacy_version, "streamable")
+            elif method == "server/discover":
+                self._t._remember(None, "", "")
+            elif method == "tools/list":
+                self._absorb_tools(answer.result)
+        elif method == "tools/call" and answer.error.get("code") == HEADER_MISMATCH:
+            raise _Retry("headers", answer)
+        return answer
+
+    async def _read_request_stream(
+        self, response: httpx.Response, request: dict[str, Any], modern: bool
+    ) -> Message | McpError | None:
+        """Deliver a request's SSE stream; resume a legacy stream that breaks off (SEP-1699)."""
+        state = _StreamState()
+        answer = await self._drain(response, request, state)
+        if answer is not None:
+            return answer
+        if modern or state.last_event_id is None:
+            return transport_error(
+                f"the response stream of {request['method']} from {self._where} ended before its answer; "
+                "it may or may not have run on the server"
+            )
+        for _ in range(_RESUME_ATTEMPTS):
+            await anyio.sleep(state.retry)
+            headers = self._legacy_headers() | {
+                "Accept": "text/event-stream",
+                "Last-Event-ID": state.last_event_id,
+            }
+            try:
+                async with open_exchange(
+                    self._client, "GET", self._t.url, headers=headers, auth=self._t._auth
+                ) as resumed:
+                    if resumed.status_code >= 400:
+                        break
+                    answer = await self._drain(resumed, request, state)
+            except httpx.HTTPError:
+                continue
+            if answer is not None:
+                return answer
+        return transport_error(
+            f"the response stream of {request['method']} from {self._where} broke off "
+            "and could not be resumed"
+        )
+
+    async def _drain(
+        self, response: httpx.Response, request: dict[str, Any] | None, state: _StreamState
+    ) -> Message | McpError | None:
+        """Read SSE events, delivering each message; return the final answer to ``request`` if it came."""
+        try:
+            async for event in EventSource(response).aiter_sse():
+                if event.id:
+                    state.last_event_id = event.id
+                if event.retry is not None:
+                    state.retry = event.retry / 1000
+                if not event.data:
+                    continue  # a priming event or a keep-alive
+                if len(event.data) > self._t.max_message_bytes:
+                    error = McpError(
+                        "transport",
+                        f"an event of {len(event.data)} bytes exceeded "
+                        f"max_message_bytes={self._t.max_message_bytes}",
+                    )
+                    if request is not None:
+                        return error
+                    continue
+                try:
+                    message = decode(event.data)
+                except FrameError as exc:
+                    self._push(exc)
+                    continue
+                if (
+                    request is not None
+                    and isinstance(message, (Response, ErrorResponse))
+                    and message.id == request["id"]
+                ):
+                    return self._inspect(request, message)
+                self._push(message)
+        except SSEError as exc:
+            return McpError("protocol", f"{self._where}: {exc}")
+        except httpx.HTTPError:
+            return None  # broken off; the caller decides whether to resume
+        return None
+
+    def _network_error(self, exc: httpx.HTTPError) -> McpError:
+        return transport_error(f"could not reach {self._where}: {type(exc).__name__}: {exc}")
+
+    # --- headers --------------------------------------------------------------------------------
+
+    def _request_headers(self, message: dict[str, Any], modern: str | None) -> dict[str, str]:
+        headers = {**self._t._headers, "Accept": _ACCEPT_POST, "Content-Type": "application/json"}
+        if modern is not None:
+            params = message.get("params")
+            tool = params.get("name") if message["method"] == "tools/call" and params else None
+            declared = self._tool_headers.get(tool, ()) if isinstance(tool, str) else ()
+            headers.update(request_headers(message["method"], params, modern, declared))
+        else:
+            headers.update(self._legacy_headers())
+        return headers
+
+    def _legacy_headers(self) -> dict[str, str]:
+        headers = dict(self._t._headers)
+        if self._session_id is not None:
+            headers["Mcp-Session-Id"] = self._session_id
+        if self._legacy_version is not None:
+            headers["MCP-Protocol-Version"] = self._legacy_version
+        return headers
+
+    def _absorb_tools(self, result: dict[str, Any]) -> None:
+        """Learn each tool's header parameters; drop tools that declare them against the rules."""
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return
+        kept = []
+        for tool in tools:
+            if not isinstance(tool, dict):
+                continue
+            try:
+                params = header_params(tool.get("inputSchema"))
+            except InvalidToolHeaders as exc:
+                logger.warning("ignoring tool %r from %s: %s", tool.get("name"), self._where, exc)
+                continue
+            name = tool.get("name")
+            if isinstance(name, str):
+                self._tool_headers[name] = params
+            kept.append(tool)
+        result["tools"] = kept
+
+    # --- one-way messages, cancellation ---------------------------------------------------------
+
+    async def _post_one_way(self, message: dict[str, Any]) -> None:
+        """POST a notification or an answer to a server request; the server says 202."""
+        modern = _modern_version(message)
+        headers = (
+            self._request_headers(message, modern)
+            if "method" in message
+            else {**self._legacy_headers(), "Accept": _ACCEPT_POST, "Content-Type": "application/json"}
+        )
+        try:
+            async with open_exchange(
+                self._client,
+                "POST",
+                self._t.url,
+                headers=headers,
+                content=encode(message),
+                auth=self._t._auth,
+            ) as response:
+                if response.status_code >= 400:
+                    body = await read_error_body(response)
+                    what = message.get("method") or "an answer to a server request"
+                    error = jsonrpc_error_in(body)
+                    detail = f": {error.get('message')}" if error else ""
+                    raise transport_error(
+                        f"{self._where} refused {what} (HTTP {response.status_code}{detail})"
+                    )
+        except httpx.HTTPError as exc:
+            raise self._network_error(exc) from None
+
+    async def _cancel(self, message: dict[str, Any]) -> None:
+        """Cancel a request: close its response stream; legacy servers are also told (§3.5, §4.2)."""
+        params = message.get("params") or {}
+        scope = self._posts.get(params.get("requestId"))  # type: ignore[arg-type]
+        if scope is not None:
+            scope.cancel()
+        if _modern_version(message) is None and self._legacy_version is not None:
+            await self._post_one_way(message)
+
+    # --- legacy session: GET stream, re-initialize ----------------------------------------------
+
+    def _start_get_stream(self) -> None:
+        self._get_generation += 1
+        self._tg.start_soon(self._listen_get, self._get_generation)
+
+    async def _listen_get(self, generation: int) -> None:
+        """The standalone GET stream of a legacy session, resumed with Last-Event-ID while it lives."""
+        state = _StreamState()
+        failures = 0
+        while not self._closed and generation == self._get_generation:
+            headers = self._legacy_headers() | {"Accept": "text/event-stream"}
+            if state.last_event_id is not None:
+                headers["Last-Event-ID"] = state.last_event_id
+            try:
+                async with open_exchange(
+                    self._client, "GET", self._t.url, headers=headers, auth=self._t._auth
+                ) as response:
+                    if response.status_code in (400, 404, 405):
+                        return  # no GET stream here (or the session is gone: the next request renews it)
+                    if response.status_code >= 300:
+                        failures += 1
+                    else:
+                        failures = 0
+                        await self._drain(response, None, state)
+            except (httpx.HTTPError, McpError) as exc:
+                failures += 1
+                logger.debug("the GET stream broke: %s", type(exc).__name__)
+            if failures >= _GET_STREAM_FAILURES:
+                logger.warning(
+                    "giving up the server-to-client stream of %s after %d failures", self._where, failures
+                )
+                return
+            await anyio.sleep(state.retry * (2 ** max(0, failures - 1)))
+
+    async def _reinitialize(self, message: dict[str, Any]) -> bool:
+        """The server forgot our session (404): a new ``initialize`` without the old id, once (§4.2)."""
+        stale = self._session_id
+        async with self._session_lock:
+            if self._session_id != stale:
+                return True  # another request already renewed it
+            if self._initialize is None:
+                return False
+            self._session_id = None
+            renewal = {**self._initialize, "id": f"mcp-notebook-reinit-{next(self._internal_ids)}"}
+            answer = await self._internal(renewal)
+            if not isinstance(answer, Response):
+                return False
+            logger.info("%s forgot our session; re-initialized", self._where)
+            await self._post_one_way({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            self._start_get_stream()
+        return True
+
+    async def _relist_tools(self, request: dict[str, Any]) -> None:
+        """After ``-32020``: fetch ``tools/list`` again to learn the header parameters (§3.5)."""
+        meta = (request.get("params") or {}).get("_meta", {})
+        cursor: Any = None
+        self._tool_headers.clear()
+        while True:
+            params: dict[str, Any] = {
+                "_meta": {k: v for k, v in meta.items() if k.startswith("io.modelcontextprotocol/")}
+            }
+            if cursor is not None:
+                params["cursor"] = cursor
+            listing = {
+                "jsonrpc": "2.0",
+                "id": f"mcp-notebook-relist-{next(self._internal_ids)}",
+                "method": "tools/list",
+                "params": params,
+            }
+            answer = await self._internal(listing)
+            if not isinstance(answer, Response):
+                return
+            cursor = answer.result.get("nextCursor")
+            if not cursor:
+                break
+        self._push(Notification("notifications/tools/list_changed", None))
+
+    async def _internal(self, message: dict[str, Any]) -> Message | McpError | None:
+        """A request of the channel's own; its answer is kept, everything else is delivered."""
+        try:
+            return await self._exchange(message)
+        except _Retry as retry:
+            return retry.answer
+        except httpx.HTTPError as exc:
+            return self._network_error(exc)
+
+
+class _Handled(Exception):
+    """The request went on over another binding; this exchange has nothing more to deliver."""
+
+
+class _StreamState:
+    __slots__ = ("last_event_id", "retry")
+
+    def __init__(self) -> None:
+        self.last_event_id: str | None = None
+        self.retry = _DEFAULT_RETRY
+
+
+def _modern_version(message: Mapping[str, Any]) -> str | None:
+    """The version a modern message is stamped with; None for a legacy one."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+    return version if isinstance(version, str) else None
