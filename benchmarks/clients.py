@@ -114,9 +114,8 @@ class Ours(Adapter):
         self.client: Any = None
 
     async def connect(self, target: Target, mode: str = "auto") -> None:
-        if target.http:
-            raise NotSupported("n/a (HTTP transport not yet implemented)")
-        self.client = self._cls(list(target.argv), protocol=mode, timeout=300)
+        where = target.url if target.http else list(target.argv)
+        self.client = self._cls(where, protocol=mode, timeout=300)
         await self.client.connect()
 
     async def call(self, name: str, args: dict[str, Any]) -> Any:

@@ -71,6 +71,9 @@ logger = logging.getLogger("mcp_notebook.transports.http")
 
 Mode = Literal["auto", "streamable", "sse"]
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+#: Requests on the wire at once (HTTP/1.1: one connection each); more wait their turn in order.
+#: Listen and GET streams do not count. Measured: beyond a few dozen, httpx gets slower, not faster.
+DEFAULT_MAX_CONNECTIONS = 16
 #: No read timeout: a request's deadline is the connection's business, and streams are long-lived.
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, read=None, pool=None)
 _ACCEPT_POST = "application/json, text/event-stream"
@@ -91,6 +94,8 @@ class HttpTransport:
     your own ``httpx.AsyncClient`` (proxies, certificates, event hooks); it is not closed for you.
     Otherwise one pooled client is made per connection from ``verify``, ``timeout`` and ``proxy``.
     ``mode`` is "auto" (Streamable HTTP, falling back to HTTP+SSE), "streamable" or "sse".
+    ``max_connections`` bounds the requests on the wire at once (each holds one HTTP/1.1
+    connection until answered); raise it when many slow tool calls should run side by side.
     """
 
     def __init__(
@@ -105,6 +110,7 @@ class HttpTransport:
         proxy: str | None = None,
         mode: Mode = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         parsed = httpx.URL(url)
         if parsed.scheme not in ("http", "https") or not parsed.host:
@@ -120,6 +126,9 @@ class HttpTransport:
         self._client_settings: dict[str, Any] = {"verify": verify, "timeout": timeout, "proxy": proxy}
         self.mode: Mode = mode
         self.max_message_bytes = max_message_bytes
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+        self.max_connections = max_connections
 
     def __repr__(self) -> str:
         return f"HttpTransport({self.describe()!r}, mode={self.mode!r})"
@@ -150,7 +159,9 @@ class HttpTransport:
         if client is None:
             client = httpx.AsyncClient(
                 follow_redirects=False,
-                limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+                # The limit is ours (the gate in the channel): httpcore's pool slows down sharply
+                # when many requests queue inside it, and listen streams must never wait there.
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=self.max_connections),
                 **self._client_settings,
             )
         try:
@@ -207,6 +218,7 @@ class _StreamableChannel:
         self._get_generation = 0
         self._internal_ids = itertools.count(1)
         self._sse: SseSession | None = None
+        self._gate = anyio.CapacityLimiter(transport.max_connections)
 
     # --- the Channel interface ------------------------------------------------------------------
 
@@ -292,7 +304,11 @@ class _StreamableChannel:
             with scope:
                 while True:
                     try:
-                        answer = await self._exchange(message)
+                        if message["method"] == "subscriptions/listen":
+                            answer = await self._exchange(message)  # long-lived: outside the gate
+                        else:
+                            async with self._gate:
+                                answer = await self._exchange(message)
                     except _Retry as retry:
                         if retry.why in retried:
                             answer = retry.answer
