@@ -375,7 +375,7 @@ class Connection:
                 with anyio.fail_after(self._opts.connect_timeout):
                     return await negotiate(
                         pin=self._pin,
-                        known=self._known or _hinted(self._transport),
+                        known=self._known or _hinted(self._transport, self._pin),
                         exchange=self._exchange,
                         notify=self.notify,
                         capabilities=self._caps.__getitem__,
@@ -954,8 +954,13 @@ def _with_trace_context(
     return stamped
 
 
-def _hinted(transport: Transport) -> Negotiated | None:
-    """What the transport remembers of this server's era (HTTP, per endpoint), as a known result."""
+def _hinted(transport: Transport, pin: Pin) -> Negotiated | None:
+    """What the transport remembers of this server's era (HTTP, per endpoint), as a known result.
+
+    Only ``protocol="auto"`` asks: a pinned era or version is the user's word, not a guess.
+    """
+    if pin.mode != "auto" or pin.version is not None:
+        return None
     hint = transport.era_hint()
     if hint is None:
         return None

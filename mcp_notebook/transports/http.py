@@ -39,7 +39,12 @@ import httpx
 from httpx_sse import EventSource, SSEError
 
 from ..protocol.envelope import META_PROTOCOL_VERSION
-from ..protocol.errors import HEADER_MISMATCH, McpError
+from ..protocol.errors import (
+    HEADER_MISMATCH,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpError,
+)
 from ..protocol.headers import HeaderParam, InvalidToolHeaders, header_params, request_headers
 from ..protocol.jsonrpc import (
     ErrorResponse,
@@ -80,6 +85,7 @@ _ACCEPT_POST = "application/json, text/event-stream"
 _RESUME_ATTEMPTS = 3
 _GET_STREAM_FAILURES = 5
 _DEFAULT_RETRY = 1.0
+MODERN_ERRORS = (UNSUPPORTED_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY, HEADER_MISMATCH)
 _SECRET_HEADERS = ("authorization", "cookie", "proxy-authorization")
 
 # endpoint -> ("legacy", version, binding): what an endpoint spoke, for this process (§3.3 "cache it").
@@ -219,6 +225,7 @@ class _StreamableChannel:
         self._internal_ids = itertools.count(1)
         self._sse: SseSession | None = None
         self._gate = anyio.CapacityLimiter(transport.max_connections)
+        self._discover_refused = False
 
     # --- the Channel interface ------------------------------------------------------------------
 
@@ -374,8 +381,8 @@ class _StreamableChannel:
                 )
                 if method == "initialize" and status in (400, 404, 405) and jsonrpc_error_in(body) is None:
                     raise _Retry("sse", answer)
-                if isinstance(answer, ErrorResponse) and method == "tools/call":
-                    self._inspect(message, answer)  # a -32020 re-lists the tools and resends
+                if isinstance(answer, ErrorResponse):
+                    return self._inspect(message, answer)  # a -32020 re-lists the tools and resends
                 return answer
             if status == 202 or status == 204:
                 return McpError(
@@ -415,7 +422,7 @@ class _StreamableChannel:
             if method == "initialize":
                 version = answer.result.get("protocolVersion")
                 self._legacy_version = version if isinstance(version, str) else None
-                if self._legacy_version:
+                if self._legacy_version and self._discover_refused:
                     self._t._remember("legacy", self._legacy_version, "streamable")
             elif method == "server/discover":
                 self._t._remember(None, "", "")
@@ -423,6 +430,8 @@ class _StreamableChannel:
                 self._absorb_tools(answer.result)
         elif method == "tools/call" and answer.error.get("code") == HEADER_MISMATCH:
             raise _Retry("headers", answer)
+        elif method == "server/discover" and answer.error.get("code") not in MODERN_ERRORS:
+            self._discover_refused = True  # what the probe learnt; remembered once initialize works
         return answer
 
     async def _read_request_stream(
