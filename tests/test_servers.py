@@ -1,4 +1,6 @@
-"""One behaviour suite, run against independent real MCP servers over real stdio pipes.
+"""One behaviour suite, run against independent real MCP servers over real stdio pipes and sockets.
+
+stdio:
 
 * ``sdk-modern``: the official Python SDK (``mcp`` 2.3.0) serving our demo server, dual-era, so the
   ``server/discover`` probe gets the modern 2026-07-28 era.
@@ -6,14 +8,23 @@
   legacy-only server: the probe must fall back.
 * ``everything``: npm ``@modelcontextprotocol/server-everything`` (TypeScript SDK, 2025-11-25 only).
 
-Each server names its tools differently, so a :class:`Peer` maps the behaviours onto each one.
+HTTP (``http-*``; servers from :mod:`tests.http_peers`, one process per peer for the module): the
+SDK's Streamable HTTP dual-era (SSE and JSON-only responses), legacy-only (stateful, JSON-only,
+stateless), its deprecated HTTP+SSE binding (reached by the automatic fallback), and
+server-everything's ``streamableHttp`` and ``sse`` modes.
+
+Each server names its tools differently, so a :class:`Peer` maps the behaviours onto each one, and
+says what its configuration cannot do (a JSON-only or stateless legacy server has no channel for
+server-to-client requests; JSON-only responses carry no progress): those tests then check that
+the failure is the server's clear error, not a hang.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -21,12 +32,14 @@ import pytest
 
 from mcp_notebook import Client, McpError
 from tests.conftest import demo_server, everything_server
+from tests.http_peers import everything_http, sdk_http
 
 
 @dataclass(frozen=True)
 class Peer:
     id: str
-    argv: Callable[[], list[str]]
+    #: Starts the server if it needs starting and yields what to give ``Client``: argv or URL.
+    start: Callable[[], contextlib.AbstractContextManager[Any]]
     era: str
     version: str
     echo: tuple[str, dict[str, Any], str]
@@ -40,6 +53,11 @@ class Peer:
     prompt: tuple[str, dict[str, str], str]
     completion: tuple[str, tuple[str, str], str]
     structured: tuple[str, dict[str, Any]]
+    #: The server can send requests to us (sampling, elicitation) while a call runs.
+    back_channel: bool = True
+    #: The server streams progress notifications during a call.
+    streams_progress: bool = True
+    target: Any = None  # set once started
 
 
 DEMO_COMMON: dict[str, Any] = dict(
@@ -56,26 +74,63 @@ DEMO_COMMON: dict[str, Any] = dict(
     structured=("sales_records", {"region": "north", "limit": 3}),
 )
 
+
+def _argv(make: Callable[[], list[str]]) -> Callable[[], contextlib.AbstractContextManager[Any]]:
+    return lambda: contextlib.nullcontext(make())
+
+
+@contextlib.contextmanager
+def _url(start: contextlib.AbstractContextManager[Any]) -> Iterator[str]:
+    with start as server:
+        yield server.url
+
+
+EVERYTHING: dict[str, Any] = dict(
+    echo=("echo", {"message": "hello pipes"}, "hello pipes"),
+    add=("get-sum", {"a": 1.5, "b": 2}, "3.5"),
+    progress=("trigger-long-running-operation", {"duration": 0.3, "steps": 3}, 3),
+    slow=("trigger-long-running-operation", {"duration": 1.5, "steps": 3}, 1.5),
+    elicit=("trigger-elicitation-request", {}),
+    sample=("trigger-sampling-request", {"prompt": "Say hi", "maxTokens": 20}),
+    resource=("demo://resource/static/document/features.md", "#"),
+    template="demo://resource/dynamic/text/{resourceId}",
+    prompt=("args-prompt", {"city": "Paris"}, "Paris"),
+    completion=("completable-prompt", ("department", "Eng"), "Engineering"),
+    structured=("get-structured-content", {"location": "Chicago"}),
+)
+
+MODERN, LEGACY = ("modern", "2026-07-28"), ("legacy", "2025-11-25")
 PEERS = [
-    Peer("sdk-modern", lambda: demo_server(), "modern", "2026-07-28", **DEMO_COMMON),
-    Peer("sdk-legacy", lambda: demo_server("--legacy-only"), "legacy", "2025-11-25", **DEMO_COMMON),
+    Peer("sdk-modern", _argv(demo_server), *MODERN, **DEMO_COMMON),
+    Peer("sdk-legacy", _argv(lambda: demo_server("--legacy-only")), *LEGACY, **DEMO_COMMON),
+    Peer("everything", _argv(everything_server), *LEGACY, **EVERYTHING),
+    Peer("http-sdk-modern", lambda: _url(sdk_http("modern")), *MODERN, **DEMO_COMMON),
     Peer(
-        "everything",
-        everything_server,
-        "legacy",
-        "2025-11-25",
-        echo=("echo", {"message": "hello pipes"}, "hello pipes"),
-        add=("get-sum", {"a": 1.5, "b": 2}, "3.5"),
-        progress=("trigger-long-running-operation", {"duration": 0.3, "steps": 3}, 3),
-        slow=("trigger-long-running-operation", {"duration": 1.5, "steps": 3}, 1.5),
-        elicit=("trigger-elicitation-request", {}),
-        sample=("trigger-sampling-request", {"prompt": "Say hi", "maxTokens": 20}),
-        resource=("demo://resource/static/document/features.md", "#"),
-        template="demo://resource/dynamic/text/{resourceId}",
-        prompt=("args-prompt", {"city": "Paris"}, "Paris"),
-        completion=("completable-prompt", ("department", "Eng"), "Engineering"),
-        structured=("get-structured-content", {"location": "Chicago"}),
+        "http-sdk-modern-json",
+        lambda: _url(sdk_http("modern", json_response=True)),
+        *MODERN,
+        **DEMO_COMMON,
+        streams_progress=False,
     ),
+    Peer("http-sdk-legacy", lambda: _url(sdk_http("legacy")), *LEGACY, **DEMO_COMMON),
+    Peer(
+        "http-sdk-legacy-json",
+        lambda: _url(sdk_http("legacy", json_response=True)),
+        *LEGACY,
+        **DEMO_COMMON,
+        back_channel=False,
+        streams_progress=False,
+    ),
+    Peer(
+        "http-sdk-legacy-stateless",
+        lambda: _url(sdk_http("legacy", stateless=True)),
+        *LEGACY,
+        **DEMO_COMMON,
+        back_channel=False,
+    ),
+    Peer("http-sdk-sse", lambda: _url(sdk_http("legacy", sse=True)), *LEGACY, **DEMO_COMMON),
+    Peer("http-everything", lambda: _url(everything_http("streamableHttp")), *LEGACY, **EVERYTHING),
+    Peer("http-everything-sse", lambda: _url(everything_http("sse")), *LEGACY, **EVERYTHING),
 ]
 
 SAMPLED_TEXT = "sampled by the test handler"
@@ -106,13 +161,15 @@ async def _sampling(params: dict[str, Any]) -> dict[str, Any]:
     return {"role": "assistant", "content": {"type": "text", "text": SAMPLED_TEXT}, "model": "test-model"}
 
 
-@pytest.fixture(params=PEERS, ids=[p.id for p in PEERS])
-def peer(request: pytest.FixtureRequest) -> Peer:
-    return request.param
+@pytest.fixture(params=PEERS, ids=[p.id for p in PEERS], scope="module")
+def peer(request: pytest.FixtureRequest) -> Iterator[Peer]:
+    """The peer, started once for the module (an HTTP server) or once per client (stdio)."""
+    with request.param.start() as target:
+        yield replace(request.param, target=target)
 
 
 def _client(peer: Peer, **options: Any) -> Client:
-    return Client(peer.argv(), elicitation=_elicitation, sampling=_sampling, roots=["/tmp"], **options)
+    return Client(peer.target, elicitation=_elicitation, sampling=_sampling, roots=["/tmp"], **options)
 
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_processes")]
@@ -186,6 +243,9 @@ async def test_progress_is_delivered_in_order(peer: Peer) -> None:
             tool, arguments, progress=lambda p, total, message: seen.append((p, total))
         )
         assert not result.is_error
+    if not peer.streams_progress:
+        assert seen == [], "a JSON-only response cannot carry progress"
+        return
     assert len(seen) == steps
     assert [p for p, _ in seen] == sorted(p for p, _ in seen)
     assert seen[-1][0] == seen[-1][1] == steps
@@ -206,9 +266,18 @@ async def test_timeout_cancels_the_request_on_the_server(peer: Peer) -> None:
         assert expected in (await client.call_tool(tool, arguments)).text
 
 
+async def _no_back_channel(client: Client, tool: str, arguments: dict[str, Any]) -> None:
+    """A server without a channel for requests to us refuses at once with its own error."""
+    with pytest.raises(McpError) as caught:
+        await client.call_tool(tool, arguments, timeout=20)
+    assert caught.value.kind == "server"
+
+
 async def test_sampling_is_answered_by_the_handler(peer: Peer) -> None:
     async with _client(peer) as client:
         tool, arguments = peer.sample
+        if not peer.back_channel:
+            return await _no_back_channel(client, tool, arguments)
         result = await client.call_tool(tool, arguments, timeout=20)
         assert not result.is_error, result.text
         assert SAMPLED_TEXT in result.text
@@ -217,6 +286,8 @@ async def test_sampling_is_answered_by_the_handler(peer: Peer) -> None:
 async def test_elicitation_is_answered_by_the_handler(peer: Peer) -> None:
     async with _client(peer) as client:
         tool, arguments = peer.elicit
+        if not peer.back_channel:
+            return await _no_back_channel(client, tool, arguments)
         result = await client.call_tool(tool, arguments, timeout=20)
         assert not result.is_error, result.text
         text = result.text + json.dumps(result.structured_content)
@@ -224,8 +295,10 @@ async def test_elicitation_is_answered_by_the_handler(peer: Peer) -> None:
 
 
 async def test_elicitation_declined_reaches_the_tool(peer: Peer) -> None:
-    async with Client(peer.argv(), elicitation=lambda params: None) as client:
+    async with Client(peer.target, elicitation=lambda params: None) as client:
         tool, arguments = peer.elicit
+        if not peer.back_channel:
+            return await _no_back_channel(client, tool, arguments)
         result = await client.call_tool(tool, arguments, timeout=20)
         assert ELICITED_NAME not in result.text
         assert "decline" in result.text.lower() or "no problem" in result.text.lower()

@@ -50,6 +50,20 @@ server answers ``server/discover`` with ``-32601 Method not found``).
 ``--log-level`` sets the stderr log level (default ``WARNING``); stdout carries
 only protocol messages.
 
+``--http PORT`` serves it over Streamable HTTP instead (``0`` picks a free
+port; ``--host`` defaults to ``127.0.0.1``): once it accepts connections it
+prints exactly one line to stdout, ``MCP_HTTP_URL=http://127.0.0.1:PORT/mcp``,
+and serves until SIGINT/SIGTERM. Both eras are served there too (a request
+whose ``MCP-Protocol-Version`` header names 2026-07-28 is served statelessly,
+an ``initialize`` opens a legacy session); ``--legacy-only`` refuses the modern
+header with ``400`` and a legacy JSON-RPC error, as a 2025-11-25 server does.
+``--stateless`` drops legacy sessions (no ``Mcp-Session-Id``; each POST is
+served on its own), ``--json-response`` answers with JSON bodies instead of
+SSE streams (with either, a legacy connection has no way to carry the
+server's elicitation/sampling requests: those tools fail with ``-32600``), and
+``--sse`` serves the deprecated 2024-11-05 HTTP+SSE transport at ``/sse``
+instead (the printed URL then ends in ``/sse``).
+
 Importing this package is cheap: the MCP SDK is only imported when
 :func:`build_server` or :func:`main` is called.
 """
@@ -80,7 +94,7 @@ def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point: serve the demo server over stdio.
+    """Command-line entry point: serve the demo server over stdio (or HTTP with ``--http``).
 
     Args:
         argv: Command-line arguments, without the program name. Defaults to
@@ -93,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(
         prog="python -m mcp_notebook.demo",
-        description="Serve the mcp-notebook-demo MCP server over stdio.",
+        description="Serve the mcp-notebook-demo MCP server over stdio, or over HTTP with --http.",
     )
     parser.add_argument(
         "--legacy-only",
@@ -109,12 +123,64 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="WARNING",
         help="level of the server's log output, which goes to stderr (default: %(default)s)",
     )
+    http = parser.add_argument_group(
+        "HTTP",
+        "serve over HTTP instead of stdio; the URL is printed to stdout as one line, MCP_HTTP_URL=<url>",
+    )
+    http.add_argument(
+        "--http",
+        type=int,
+        metavar="PORT",
+        help="serve Streamable HTTP at http://HOST:PORT/mcp (0 picks a free port)",
+    )
+    http.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    http.add_argument(
+        "--stateless",
+        action="store_true",
+        help="no legacy sessions: no Mcp-Session-Id, each POST served on its own (no server requests)",
+    )
+    http.add_argument(
+        "--json-response", action="store_true", help="answer requests with JSON bodies instead of SSE streams"
+    )
+    http.add_argument(
+        "--sse",
+        action="store_true",
+        help="serve the deprecated 2024-11-05 HTTP+SSE transport at /sse instead of Streamable HTTP",
+    )
     args = parser.parse_args(argv)
-
-    from mcp_notebook.demo.server import run_stdio
+    http_only = [
+        name
+        for name, value in (
+            ("--stateless", args.stateless),
+            ("--json-response", args.json_response),
+            ("--sse", args.sse),
+        )
+        if value
+    ]
+    if args.http is None and http_only:
+        parser.error(f"{', '.join(http_only)} needs --http PORT")
+    if args.sse and (args.stateless or args.json_response):
+        parser.error("--stateless and --json-response apply to Streamable HTTP, not to --sse")
+    if args.http is not None and not 0 <= args.http <= 65535:
+        parser.error("--http PORT must be between 0 and 65535")
 
     try:
-        run_stdio(legacy_only=args.legacy_only, log_level=args.log_level)
+        if args.http is None:
+            from mcp_notebook.demo.server import run_stdio
+
+            run_stdio(legacy_only=args.legacy_only, log_level=args.log_level)
+        else:
+            from mcp_notebook.demo.server import run_http
+
+            run_http(
+                port=args.http,
+                host=args.host,
+                legacy_only=args.legacy_only,
+                stateless=args.stateless,
+                json_response=args.json_response,
+                sse=args.sse,
+                log_level=args.log_level,
+            )
     except KeyboardInterrupt:
         return 130
     return 0

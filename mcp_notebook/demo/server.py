@@ -5,8 +5,9 @@ by :func:`build_server`; the module-level functions are the handlers. The data
 is a deterministic, seeded toy sales data set, so results are reproducible
 across runs and processes.
 
-Nothing in this module writes to stdout: on the stdio transport stdout *is*
-the protocol channel. Logging goes to stderr (the SDK configures it so).
+Nothing in this module writes to stdout but :func:`run_http`'s one
+``MCP_HTTP_URL=...`` line: on the stdio transport stdout *is* the protocol
+channel. Logging goes to stderr (the SDK configures it so).
 """
 
 import csv
@@ -52,6 +53,7 @@ from mcp_types import (
 from pydantic import BaseModel, Field
 
 __all__ = [
+    "HTTP_URL_PREFIX",
     "PRODUCTS",
     "REGIONS",
     "SERVER_NAME",
@@ -59,6 +61,8 @@ __all__ = [
     "NameForm",
     "SaleRecord",
     "build_server",
+    "http_app",
+    "run_http",
     "run_stdio",
     "serve_stdio",
 ]
@@ -573,3 +577,192 @@ def run_stdio(*, legacy_only: bool = False, log_level: LogLevel = "WARNING") -> 
     server = build_server(log_level=log_level)
     logger.info("Serving %s over stdio (%s)", SERVER_NAME, "legacy only" if legacy_only else "dual era")
     anyio.run(functools.partial(serve_stdio, server, legacy_only=legacy_only))
+
+
+# --------------------------------------------------------------------------- HTTP
+
+
+HTTP_URL_PREFIX = "MCP_HTTP_URL="
+"""The one line ``run_http`` prints to stdout once it accepts connections: this prefix, then the URL."""
+
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def http_app(
+    server: MCPServer | None = None,
+    *,
+    legacy_only: bool = False,
+    stateless: bool = False,
+    json_response: bool = False,
+    sse: bool = False,
+    host: str = "127.0.0.1",
+) -> tuple[Any, str]:
+    """An ASGI app serving ``server`` (default: a fresh demo server) over HTTP, and its endpoint path.
+
+    Streamable HTTP (the default) is the SDK's own app: a request whose ``MCP-Protocol-Version``
+    header names a modern version is served on the modern single-exchange path, anything else on
+    the legacy session path (an ``initialize`` without a session id opens a session). With
+    ``legacy_only`` a modern header is refused with ``400`` and a plain legacy JSON-RPC error body
+    (not one of the modern ``-3202x`` codes), as a 2025-11-25 server answers it, so an HTTP client
+    falls back to ``initialize``. ``stateless`` and ``json_response`` are the SDK's options: no
+    ``Mcp-Session-Id`` (every legacy POST is served on its own) and ``application/json`` instead
+    of SSE response bodies. With either, a legacy connection cannot carry server-to-client
+    requests, so the elicitation and sampling tools fail there (``-32600``); the modern era does
+    them as ``input_required`` round trips regardless.
+
+    ``sse`` serves the deprecated 2024-11-05 HTTP+SSE transport instead: ``GET /sse`` opens the
+    stream, whose ``endpoint`` event names the ``/messages/?session_id=...`` URL to POST to. Each
+    stream is one connection, dual-era like stdio unless ``legacy_only``.
+    """
+    if server is None:
+        server = build_server()
+    if sse:
+        return _sse_app(server, legacy_only=legacy_only, host=host), "/sse"
+    app: Any = server.streamable_http_app(stateless_http=stateless, json_response=json_response, host=host)
+    if legacy_only:
+        app = _HandshakeEraOnly(app)
+    return app, "/mcp"
+
+
+class _HandshakeEraOnly:
+    """ASGI wrapper: refuse requests stamped with a modern ``MCP-Protocol-Version`` header.
+
+    The SDK's session manager routes such requests to its modern entry before anything else, and
+    offers no switch to turn that off. A legacy (2025-11-25) server validates the header against
+    the versions it knows and answers ``400 Bad Request`` with a JSON-RPC error that is not a
+    modern one, which is what this answers.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+            headers = dict(scope["headers"])
+            version = headers.get(b"mcp-protocol-version")
+            if version is not None and version.decode("latin-1") not in HANDSHAKE_PROTOCOL_VERSIONS:
+                from starlette.responses import JSONResponse
+
+                message = (
+                    f"Bad Request: Unsupported protocol version: {version.decode('latin-1')}. "
+                    f"Supported versions: {', '.join(HANDSHAKE_PROTOCOL_VERSIONS)}"
+                )
+                body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+                await JSONResponse(body, status_code=400)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _local_security(host: str) -> Any:
+    """DNS-rebinding protection as the SDK's own apps set it up for a server bound to localhost."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if host not in _LOCAL_HOSTS:
+        return None
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+
+
+def _sse_app(server: MCPServer, *, legacy_only: bool, host: str) -> Any:
+    """The 2024-11-05 HTTP+SSE transport: ``GET /sse`` streams, ``POST /messages/?session_id=``."""
+    from mcp.server.sse import SseServerTransport
+    from starlette.applications import Starlette
+    from starlette.routing import Mount, Route
+
+    lowlevel = _lowlevel(server)
+    transport = SseServerTransport("/messages/", security_settings=_local_security(host))
+    init_options = lowlevel.create_initialization_options(NOTIFICATION_OPTIONS)
+
+    class SseEndpoint:
+        """A raw ASGI endpoint (Starlette passes scope/receive/send straight through to it)."""
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            async with transport.connect_sse(scope, receive, send) as (read_stream, write_stream):
+                if not legacy_only:
+                    await lowlevel.run(read_stream, write_stream, init_options)
+                    return
+                async with lowlevel.lifespan(lowlevel) as lifespan_state:
+                    await serve_loop(
+                        lowlevel,
+                        read_stream,
+                        write_stream,
+                        lifespan_state=lifespan_state,
+                        init_options=init_options,
+                    )
+
+    return Starlette(
+        routes=[
+            Route("/sse", endpoint=SseEndpoint(), methods=["GET"]),
+            Mount("/messages/", app=transport.handle_post_message),
+        ]
+    )
+
+
+def _url_host(host: str) -> str:
+    """The host part of a URL that reaches a server bound to ``host``."""
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
+
+
+def run_http(
+    *,
+    port: int = 0,
+    host: str = "127.0.0.1",
+    legacy_only: bool = False,
+    stateless: bool = False,
+    json_response: bool = False,
+    sse: bool = False,
+    log_level: LogLevel = "WARNING",
+) -> None:
+    """Blocking entry point: serve the demo server over HTTP until SIGINT/SIGTERM.
+
+    Binds ``host:port`` itself (``port`` 0 picks a free one), then prints exactly one line to
+    stdout, ``MCP_HTTP_URL=http://HOST:PORT/mcp`` (``/sse`` with ``sse``), once the server
+    accepts connections. Everything else (logging, uvicorn's messages) goes to stderr; uvicorn's
+    access log is off. See :func:`http_app` for what the options change.
+    """
+    import socket
+    import sys
+
+    import uvicorn
+
+    server = build_server(log_level=log_level)
+    app, path = http_app(
+        server, legacy_only=legacy_only, stateless=stateless, json_response=json_response, sse=sse, host=host
+    )
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    url = f"http://{_url_host(host)}:{sock.getsockname()[1]}{path}"
+    era = "legacy only" if legacy_only else "dual era"
+    transport = "HTTP+SSE" if sse else "Streamable HTTP"
+    logger.info("Serving %s over %s (%s) at %s", SERVER_NAME, transport, era, url)
+
+    class AnnouncingServer(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if not self.should_exit:
+                sys.stdout.write(f"{HTTP_URL_PREFIX}{url}\n")
+                sys.stdout.flush()
+
+    config = uvicorn.Config(
+        app,
+        log_config=None,  # uvicorn's default config sends its access log to stdout
+        log_level=log_level.lower(),
+        access_log=False,
+        lifespan="on",
+        # Open SSE streams would otherwise hold a graceful shutdown open for as long as they last.
+        timeout_graceful_shutdown=2,
+    )
+    AnnouncingServer(config).run(sockets=[sock])
