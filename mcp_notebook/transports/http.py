@@ -198,9 +198,16 @@ class HttpTransport:
 class _Retry(Exception):
     """An exchange answered in a way that calls for one more attempt (not shown to the caller)."""
 
-    def __init__(self, why: Literal["session", "headers", "sse"], answer: Message | McpError) -> None:
+    def __init__(
+        self,
+        why: Literal["session", "headers", "sse"],
+        answer: Message | McpError,
+        session: str | None = None,
+    ) -> None:
         self.why = why
         self.answer = answer
+        #: The session id the failed exchange carried (a renewal is only needed if it is still ours).
+        self.session = session
 
 
 class _StreamableChannel:
@@ -321,7 +328,7 @@ class _StreamableChannel:
                             answer = retry.answer
                         else:
                             retried.add(retry.why)
-                            if await self._recover(retry.why, message):
+                            if await self._recover(retry, message):
                                 continue
                             answer = retry.answer
                     if answer is not None:
@@ -336,10 +343,11 @@ class _StreamableChannel:
         finally:
             self._posts.pop(request_id, None)
 
-    async def _recover(self, why: str, message: dict[str, Any]) -> bool:
+    async def _recover(self, retry: _Retry, message: dict[str, Any]) -> bool:
         """Fix what made an exchange fail so it can be sent again; False if it cannot be fixed."""
+        why = retry.why
         if why == "session":
-            return await self._reinitialize(message)
+            return await self._reinitialize(retry.session)
         if why == "headers":
             await self._relist_tools(message)
             return True
@@ -367,13 +375,15 @@ class _StreamableChannel:
         method = message["method"]
         modern = _modern_version(message)
         headers = self._request_headers(message, modern)
+        session = self._session_id
         async with open_exchange(
             self._client, "POST", self._t.url, headers=headers, content=encode(message), auth=self._t._auth
         ) as response:
             status = response.status_code
-            if status == 404 and modern is None and self._session_id is not None and method != "initialize":
+            if status == 404 and modern is None and session is not None and method != "initialize":
                 await response.aclose()
-                raise _Retry("session", transport_error(f"{self._where} forgot our session (HTTP 404)"))
+                forgot = transport_error(f"{self._where} forgot our session (HTTP 404)")
+                raise _Retry("session", forgot, session)
             if status >= 400:
                 body = await read_error_body(response)
                 answer = error_from_status(
@@ -626,9 +636,12 @@ class _StreamableChannel:
                 return
             await anyio.sleep(state.retry * (2 ** max(0, failures - 1)))
 
-    async def _reinitialize(self, message: dict[str, Any]) -> bool:
-        """The server forgot our session (404): a new ``initialize`` without the old id, once (§4.2)."""
-        stale = self._session_id
+    async def _reinitialize(self, stale: str | None) -> bool:
+        """The server forgot session ``stale`` (404): ``initialize`` again without it, once (§4.2).
+
+        Many requests may fail with the same stale id at once; the first renews the session and
+        the others, finding a different id by the time they get the lock, just resend.
+        """
         async with self._session_lock:
             if self._session_id != stale:
                 return True  # another request already renewed it
