@@ -18,7 +18,15 @@ fi
 .venv/bin/python -m pip install --quiet -e ".[dev]"
 
 if command -v npm >/dev/null 2>&1; then
+  # Also installs the conformance harness and, from the npm package `node`, the Node 22 it runs on
+  # (tests/node_modules/.bin/node; the system node may be older). Its install script is allowed in
+  # tests/package.json (allowScripts).
   npm ci --prefix tests --no-audit --no-fund --loglevel=error
+  node22=$(tests/node_modules/.bin/node --version 2>/dev/null || true)
+  case "$node22" in
+    v22.*) ;;
+    *) echo "tests/node_modules/.bin/node is '${node22:-missing}', not Node 22: did npm skip its install script?" >&2; exit 1 ;;
+  esac
 else
   echo "npm not found: the tests against @modelcontextprotocol/server-everything need Node.js and npm" >&2
   exit 1
