@@ -490,7 +490,7 @@ def build_cases(sizes: dict[str, Any], http_urls: dict[str, str]) -> list[Case]:
                 [Metric("rate", "calls/s", "calls/s", "higher")],
                 in_flight(Target(url=http_urls["modern"]), concurrency, calls),
                 heavy,
-                    params={"in_flight": concurrency, "calls": calls},
+                params={"in_flight": concurrency, "calls": calls},
                 note="HTTP/1.1: at most 100 connections (httpx2's default pool), so ≤ 100 truly in flight",
             )
         )
