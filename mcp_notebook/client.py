@@ -109,6 +109,7 @@ class Client:
         unknown = set(options) - ConnectionOptions.names()
         if unknown:
             raise TypeError(f"Client() got unknown option(s): {', '.join(sorted(unknown))}")
+        options = _room_for_sign_in(auth, options)
         self._options = ConnectionOptions(protocol=protocol, timeout=timeout, **options)
         self._transport = _make_transport(
             target,
@@ -477,6 +478,23 @@ class Client:
         else:
             await self._connection.request("ping", None, timeout=timeout)
         return anyio.current_time() - start
+
+
+def _room_for_sign_in(auth: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """Give negotiation time for a person to sign in, unless the caller chose the timeouts.
+
+    OAuth's human step happens inside the first request (the probe), whose usual deadlines are
+    seconds. Over HTTP a server always answers the probe with some status, so waiting longer
+    costs nothing there; the step itself is bounded by the OAuth object's ``authorize_timeout``.
+    """
+    wait = getattr(auth, "authorize_timeout", None)
+    if not isinstance(wait, int | float) or isinstance(wait, bool):
+        return options
+    room = float(wait) + 30.0
+    adjusted = dict(options)
+    adjusted.setdefault("probe_timeout", room)
+    adjusted.setdefault("connect_timeout", room)
+    return adjusted
 
 
 def _http_auth(auth: str | httpx.Auth | None) -> httpx.Auth | None:

@@ -166,3 +166,13 @@ async def test_unreachable_server_fails_fast_with_a_transport_error() -> None:
     await client.aclose()
     assert caught.value.kind == "transport"
     assert "127.0.0.1:9" in caught.value.message
+
+
+def test_oauth_gives_negotiation_room_for_a_person_to_sign_in() -> None:
+    from mcp_notebook.auth import OAuth
+
+    slow_human = Client("http://127.0.0.1:9/mcp", auth=OAuth(authorize_timeout=120))
+    assert slow_human._options.probe_timeout == slow_human._options.connect_timeout == 150
+    chosen = Client("http://127.0.0.1:9/mcp", auth=OAuth(), probe_timeout=7)
+    assert chosen._options.probe_timeout == 7  # the caller's word stands
+    assert Client("http://127.0.0.1:9/mcp", auth="token")._options.probe_timeout == 5  # no human step

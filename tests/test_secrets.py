@@ -1,10 +1,10 @@
 """Secrets stay secret: an env secret, a token and a tool-argument marker never appear in captured logs,
 telemetry events, reprs or exception text, across whole sessions with errors, crashes and reconnects.
 
-The token: there is no HTTP transport yet, so there is no bearer token to protect. Its stand-in is an
-opaque vendor value in the W3C ``tracestate`` the ``trace_context`` option sends in every request's
-``_meta``: it must reach the server and nothing else. When the HTTP transport arrives, its bearer
-token belongs in :data:`SECRETS` and these sessions should run over it too.
+The token: over stdio, an opaque vendor value in the W3C ``tracestate`` the ``trace_context`` option
+sends in every request's ``_meta``: it must reach the server and nothing else. Over HTTP, a bearer
+token, an API-key header and a key in the URL's query, through a session with a 404 session renewal,
+a dropped-and-resumed stream and errors, with every logger (httpx's included) at DEBUG.
 
 The servers are real stdio processes: ``tests/servers/bad_server.py`` (legacy era, with a crash),
 the demo server (modern era, listen streams, subscriptions), and small servers written here that
@@ -30,6 +30,7 @@ from mcp_notebook import Client
 from mcp_notebook.protocol.errors import McpError
 
 from .conftest import PYTHON, demo_server, python_server
+from .http_peers import fault_http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_processes")]
 
@@ -297,3 +298,41 @@ async def test_env_secret_a_server_printed_on_stdout_is_not_logged(caplog, tmp_p
     witness.logs(caplog)
     assert "not JSON-RPC" in caplog.text  # the line was reported...
     witness.assert_clean()  # ...without the secret in it
+
+
+# --- HTTP ----------------------------------------------------------------------------------------
+
+BEARER = "bearer-4f1c9e27ab"
+API_KEY = "api-key-83d2c5f0"
+QUERY_KEY = "query-key-1b7e6a94"
+HTTP_SECRETS = {"bearer token": BEARER, "API key header": API_KEY, "URL query key": QUERY_KEY}
+
+
+async def test_no_secret_leaks_across_an_http_session_with_renewal_resumption_and_errors(caplog):
+    witness = Witness()
+    with fault_http() as server, caplog.at_level(logging.DEBUG):
+        server.set(unauthorized=True, token=BEARER, drop="abort", drop_times=1, retry_ms=20)
+        client = Client(
+            f"{server.url}?key={QUERY_KEY}",
+            auth=BEARER,
+            headers={"X-Api-Key": API_KEY},
+            timeout=10,
+        )
+        witness.client(client)
+        client.on_event(witness.event)
+        async with client:
+            assert "slow done" in (await client.call_tool("slow", {"seconds": 0.1})).text
+            server.forget()
+            assert (await client.call_tool("echo", {"text": "after"})).text == "after"
+            await witness.expect(client.call_tool("no_such_tool", {"marker": MARKER}), "server")
+            await witness.expect(client.call_tool("slow", {"seconds": 5}, timeout=0.2), "timeout")
+            witness.client(client, with_stderr=False)
+        witness.client(client, with_stderr=False)
+        requests = server.seen()["requests"]
+    await anyio.sleep(0.05)
+    witness.logs(caplog)
+    assert any(r["authorization"] == f"Bearer {BEARER}" for r in requests), "the token reached the server"
+    assert len([r for r in requests if r["rpc_method"] == "initialize"]) == 2, "the session was renewed"
+    assert any(r.get("last_event_id") for r in requests), "the dropped stream was resumed"
+    assert any("httpx" in label for label, _ in witness.seen), "httpx's own log lines were checked too"
+    witness.assert_clean(HTTP_SECRETS)

@@ -232,6 +232,11 @@ class OAuth(httpx.Auth):
 
     # -- public helpers ---------------------------------------------------------------------------
 
+    @property
+    def authorize_timeout(self) -> float | None:
+        """How long the human step may take; a client gives its first requests at least this long."""
+        return self._authorize_timeout
+
     async def clear(self) -> None:
         """Forget the tokens for this server (here and in the store); the next 401 authorizes anew."""
         async with self._lock:

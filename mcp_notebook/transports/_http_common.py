@@ -7,6 +7,7 @@ Kept apart from the channels so the rules that decide what a user reads when HTT
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = [
     "MAX_REDIRECTS",
     "TooLarge",
     "error_from_status",
+    "hide_queries_in_httpx_logs",
     "jsonrpc_error_in",
     "open_exchange",
     "read_limited",
@@ -53,6 +55,29 @@ def safe_url(url: httpx.URL | str) -> str:
     url = httpx.URL(str(url))
     port = f":{url.port}" if url.port is not None else ""
     return f"{url.scheme}://{url.host}{port}{url.path}"
+
+
+class _HideQueries(logging.Filter):
+    """Takes query strings out of httpx's own "HTTP Request: POST <url>" log lines.
+
+    httpx logs every request's full URL at INFO; a notebook that turns on INFO logging would then
+    print (and save) an API key given in the server URL's query. Only URLs are touched.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any(isinstance(a, httpx.URL) and a.query for a in record.args):
+            record.args = tuple(
+                a.copy_with(query=b"REDACTED") if isinstance(a, httpx.URL) and a.query else a
+                for a in record.args
+            )
+        return True
+
+
+def hide_queries_in_httpx_logs() -> None:
+    """Install :class:`_HideQueries` on httpx's logger, once."""
+    log = logging.getLogger("httpx")
+    if not any(isinstance(f, _HideQueries) for f in log.filters):
+        log.addFilter(_HideQueries())
 
 
 def same_origin(a: httpx.URL, b: httpx.URL) -> bool:

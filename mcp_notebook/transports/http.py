@@ -60,6 +60,7 @@ from ..protocol.versions import Era
 from ._http_common import (
     TooLarge,
     error_from_status,
+    hide_queries_in_httpx_logs,
     jsonrpc_error_in,
     open_exchange,
     read_error_body,
@@ -126,6 +127,8 @@ class HttpTransport:
         if max_message_bytes < 1024:
             raise ValueError("max_message_bytes must be at least 1024")
         self.url = parsed
+        if parsed.query:
+            hide_queries_in_httpx_logs()
         self._headers = dict(headers or {})
         self._auth = auth
         self._http_client = http_client
