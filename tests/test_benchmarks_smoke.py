@@ -59,9 +59,7 @@ def test_every_case_is_present_and_ran(report: dict) -> None:
         assert set(case["results"]) == CLIENTS, case_id
         statuses = {client: result["status"] for client, result in case["results"].items()}
         assert "error" not in statuses.values(), (case_id, case["results"])
-        # Our client runs every case but the HTTP ones (no HTTP transport yet: marked n/a).
-        expected_ours = "n/a" if "/http/" in case_id else "ok"
-        assert statuses["ours"] == expected_ours, case_id
+        assert statuses["ours"] == "ok", case_id  # every case, stdio and HTTP
         for client, status in statuses.items():
             if status == "ok":
                 metrics = case["results"][client]["metrics"]
