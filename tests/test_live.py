@@ -12,6 +12,10 @@ Run over real stdio pipes against the same independent servers as ``test_servers
   ``resources/list_changed``); ``toggle-subscriber-updates`` sends ``resources/updated`` for the
   subscribed URIs at once and then every 5 s.
 
+The list-change and subscription tests also run over HTTP (``http-*``): the demo server's
+Streamable HTTP modern (listen streams are long POSTs) and legacy-only (the GET stream), its
+HTTP+SSE binding, and server-everything's Streamable HTTP.
+
 The flood and no-replay tests use ``tests/servers/flood_server.py`` (stdlib only; legacy handshake,
 or ``--modern`` with its own ``subscriptions/listen`` streams).
 """
@@ -19,14 +23,15 @@ or ``--modern`` with its own ``subscriptions/listen`` streams).
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import os
 import signal
 import time
 import tracemalloc
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -36,6 +41,7 @@ from mcp_notebook import Client
 from mcp_notebook.live import Event
 from mcp_notebook.protocol.jsonrpc import Notification
 from tests.conftest import demo_server, everything_server, python_server
+from tests.http_peers import everything_http, sdk_http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_processes")]
 
@@ -95,9 +101,39 @@ PEERS = [
 ]
 
 
+@contextlib.contextmanager
+def _over_http(peer: LivePeer, start: Callable[[], Any]) -> Iterator[LivePeer]:
+    with start() as server:
+        yield replace(peer, id=f"http-{peer.id}", argv=lambda: server.url)
+
+
+# The same servers over HTTP: Streamable HTTP modern (listen streams on POST), legacy (the GET
+# stream), the 2024-11-05 HTTP+SSE binding, and server-everything's Streamable HTTP.
+HTTP_PEERS: list[tuple[LivePeer, Callable[[], Any]]] = [
+    (PEERS[0], lambda: sdk_http("modern")),
+    (PEERS[1], lambda: sdk_http("legacy")),
+    (PEERS[1], lambda: sdk_http("legacy", sse=True)),
+    (PEERS[3], lambda: everything_http("streamableHttp")),
+]
+
+
 @pytest.fixture(params=PEERS, ids=[p.id for p in PEERS])
 def peer(request: pytest.FixtureRequest) -> LivePeer:
     return request.param
+
+
+@pytest.fixture(
+    params=[*((p, None) for p in PEERS), *HTTP_PEERS],
+    ids=[*(p.id for p in PEERS), "http-sdk-modern", "http-sdk-legacy", "http-sdk-sse", "http-everything"],
+)
+def any_peer(request: pytest.FixtureRequest) -> Iterator[LivePeer]:
+    """A peer over stdio or, started here, over HTTP."""
+    peer, start = request.param
+    if start is None:
+        yield peer
+        return
+    with _over_http(peer, start) as over_http:
+        yield over_http
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -155,8 +191,9 @@ def _kill_server(client: Client) -> int:
 # --- a server that changes a list at run time ---------------------------------------------------
 
 
-async def test_list_change_reaches_the_cache_within_a_second(peer: LivePeer) -> None:
+async def test_list_change_reaches_the_cache_within_a_second(any_peer: LivePeer) -> None:
     """The cache learns of a run-time addition by itself; nobody calls list_*() again."""
+    peer = any_peer
     async with _client(peer) as client:
         assert client.era == peer.era
         assert client.cached_tools is None
@@ -193,7 +230,8 @@ async def test_list_change_reaches_the_cache_within_a_second(peer: LivePeer) -> 
 # --- resource subscriptions ---------------------------------------------------------------------
 
 
-async def test_resource_update_reaches_a_subscriber(peer: LivePeer) -> None:
+async def test_resource_update_reaches_a_subscriber(any_peer: LivePeer) -> None:
+    peer = any_peer
     async with _client(peer) as client, client.notifications() as queue:
         await client.subscribe(peer.uri)
         assert client.subscriptions == {peer.uri}
