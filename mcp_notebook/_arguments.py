@@ -21,21 +21,30 @@ logger = logging.getLogger("mcp_notebook.client")
 
 
 class ArgumentValidator:
-    """Compiled validators, one per tool schema, reused until the tool list changes."""
+    """Compiled validators, one per tool schema, reused until the tool list changes.
+
+    jsonschema is imported and a validator built only when the quick check cannot say yes: with
+    the format-checking extras a notebook environment installs, importing jsonschema takes from a
+    few hundred milliseconds to seconds (``rfc3987_syntax`` compiles a grammar), which a call with
+    plainly valid arguments should never wait for.
+    """
 
     def __init__(self) -> None:
-        self._compiled: dict[str, tuple[dict[str, Any], Any, _Quick | None]] = {}
+        self._quick: dict[str, tuple[dict[str, Any], _Quick | None]] = {}
+        self._compiled: dict[str, tuple[dict[str, Any], Any]] = {}
 
     def clear(self) -> None:
+        self._quick.clear()
         self._compiled.clear()
 
     def check(self, tool_name: str, schema: dict[str, Any], arguments: Mapping[str, Any]) -> None:
-        validator, quick = self._validator(tool_name, schema)
-        if validator is None:
-            return
+        quick = self._quick_for(tool_name, schema)
         if quick is not None and quick(arguments):
             return
-        import jsonschema.exceptions  # imported on first use: it costs ~50 ms at startup
+        validator = self._validator(tool_name, schema)
+        if validator is None:
+            return
+        import jsonschema.exceptions
 
         try:
             errors = sorted(validator.iter_errors(dict(arguments)), key=jsonschema.exceptions.relevance)
@@ -54,10 +63,18 @@ class ArgumentValidator:
                 code=INVALID_PARAMS,
             )
 
-    def _validator(self, tool_name: str, schema: dict[str, Any]) -> tuple[Any, _Quick | None]:
+    def _quick_for(self, tool_name: str, schema: dict[str, Any]) -> _Quick | None:
+        cached = self._quick.get(tool_name)
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        quick = _quick_check(schema)
+        self._quick[tool_name] = (schema, quick)
+        return quick
+
+    def _validator(self, tool_name: str, schema: dict[str, Any]) -> Any:
         cached = self._compiled.get(tool_name)
         if cached is not None and cached[0] is schema:
-            return cached[1], cached[2]
+            return cached[1]
         validator = None
         import jsonschema.validators
 
@@ -68,9 +85,8 @@ class ArgumentValidator:
             validator = cls(schema, format_checker=None)
         except Exception:
             logger.debug("tool %r has an invalid inputSchema; arguments are not checked", tool_name)
-        quick = _quick_check(schema) if validator is not None else None
-        self._compiled[tool_name] = (schema, validator, quick)
-        return validator, quick
+        self._compiled[tool_name] = (schema, validator)
+        return validator
 
 
 # --- a quick yes for the schemas most tools have --------------------------------------------------
