@@ -1,0 +1,479 @@
+"""The tool explorer: pick a tool, fill in its generated form, call it, see the result, repeat.
+
+Why it is built on ``session.model`` alone: the model is the one bridge between the engine thread
+and the UI, so the explorer follows the server (a tool added at run time appears, the history grows)
+without re-running the cell and without touching the connection. Calls run on the engine through
+``session._engine.spawn(...)``: the kernel stays free while a tool runs, and Cancel cancels the
+returned future, which cancels the request on the server. Arguments are checked against the tool's
+inputSchema before anything is sent.
+
+Model observers fire on the engine thread; they only set widget traits, which ipywidgets syncs from
+any thread in ipykernel.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import logging
+import pprint
+import threading
+import time
+from typing import Any
+
+import ipywidgets as W
+
+from ..protocol.errors import McpError
+from ..results import Tool, ToolResult
+from ._form import SchemaForm
+from ._result_view import result_widget
+from ._safe import escape, short
+
+__all__ = ["Explorer", "explorer", "python_code"]
+
+logger = logging.getLogger("mcp_notebook.widgets")
+
+_HISTORY_ROWS = 20
+_BADGES = (
+    ("readOnlyHint", "read-only", "#1b873f"),
+    ("destructiveHint", "destructive", "#b00020"),
+    ("idempotentHint", "idempotent", "#0969da"),
+    ("openWorldHint", "open-world", "#8250df"),
+)
+
+
+def _html(value: str, *classes: str, **kwargs: Any) -> W.HTML:
+    widget = W.HTML(value=value, **kwargs)
+    for css in classes:
+        widget.add_class(css)
+    return widget
+
+
+def badges_html(tool: Tool) -> str:
+    """The tool's annotation hints that are explicitly true, as small badges (fixed words only)."""
+    spans = [
+        f'<span class="mcpnb-badge mcpnb-badge-{word}" style="font-size:0.75em;border:1px solid {colour};'
+        f'color:{colour};border-radius:3px;padding:0 3px;margin-right:2px">{word}</span>'
+        for key, word, colour in _BADGES
+        if tool.annotations.get(key) is True
+    ]
+    return "".join(spans)
+
+
+def python_code(name: str, arguments: Any, *, variable: str = "session") -> str:
+    """``session.call_tool("name", {...})`` for a call, the arguments as a Python literal."""
+    if not isinstance(arguments, dict):  # redacted (Session(redact_arguments=True)) or not recorded
+        return f"{variable}.call_tool({json.dumps(name)}, {{...}})  # the arguments were not recorded"
+    args = pprint.pformat(arguments, sort_dicts=False, width=88, indent=1)
+    if "\n" in args:
+        args = args.replace("\n", "\n    ")
+    return f"{variable}.call_tool({json.dumps(name)}, {args})"
+
+
+class Explorer:
+    """The explorer of one session. Show it with ``display(ex)`` or ``ex.widget``.
+
+    Programmatic handles (what the buttons do): :meth:`select`, :meth:`call`, :meth:`cancel`,
+    :meth:`validate`, :meth:`rerun`, :meth:`copy_python`, :meth:`history_frame`; state: ``form``,
+    ``result`` (the last ToolResult or exception), ``busy``, ``search``, ``tool_names``.
+    """
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.model = session.model
+        self.form: SchemaForm | None = None
+        self.selected: Tool | None = None
+        self.result: ToolResult | BaseException | None = None
+        self._future: concurrent.futures.Future[Any] | None = None
+        self._started = 0.0
+        self._lock = threading.Lock()
+        self._entries: dict[str, tuple[Tool, W.Widget, W.Button]] = {}
+        self._build()
+        self.model.observe(self._on_tools, names="tools")
+        self.model.observe(self._on_history, names="history")
+        self.model.observe(self._on_in_flight, names="in_flight")
+        self._refresh_tools()
+        self._refresh_history()
+        self._on_in_flight(None)
+
+    # --- layout -------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.search = W.Text(placeholder="search tools", layout=W.Layout(width="100%"))
+        self.search.add_class("mcpnb-tool-search")
+        self.search.observe(lambda change: self._filter(), names="value")
+        self.tool_list = W.VBox(layout=W.Layout(width="100%", max_height="28em", overflow="auto"))
+        self.tool_list.add_class("mcpnb-tool-list")
+        self.in_flight = W.Label()
+        self.in_flight.add_class("mcpnb-in-flight")
+        left = W.VBox(
+            [self.search, self.tool_list, self.in_flight], layout=W.Layout(width="32%", min_width="14em")
+        )
+        left.add_class("mcpnb-tools")
+
+        self.title = _html("<i>Select a tool.</i>", "mcpnb-tool-title")
+        self.description = _html("", "mcpnb-tool-description")
+        self.form_box = W.VBox(layout=W.Layout(width="100%"))
+        self.form_box.add_class("mcpnb-form-box")
+        self.validation = _html("", "mcpnb-validation")
+        self.validate_button = self._button("Validate", "check", "mcpnb-validate", self.validate)
+        self.call_button = self._button("Call", "play", "mcpnb-call", self.call, style="primary")
+        self.cancel_button = self._button("Cancel", "stop", "mcpnb-cancel", self.cancel, style="warning")
+        self.cancel_button.disabled = True
+        self.call_button.disabled = True
+        self.validate_button.disabled = True
+        self.progress = W.FloatProgress(
+            value=0.0, min=0.0, max=1.0, layout=W.Layout(width="60%", visibility="hidden")
+        )
+        self.progress.add_class("mcpnb-progress")
+        self.status = W.Label()
+        self.status.add_class("mcpnb-call-status")
+        buttons = W.HBox([self.validate_button, self.call_button, self.cancel_button])
+        self.result_box = W.VBox(layout=W.Layout(width="100%"))
+        self.result_box.add_class("mcpnb-result-area")
+        right = W.VBox(
+            [
+                self.title,
+                self.description,
+                self.form_box,
+                self.validation,
+                buttons,
+                W.HBox([self.progress, self.status]),
+                self.result_box,
+            ],
+            layout=W.Layout(flex="1", padding="0 0 0 12px"),
+        )
+        right.add_class("mcpnb-tool-panel")
+
+        self.history_list = W.VBox()
+        self.code = W.Textarea(rows=4, layout=W.Layout(width="100%", display="none"))
+        self.code.add_class("mcpnb-code")
+        self.frame_output = W.Output()
+        self.frame_output.add_class("mcpnb-history-output")
+        frame_button = self._button("to DataFrame", "table", "mcpnb-history-frame", self.show_history_frame)
+        self.history = W.VBox(
+            [_html("<b>History</b>"), self.history_list, self.code, frame_button, self.frame_output],
+            layout=W.Layout(border_top="1px solid #ddd", margin="8px 0 0 0", padding="4px 0 0 0"),
+        )
+        self.history.add_class("mcpnb-history")
+
+        name = escape(self.session.name)
+        header = _html(f"<b>MCP tools</b> · {name}", "mcpnb-explorer-header")
+        self.widget = W.VBox([header, W.HBox([left, right], layout=W.Layout(width="100%")), self.history])
+        self.widget.add_class("mcpnb-explorer")
+
+    @staticmethod
+    def _button(label: str, icon: str, css: str, action: Any, style: str = "") -> W.Button:
+        button = W.Button(description=label, icon=icon, button_style=style, tooltip=label)
+        button.add_class(css)
+        button.on_click(lambda _: action())
+        return button
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+    # --- the tool list ------------------------------------------------------------------------
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names listed right now (after the search filter)."""
+        return [child.children[0].description for child in self.tool_list.children]
+
+    def _entry(self, tool: Tool) -> tuple[Tool, W.Widget, W.Button]:
+        cached = self._entries.get(tool.name)
+        if cached is not None and cached[0] == tool:
+            return cached
+        button = W.Button(description=tool.name, tooltip=short(tool.description or tool.name, 1000))
+        button.add_class("mcpnb-tool")
+        button.layout = W.Layout(width="auto", max_width="100%")
+        button.on_click(lambda _, name=tool.name: self.select(name))
+        title = tool.display_name if tool.display_name != tool.name else ""
+        label = W.Label(value=short(title, 80), tooltip=short(tool.description or "", 1000) or None)
+        badges = _html(badges_html(tool), "mcpnb-badges")
+        row = W.HBox([button, label, badges], layout=W.Layout(align_items="center", flex_flow="row wrap"))
+        row.add_class("mcpnb-tool-entry")
+        return tool, row, button
+
+    def _refresh_tools(self) -> None:
+        tools = [t for t in self.model.tools if isinstance(t, Tool)]
+        with self._lock:
+            self._entries = {t.name: self._entry(t) for t in tools}
+        self._filter()
+        if self.selected is not None:
+            current = next((t for t in tools if t.name == self.selected.name), None)
+            if current is None:
+                self._deselect(f"The tool {self.selected.name!r} is no longer offered by the server.")
+            elif current != self.selected:
+                self.select(current.name, keep_values=True)
+            else:
+                self._mark(current.name)
+
+    def _filter(self) -> None:
+        words = self.search.value.strip().lower().split()
+        with self._lock:
+            entries = list(self._entries.values())
+        shown = [
+            row
+            for tool, row, _ in entries
+            if all(
+                w in f"{tool.name} {tool.title or ''} {tool.display_name} {tool.description or ''}".lower()
+                for w in words
+            )
+        ]
+        self.tool_list.children = shown
+
+    def _on_tools(self, change: Any) -> None:
+        self._refresh_tools()
+
+    def _on_in_flight(self, change: Any) -> None:
+        count = self.model.in_flight
+        self.in_flight.value = f"{count} request{'s' if count != 1 else ''} in flight" if count else ""
+
+    def _mark(self, name: str | None) -> None:
+        for tool, _, button in self._entries.values():
+            if tool.name == name:
+                button.button_style = "info"
+                button.add_class("mcpnb-tool-selected")
+            else:
+                button.button_style = ""
+                button.remove_class("mcpnb-tool-selected")
+
+    # --- the selected tool --------------------------------------------------------------------
+
+    def select(self, name: str, *, keep_values: bool = False) -> Tool:
+        """Show ``name``'s description and form (``keep_values``: carry over what was typed)."""
+        tool = next((t for t in self.model.tools if isinstance(t, Tool) and t.name == name), None)
+        if tool is None:
+            raise KeyError(f"the server offers no tool called {name!r}")
+        previous = self.form.value if keep_values and self.form is not None else None
+        self.selected = tool
+        self.form = SchemaForm(tool.input_schema, values=previous)
+        self.form.on_change(lambda value: self._clear_validation())
+        self.form_box.children = [self.form.widget]
+        title = f"<b>{escape(tool.display_name)}</b> <code>{escape(tool.name)}</code> {badges_html(tool)}"
+        self.title.value = title
+        text = escape(short(tool.description or "", 5000))
+        self.description.value = f'<div style="white-space:pre-wrap;font-size:0.9em">{text}</div>'
+        self.validation.value = ""
+        self._idle_buttons()
+        self._mark(tool.name)
+        return tool
+
+    def _deselect(self, message: str) -> None:
+        self.selected = None
+        self.form = None
+        self.form_box.children = []
+        self.title.value = f"<i>{escape(message)}</i>"
+        self.description.value = ""
+        self.validation.value = ""
+        self._idle_buttons()
+        self._mark(None)
+
+    def _idle_buttons(self) -> None:
+        busy = self.busy
+        self.call_button.disabled = busy or self.selected is None
+        self.validate_button.disabled = self.selected is None
+        self.cancel_button.disabled = not busy
+
+    def _clear_validation(self) -> None:
+        if self.validation.value:
+            self.validation.value = ""
+
+    def validate(self) -> list[str]:
+        """Check the form against the schema and show the verdict; returns the problems."""
+        if self.form is None:
+            return ["no tool is selected"]
+        problems = self.form.errors()
+        self._show_problems(problems, sent=None)
+        return problems
+
+    def _show_problems(self, problems: list[str], *, sent: bool | None) -> None:
+        if not problems:
+            self.validation.value = (
+                '<span style="color:#1b873f">✓ the arguments match the tool\'s schema</span>'
+            )
+            self.validation.remove_class("mcpnb-invalid")
+            return
+        items = "".join(f"<li>{escape(p)}</li>" for p in problems)
+        head = "Not sent: the arguments do not match the tool's schema" if sent is False else "Problems"
+        self.validation.value = (
+            f'<div style="color:#b00020"><b>{head}</b><ul style="margin:0">{items}</ul></div>'
+        )
+        self.validation.add_class("mcpnb-invalid")
+
+    # --- calling ------------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._future is not None and not self._future.done()
+
+    def call(self) -> concurrent.futures.Future[Any] | None:
+        """What the Call button does: validate, then call on the engine. Returns the future (or None)."""
+        if self.selected is None or self.form is None or self.busy:
+            return None
+        problems = self.form.errors()
+        if problems:
+            self._show_problems(problems, sent=False)
+            self.status.value = "not sent"
+            return None
+        name, arguments = self.selected.name, self.form.value
+        self.validation.value = ""
+        self.result = None
+        self.result_box.children = []
+        self.progress.value, self.progress.max = 0.0, 1.0
+        self.progress.bar_style = "info"
+        self.progress.layout.visibility = "visible"
+        self.status.value = f"calling {name}…"
+        self._started = time.monotonic()
+        future = self.session._engine.spawn(self._run, name, arguments)
+        self._future = future
+        self._idle_buttons()
+        future.add_done_callback(self._finished)
+        return future
+
+    async def _run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        return await self.session.acall_tool(name, arguments, progress=self._on_progress)  # type: ignore[no-any-return]
+
+    def _on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        # On the engine thread: only trait values are set.
+        if total is not None and total > 0:
+            self.progress.max = float(total)
+            self.progress.value = min(float(progress), float(total))
+        else:
+            self.progress.max = max(float(progress) * 2, 1.0)  # no total: show that work goes on
+            self.progress.value = float(progress)
+        detail = f" · {short(message, 80)}" if message else ""
+        self.status.value = f"{progress:g}{f'/{total:g}' if total else ''}{detail}"
+
+    def cancel(self) -> None:
+        """What the Cancel button does: cancel the running call (the server is told to stop)."""
+        future = self._future
+        if future is not None and not future.done():
+            future.cancel()
+
+    def _finished(self, future: concurrent.futures.Future[Any]) -> None:
+        elapsed = time.monotonic() - self._started
+        outcome: ToolResult | BaseException
+        if future.cancelled():
+            outcome = McpError("cancelled", "the call was cancelled; the server was asked to stop")
+        else:
+            error = future.exception()
+            outcome = error if error is not None else future.result()
+        if isinstance(outcome, McpError) and outcome.kind == "invalid":
+            self._show_problems([outcome.message], sent=False)
+        self.result_box.children = [result_widget(outcome)]
+        self.result = outcome
+        if isinstance(outcome, ToolResult):
+            self.progress.value = self.progress.max
+            self.progress.bar_style = "danger" if outcome.is_error else "success"
+            word = "tool error" if outcome.is_error else "done"
+        else:
+            self.progress.bar_style = (
+                "warning" if isinstance(outcome, McpError) and outcome.kind == "cancelled" else "danger"
+            )
+            word = "cancelled" if self.progress.bar_style == "warning" else "failed"
+        self.status.value = f"{word} in {elapsed:.2f} s"
+        if self._future is future:
+            self._future = None
+        self._idle_buttons()
+
+    def wait(self, timeout: float = 30.0) -> ToolResult | BaseException | None:
+        """Block until the running call ends (for scripts and tests); returns :attr:`result`."""
+        deadline = time.monotonic() + timeout
+        while self.busy and time.monotonic() < deadline:
+            time.sleep(0.02)
+        while self._future is not None and time.monotonic() < deadline:  # the done callback is running
+            time.sleep(0.01)
+        return self.result
+
+    # --- history ------------------------------------------------------------------------------
+
+    def calls(self) -> list[dict[str, Any]]:
+        """The session's tools/call history entries, oldest first."""
+        return [e for e in self.model.history if isinstance(e, dict) and e.get("method") == "tools/call"]
+
+    def _on_history(self, change: Any) -> None:
+        self._refresh_history()
+
+    def _refresh_history(self) -> None:
+        entries = self.calls()[-_HISTORY_ROWS:][::-1]
+        rows = [self._history_row(e) for e in entries]
+        self.history_list.children = rows or [_html("<i>No calls yet.</i>")]
+
+    def _history_row(self, entry: dict[str, Any]) -> W.Widget:
+        when = time.strftime("%H:%M:%S", time.localtime(entry.get("time") or 0))
+        duration = entry.get("duration")
+        took = f"{duration:.2f} s" if isinstance(duration, int | float) else ""
+        text = f"{when}  {entry.get('name')}  {entry.get('outcome')}  {took}"
+        label = W.Label(
+            value=short(text, 160), tooltip=short(json.dumps(entry.get("arguments"), default=str), 1000)
+        )
+        rerun = W.Button(description="re-run", icon="repeat", tooltip="load these arguments and call again")
+        rerun.add_class("mcpnb-rerun")
+        rerun.disabled = not isinstance(entry.get("arguments"), dict)
+        rerun.on_click(lambda _: self.rerun(entry))
+        copy = W.Button(description="copy as Python", icon="copy", tooltip="show this call as Python code")
+        copy.add_class("mcpnb-copy")
+        copy.on_click(lambda _: self.copy_python(entry))
+        row = W.HBox([rerun, copy, label], layout=W.Layout(align_items="center"))
+        row.add_class("mcpnb-history-entry")
+        return row
+
+    def rerun(self, entry: dict[str, Any] | int = -1) -> concurrent.futures.Future[Any] | None:
+        """Load a history entry (or its index in :meth:`calls`) into the form and call."""
+        if isinstance(entry, int):
+            entry = self.calls()[entry]
+        arguments = entry.get("arguments")
+        if not isinstance(arguments, dict):
+            self.status.value = "the arguments of that call were not recorded"
+            return None
+        self.select(str(entry.get("name")))
+        assert self.form is not None
+        self.form.set_value(arguments)
+        return self.call()
+
+    def copy_python(self, entry: dict[str, Any] | int = -1) -> str:
+        """Show (and return) a history entry as ``session.call_tool(...)`` code."""
+        if isinstance(entry, int):
+            entry = self.calls()[entry]
+        code = python_code(str(entry.get("name")), entry.get("arguments"))
+        self.code.value = code
+        self.code.layout.display = ""
+        return code
+
+    def history_frame(self) -> Any:
+        """The session's history as a pandas DataFrame (``session.history_frame()``)."""
+        return self.session.history_frame()
+
+    def show_history_frame(self) -> Any:
+        frame = self.history_frame()
+        self.frame_output.clear_output()
+        try:
+            self.frame_output.append_display_data(frame)
+        except Exception:  # no IPython shell (a plain script): the text form still shows
+            self.frame_output.append_stdout(frame.to_string() + "\n")
+        return frame
+
+    # --- lifetime -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop following the session and close the widgets (a running call is cancelled)."""
+        self.cancel()
+        self.model.unobserve(self._on_tools, names="tools")
+        self.model.unobserve(self._on_history, names="history")
+        self.model.unobserve(self._on_in_flight, names="in_flight")
+        for widget in reversed(list(_tree(self.widget))):
+            widget.close()
+
+
+def _tree(widget: W.Widget) -> Any:
+    yield widget
+    for child in getattr(widget, "children", ()) or ():
+        yield from _tree(child)
+
+
+def explorer(session: Any) -> Explorer:
+    """An interactive tool explorer for ``session`` (display it, or use its handles in code)."""
+    return Explorer(session)

@@ -1,0 +1,227 @@
+"""A tool result (or the error that replaced it) as a widget.
+
+Why widgets rather than the result's own HTML repr: images and audio go through ``ipywidgets.Image``
+and ``Audio`` (bytes, not markup), and the view can sit inside the explorer and be replaced in place.
+Every server string is escaped (:mod:`._safe`); only raster images and known audio types are
+decoded; SVG is shown as escaped source text; links are shown as full URLs and never opened or
+made clickable, so the user sees where they lead first.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+import ipywidgets as W
+
+from ..protocol.errors import McpError
+from ..results import ToolResult
+from ._safe import RASTER_IMAGE_TYPES, display_url, escape, html_table, short
+
+__all__ = ["error_widget", "result_widget"]
+
+_AUDIO_TYPES = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+    "audio/ogg": "ogg",
+    "audio/webm": "webm",
+    "audio/flac": "flac",
+}
+_MAX_TEXT = 50_000
+
+
+def _html(value: str, *classes: str) -> W.HTML:
+    widget = W.HTML(value=value)
+    for css in classes:
+        widget.add_class(css)
+    return widget
+
+
+def _pre(text: Any, *classes: str) -> W.HTML:
+    text = str(text)
+    if len(text) > _MAX_TEXT:
+        text = text[:_MAX_TEXT] + f"\n… ({len(text) - _MAX_TEXT} more characters)"
+    return _html(f'<pre style="white-space:pre-wrap;margin:0.2em 0">{escape(text)}</pre>', *classes)
+
+
+def _decode(data: Any) -> bytes | None:
+    if not isinstance(data, str):
+        return None
+    try:
+        return base64.b64decode("".join(data.split()), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _summary(kind: str, mime: Any, data: Any, why: str = "not shown") -> W.HTML:
+    size = len(data) * 3 // 4 if isinstance(data, str) else 0
+    return _html(
+        f"<em>[{escape(kind)} {escape(mime or '?')}, about {size} bytes, {escape(why)}]</em>", "mcpnb-blob"
+    )
+
+
+def _image(block: dict[str, Any]) -> W.Widget:
+    mime = str(block.get("mimeType") or "").lower()
+    raw = _decode(block.get("data"))
+    if mime in RASTER_IMAGE_TYPES and raw is not None:
+        image = W.Image(value=raw, format=mime.split("/")[1], layout=W.Layout(max_width="100%"))
+        image.add_class("mcpnb-image")
+        return image
+    if mime == "image/svg+xml" and raw is not None:
+        # SVG is a document that can carry script: its source, as text, is all we show.
+        source = raw[:4000].decode("utf-8", "replace")
+        return W.VBox(
+            [
+                _summary("image", mime, block.get("data"), "SVG shown as source text"),
+                _pre(source, "mcpnb-svg-source"),
+            ]
+        )
+    return _summary("image", mime, block.get("data"))
+
+
+def _audio(block: dict[str, Any]) -> W.Widget:
+    mime = str(block.get("mimeType") or "").lower()
+    raw = _decode(block.get("data"))
+    if mime in _AUDIO_TYPES and raw is not None:
+        audio = W.Audio(value=raw, format=_AUDIO_TYPES[mime], autoplay=False, controls=True)
+        audio.add_class("mcpnb-audio")
+        return audio
+    return _summary("audio", mime, block.get("data"))
+
+
+def _resource_link(block: dict[str, Any]) -> W.Widget:
+    name = block.get("title") or block.get("name") or ""
+    parts = [f"🔗 <b>{escape(short(name, 200))}</b> " if name else "🔗 ", display_url(block.get("uri", ""))]
+    if block.get("mimeType"):
+        parts.append(f" <small>{escape(block['mimeType'])}</small>")
+    if block.get("description"):
+        parts.append(f'<div style="font-size:0.9em">{escape(short(block["description"], 1000))}</div>')
+    return _html(f"<div>{''.join(parts)}</div>", "mcpnb-resource-link")
+
+
+def _embedded(block: dict[str, Any]) -> W.Widget:
+    resource = block.get("resource") if isinstance(block.get("resource"), dict) else {}
+    head = _html(f"<div>📄 {display_url(resource.get('uri', ''))}</div>")
+    if "text" in resource:
+        body: W.Widget = _pre(resource.get("text"), "mcpnb-text")
+    else:
+        body = _summary("blob", resource.get("mimeType"), resource.get("blob"), "not shown")
+    box = W.VBox([head, body])
+    box.add_class("mcpnb-resource")
+    return box
+
+
+def block_widget(block: Any) -> W.Widget:
+    """One MCP content block as a widget."""
+    if not isinstance(block, dict):
+        return _pre(json.dumps(block, default=str), "mcpnb-text")
+    kind = block.get("type")
+    if kind == "text":
+        return _pre(block.get("text", ""), "mcpnb-text")
+    if kind == "image":
+        return _image(block)
+    if kind == "audio":
+        return _audio(block)
+    if kind == "resource_link":
+        return _resource_link(block)
+    if kind == "resource":
+        return _embedded(block)
+    return _pre(json.dumps(block, indent=2, default=str), "mcpnb-text")
+
+
+def _rows(data: Any) -> Any:
+    """A ``{"result": [...records]}`` wrapper (how SDK servers return lists) opened for the table."""
+    if isinstance(data, dict):
+        lists = [v for v in data.values() if isinstance(v, list)]
+        if len(lists) == 1 and lists[0] and all(isinstance(r, dict) for r in lists[0]):
+            return lists[0]
+    return data
+
+
+_ERROR_STYLE = "border:1px solid #b00020;background:#fdecea;color:#b00020;padding:4px 8px;border-radius:3px"
+
+
+def _frame_button(result: ToolResult) -> W.Widget:
+    """A "to DataFrame" button (pandas only imported on click) and the hint for doing it in code."""
+    button = W.Button(description="to DataFrame", icon="table", tooltip="show result.to_dataframe()")
+    button.add_class("mcpnb-to-dataframe")
+    output = W.Output()
+    output.add_class("mcpnb-dataframe-output")
+
+    def show(_: Any) -> None:
+        output.clear_output()
+        try:
+            frame = result.to_dataframe()
+        except Exception as exc:  # pandas missing, or data no table can hold
+            output.append_stdout(f"no DataFrame: {type(exc).__name__}: {exc}\n")
+            return
+        try:
+            output.append_display_data(frame)
+        except Exception:  # no IPython shell (a plain script): the text form still shows
+            output.append_stdout(frame.to_string() + "\n")
+
+    button.on_click(show)
+    hint = _html("<small>in code: <code>result.to_dataframe()</code></small>", "mcpnb-hint")
+    box = W.VBox([W.HBox([button, hint], layout=W.Layout(align_items="center")), output])
+    box.add_class("mcpnb-dataframe")
+    return box
+
+
+def _error_box(title: str, text: str, *classes: str) -> W.HTML:
+    body = ""
+    if text:
+        text = escape(short(text, _MAX_TEXT))
+        body = f'<pre style="white-space:pre-wrap;margin:0.2em 0;color:inherit">{text}</pre>'
+    return _html(f'<div style="{_ERROR_STYLE}"><b>{escape(title)}</b>{body}</div>', "mcpnb-error", *classes)
+
+
+def error_widget(error: BaseException) -> W.Widget:
+    """An McpError (kind, code, message) or any other exception as an error box."""
+    if isinstance(error, McpError):
+        code = f", code {error.code}" if error.code is not None else ""
+        if error.kind == "cancelled":
+            return _error_box(f"Cancelled{code}", error.message, "mcpnb-cancelled")
+        return _error_box(f"McpError [{error.kind}{code}]", error.message)
+    return _error_box(type(error).__name__, str(error))
+
+
+def result_widget(result: ToolResult | BaseException) -> W.Widget:
+    """The result view (CSS class ``mcpnb-result``): content blocks, a table, or the error."""
+    if isinstance(result, BaseException):
+        children: list[W.Widget] = [error_widget(result)]
+    elif isinstance(result, ToolResult):
+        children = _result_children(result)
+    else:
+        children = [_pre(repr(result), "mcpnb-text")]
+    box = W.VBox(children, layout=W.Layout(width="100%"))
+    box.add_class("mcpnb-result")
+    return box
+
+
+def _result_children(result: ToolResult) -> list[W.Widget]:
+    children: list[W.Widget] = []
+    if result.is_error:
+        children.append(_error_box("The tool reported an error", result.text))
+        blocks = [b for b in result.content if b.get("type") != "text"]
+    else:
+        blocks = list(result.content)
+    content = [block_widget(b) for b in blocks]
+    if result.structured_content is not None:
+        rows = _rows(result.structured_content)
+        children.append(_html(html_table(rows, css_class="mcpnb-result-table"), "mcpnb-result-table"))
+        children.append(_frame_button(result))
+        if content:
+            # The text blocks usually repeat the structured data; they stay one click away.
+            more = W.Accordion(children=[W.VBox(content)], selected_index=None)
+            more.set_title(0, f"content ({len(content)} blocks)")
+            more.add_class("mcpnb-content")
+            children.append(more)
+    else:
+        children.extend(content)
+    if not children:
+        children.append(_html("<em>(empty result)</em>", "mcpnb-empty"))
+    return children
