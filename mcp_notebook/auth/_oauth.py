@@ -667,6 +667,30 @@ class OAuth(httpx.Auth):
 
     # -- grants -----------------------------------------------------------------------------------
 
+    def _token_request(
+        self,
+        flow: _Flow,
+        found: _Discovered,
+        client: ClientInfo | None,
+        form: dict[str, str],
+        scope: str | None,
+        *,
+        what: str,
+    ) -> AsyncGenerator[httpx.Request, None]:
+        """A token request at the discovered authorization server, for the discovered resource."""
+        server = found.server
+        return self._token_call(
+            flow,
+            what=what,
+            server_issuer=server.issuer,
+            token_endpoint=server.token_endpoint,
+            resource=found.resource,
+            client=client,
+            form=form,
+            requested_scope=scope,
+            dpop=self._dpop_for(server),
+        )
+
     async def _token_call(
         self,
         flow: _Flow,
@@ -813,16 +837,8 @@ class OAuth(httpx.Auth):
         if scope:
             form["scope"] = scope
         async with contextlib.aclosing(
-            self._token_call(
-                flow,
-                what=f"{form['grant_type'].rsplit(':', 1)[-1]} request",
-                server_issuer=server.issuer,
-                token_endpoint=server.token_endpoint,
-                resource=found.resource,
-                client=client,
-                form=form,
-                requested_scope=scope,
-                dpop=self._dpop_for(server),
+            self._token_request(
+                flow, found, client, form, scope, what=f"{form['grant_type'].rsplit(':', 1)[-1]} request"
             )
         ) as steps:
             async for step in steps:
@@ -880,17 +896,7 @@ class OAuth(httpx.Auth):
             "resource": found.resource,
         }
         async with contextlib.aclosing(
-            self._token_call(
-                flow,
-                what="authorization code exchange",
-                server_issuer=server.issuer,
-                token_endpoint=server.token_endpoint,
-                resource=found.resource,
-                client=client,
-                form=form,
-                requested_scope=scope,
-                dpop=self._dpop_for(server),
-            )
+            self._token_request(flow, found, client, form, scope, what="authorization code exchange")
         ) as steps:
             async for step in steps:
                 yield step
