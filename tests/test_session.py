@@ -93,6 +93,28 @@ def test_connect_by_name_from_mcp_json(tmp_path: Path, monkeypatch: pytest.Monke
     assert named.status == "closed"
 
 
+def test_connect_by_name_to_an_http_server_from_mcp_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.http_peers import fault_http
+
+    token = "mcp-json-token-3f9a"
+    with fault_http() as server:
+        server.set(unauthorized=True, token=token)
+        headers = {"Authorization": "Bearer ${env:REMOTE_TOKEN}"}
+        config = {"mcpServers": {"remote": {"url": server.url, "headers": headers}}}
+        (tmp_path / "mcp.json").write_text(json.dumps(config))
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-user-config"))
+        with pytest.raises(ValueError, match="REMOTE_TOKEN"):
+            mcp_notebook.connect("remote")
+        monkeypatch.setenv("REMOTE_TOKEN", token)
+        with mcp_notebook.connect("remote", show_progress=False) as remote:
+            assert remote.name == "remote"
+            assert remote.call_tool("echo", {"text": "over http"}).text == "over http"
+            assert token not in repr(remote) + remote._repr_html_()
+
+
 def test_unknown_server_name_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = {"mcpServers": {"demo": {"command": sys.executable}, "other": {"command": "x"}}}
     (tmp_path / "mcp.json").write_text(json.dumps(config))

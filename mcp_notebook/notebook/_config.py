@@ -4,7 +4,13 @@ The ``mcpServers`` format is the one Claude Desktop, Cursor and fastmcp read (VS
 ``.vscode/mcp.json`` calls the same map ``servers``)::
 
     {"mcpServers": {"demo": {"command": "python", "args": ["-m", "mcp_notebook.demo"],
-                             "env": {"TOKEN": "..."}, "cwd": "."}}}
+                             "env": {"TOKEN": "..."}, "cwd": "."},
+                    "remote": {"url": "https://example.com/mcp",
+                               "headers": {"Authorization": "Bearer ${env:REMOTE_TOKEN}"}}}}
+
+An entry with a ``url`` is an HTTP server; its ``headers`` go on every request (their values are
+secrets, never shown), and ``${env:NAME}`` in a header value is read from the environment, so the
+file itself need not hold the token.
 
 Files are searched in order: ``./mcp.json``, ``./.mcp.json``, ``./.vscode/mcp.json``, then
 ``$XDG_CONFIG_HOME/mcp/mcp.json`` (``~/.config/mcp/mcp.json``). The first file naming the server
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -56,10 +63,7 @@ def resolve_target(target: Any) -> tuple[Any, dict[str, Any], str | None]:
         if not isinstance(entry, dict):
             raise ValueError(f"server {target!r} in {path} is not an object")
         if "url" in entry and "command" not in entry:
-            raise ValueError(
-                f"server {target!r} in {path} is an HTTP server ({entry['url']!r}); "
-                "this version connects to stdio servers only"
-            )
+            return _http_entry(target, entry, path)
         command = entry.get("command")
         if not isinstance(command, str):
             raise ValueError(f"server {target!r} in {path} has no 'command'")
@@ -75,3 +79,27 @@ def resolve_target(target: Any) -> tuple[Any, dict[str, Any], str | None]:
         hint = f" (servers in mcp.json: {', '.join(known)})" if known else " (no mcp.json found)"
         raise ValueError(f"{target!r} is neither a server named in mcp.json nor a command on PATH{hint}")
     return target, {}, None
+
+
+def _http_entry(name: str, entry: dict[str, Any], path: Path) -> tuple[Any, dict[str, Any], str]:
+    url = entry["url"]
+    if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
+        raise ValueError(f"server {name!r} in {path} has a 'url' that is not http(s)")
+    options: dict[str, Any] = {}
+    headers = entry.get("headers")
+    if isinstance(headers, dict):
+        options["headers"] = {str(k): _expand_env(str(v), name, path) for k, v in headers.items()}
+    return url, options, name
+
+
+def _expand_env(value: str, name: str, path: Path) -> str:
+    """``${env:NAME}`` -> the variable's value (VS Code's notation); a missing one is an error."""
+
+    def one(match: re.Match[str]) -> str:
+        variable = match.group(1)
+        found = os.environ.get(variable)
+        if found is None:
+            raise ValueError(f"server {name!r} in {path} needs the environment variable {variable}")
+        return found
+
+    return re.sub(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}", one, value)
