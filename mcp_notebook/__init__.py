@@ -43,6 +43,20 @@ __all__ = [
 ]
 
 
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext mcp_notebook``: the ``%mcp`` and ``%%mcp`` magics (:mod:`.notebook.magics`)."""
+    from .notebook import magics
+
+    magics.load_ipython_extension(ipython)
+
+
+def unload_ipython_extension(ipython: object) -> None:
+    """``%unload_ext mcp_notebook``: closes the magics' sessions and removes ``%mcp``."""
+    from .notebook import magics
+
+    magics.unload_ipython_extension(ipython)
+
+
 def __getattr__(name: str) -> object:
     # The notebook layer (traitlets, pandas, ...) loads only when asked for, so the core stays light.
     if name in ("connect", "Session"):

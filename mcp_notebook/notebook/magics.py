@@ -1,0 +1,711 @@
+"""The ``%mcp`` line magic and ``%%mcp`` cell magic: ``%load_ext mcp_notebook``.
+
+::
+
+    %load_ext mcp_notebook
+    %mcp connect demo -- python -m mcp_notebook.demo
+    %mcp tools
+    %mcp call add a=1.5 b=2
+    %%mcp call sales_records -o rows
+    {"region": "north", "limit": 3}
+
+The magics keep named sessions (:class:`~mcp_notebook.Session`) for the shell; the last one
+connected (or chosen with ``%mcp use``) is the current one, and ``-s NAME`` picks another for one
+command. ``%mcp help`` lists the subcommands; ``%mcp?`` shows the same text.
+
+Behaviours:
+
+- A command returns its result (a ``ToolResult``, ``ResourceContents``, ``PromptResult``, a
+  DataFrame or a widget), so the cell displays it. With ``-o VAR`` the result is stored in the
+  user's variable ``VAR`` instead and nothing is displayed (a tool that reports ``isError`` still
+  gets a one-line notice).
+- ``connect``, ``use`` and ``disconnect`` print one line saying what happened and return nothing
+  (``connect -o VAR`` stores the Session).
+- A mistake (an unknown subcommand, server, tool, prompt or argument, a value that does not fit the
+  schema, an error from the server or the connection) is shown as one red line,
+  ``mcp call: no tool 'ad' on 'demo'; did you mean 'add'? (tools: ...)``, never a traceback. It is
+  raised as an exception (a ``UsageError`` that renders as that one line), so the cell counts as
+  failed and "Run all" stops there, as it would for any other error.
+- Tab completion: subcommands, server names (``use``, ``disconnect``, ``-s``; names from mcp.json
+  after ``connect``), tool names and then their ``key=`` arguments and enum/boolean values
+  (``call``), prompt names and arguments (``prompt``), resource URIs (``read``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+from ..protocol.errors import McpError
+from . import _config
+from ._magic_args import (
+    OPTIONS,
+    MagicArgError,
+    Options,
+    body_arguments,
+    parse_options,
+    prompt_arguments,
+    schema_types,
+    split_line,
+    suggest,
+    tool_arguments,
+)
+from .session import Session, connect
+
+__all__ = ["McpMagicError", "McpMagics", "load_ipython_extension", "unload_ipython_extension"]
+
+
+@dataclass(frozen=True)
+class _Command:
+    usage: str
+    summary: str
+    options: tuple[str, ...] = ()
+    body: bool = False  # takes a %%mcp cell body
+    quiet: bool = False  # prints what it did; returns nothing (-o stores the value)
+
+
+_SESSION_OPTIONS = ("out", "server")
+
+COMMANDS: dict[str, _Command] = {
+    "connect": _Command(
+        "connect NAME [URL | -- COMMAND ARGS…] [--token-env VAR] [--header K=V] [--header-env K=VAR] "
+        "[--protocol auto|modern|legacy] [--timeout S] [-o VAR]",
+        "Connect to a server and make it the current one. After `--`: the command that starts a stdio "
+        "server. A URL: a Streamable HTTP (or HTTP+SSE) server; --token-env names the environment "
+        "variable holding a bearer token, --header-env one holding a header's value (values are never "
+        "shown). NAME alone: the server of that name in mcp.json (./mcp.json, ./.mcp.json, "
+        "./.vscode/mcp.json, ~/.config/mcp/mcp.json). Connecting a NAME again replaces its session.",
+        ("out", "token_env", "headers", "header_env", "protocol", "timeout"),
+        quiet=True,
+    ),
+    "servers": _Command(
+        "servers [-o VAR]", "The sessions (a DataFrame): name, current, target, status, era.", ("out",)
+    ),
+    "use": _Command("use NAME", "Make NAME the current session.", quiet=True),
+    "tools": _Command(
+        "tools [PATTERN] [-s SERVER] [-o VAR]",
+        "The tools (a DataFrame); PATTERN keeps names matching a glob (`sales_*`) or containing it.",
+        _SESSION_OPTIONS,
+    ),
+    "call": _Command(
+        "call TOOL [key=value …] [key:=JSON …] [--frame] [--timeout S] [-s SERVER] [-o VAR]",
+        "Call a tool. Each value is converted to the type its inputSchema gives (numbers, true/false/"
+        "yes/no, null, JSON or comma lists for arrays, JSON objects; strings as typed); key:=JSON "
+        "passes JSON as is. In a %%mcp cell the body is a JSON (or YAML) object of arguments, and "
+        "key=value on the line override it. Returns the ToolResult (--frame: its DataFrame).",
+        (*_SESSION_OPTIONS, "timeout", "frame"),
+        body=True,
+    ),
+    "read": _Command(
+        "read URI [-s SERVER] [-o VAR]", "Read a resource; returns its ResourceContents.", _SESSION_OPTIONS
+    ),
+    "prompt": _Command(
+        "prompt NAME [key=value …] [-s SERVER] [-o VAR]",
+        "Get a prompt (its arguments are strings; a %%mcp cell body may give them as JSON or YAML); "
+        "returns the PromptResult.",
+        _SESSION_OPTIONS,
+        body=True,
+    ),
+    "resources": _Command("resources [-s SERVER] [-o VAR]", "The resources (a DataFrame).", _SESSION_OPTIONS),
+    "prompts": _Command("prompts [-s SERVER] [-o VAR]", "The prompts (a DataFrame).", _SESSION_OPTIONS),
+    "history": _Command(
+        "history [-s SERVER] [-o VAR]", "The calls made so far (a DataFrame).", _SESSION_OPTIONS
+    ),
+    "status": _Command("status [SERVER] [-o VAR]", "The session's live status panel.", ("out",)),
+    "explore": _Command("explore [SERVER] [-o VAR]", "The tool explorer widget.", ("out",)),
+    "log": _Command("log [SERVER] [-o VAR]", "The server's notifications and log messages.", ("out",)),
+    "disconnect": _Command(
+        "disconnect [NAME | --all]",
+        "Close the current session, NAME's, or all of them.",
+        ("all",),
+        quiet=True,
+    ),
+    "help": _Command("help [SUBCOMMAND]", "This help, or one subcommand's.", quiet=True),
+}
+
+
+def _help_text(subcommand: str | None = None) -> str:
+    if subcommand is not None:
+        command = COMMANDS[subcommand]
+        return f"%mcp {command.usage}\n\n{command.summary}"
+    lines = [
+        "%mcp SUBCOMMAND …  /  %%mcp call TOOL (cell body: JSON or YAML arguments)",
+        "",
+        "Talk to MCP servers from cells. The last server connected is the current one;",
+        "-s SERVER picks another for one command, -o VAR stores the result instead of showing it.",
+        "",
+    ]
+    lines += [f"  %mcp {command.usage}" for command in COMMANDS.values()]
+    lines += ["", "%mcp help SUBCOMMAND explains one. Mistakes are reported in one line, not a traceback."]
+    return "\n".join(lines)
+
+
+def _unknown_subcommand(name: str) -> MagicArgError:
+    hint = suggest(name, list(COMMANDS), "subcommands", limit=len(COMMANDS))
+    return MagicArgError(f"unknown subcommand {name!r}{hint}")
+
+
+class McpMagicError(UsageError):
+    """A user's mistake or an MCP error, shown by IPython as one line (no traceback)."""
+
+    def __init__(self, message: str, *, colour: bool = True) -> None:
+        super().__init__(message)
+        self.message = message
+        self.colour = colour
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython calls this instead of formatting a traceback (ipykernel sends it as the error output).
+        return [f"\x1b[0;31m{self.message}\x1b[0m" if self.colour else self.message]
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+_MAX_MESSAGE = 600
+
+
+def _one_line(text: str) -> str:
+    """Server text made safe for one terminal line: no newlines, no escape sequences, bounded."""
+    line = _CONTROL.sub(" ", text).strip()
+    return line if len(line) <= _MAX_MESSAGE else line[: _MAX_MESSAGE - 1] + "…"
+
+
+@dataclass
+class _Entry:
+    session: Session
+    target: str  # how the server was reached, with nothing secret in it
+
+
+@magics_class
+class McpMagics(Magics):
+    """The ``%mcp`` magics and the shell's named sessions."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self.sessions: dict[str, _Entry] = {}
+        self.current: str | None = None
+
+    # --- the magic --------------------------------------------------------------------------------
+
+    @line_cell_magic
+    def mcp(self, line: str, cell: str | None = None) -> Any:
+        subcommand = ""
+        try:
+            tokens = split_line(line)
+            subcommand = tokens[0] if tokens else "help"
+            command = COMMANDS.get(subcommand)
+            if command is None:
+                raise _unknown_subcommand(subcommand)
+            options = parse_options(tokens[1:], command.options, subcommand)
+            if options.command is not None and subcommand != "connect":
+                raise MagicArgError("'--' comes only in %mcp connect NAME -- COMMAND")
+            if cell is not None and cell.strip() and not command.body:
+                raise MagicArgError(f"%%mcp {subcommand} takes no cell body (only call and prompt do)")
+            value = getattr(self, f"_do_{subcommand}")(options, cell)
+            if options.out is not None:
+                self.shell.user_ns[options.out] = value
+                return None
+            return None if command.quiet else value
+        except (MagicArgError, McpError) as exc:
+            message = _one_line(f"mcp {subcommand}: {exc}" if subcommand else f"mcp: {exc}")
+        # Raised outside the except block, so no exception context comes along to be shown.
+        raise McpMagicError(message, colour=str(getattr(self.shell, "colors", "")).lower() != "nocolor")
+
+    # --- sessions ---------------------------------------------------------------------------------
+
+    def session(self, name: str | None = None) -> tuple[str, Session]:
+        """``(name, session)``: NAME's, or the current one; a clear error if there is none."""
+        if name is None:
+            if self.current is None or self.current not in self.sessions:
+                raise MagicArgError(
+                    "no MCP session: connect one first (%mcp connect NAME -- COMMAND, "
+                    "%mcp connect NAME URL, or a NAME from mcp.json)"
+                )
+            name = self.current
+        entry = self.sessions.get(name)
+        if entry is None:
+            raise MagicArgError(f"no session named {name!r}{suggest(name, list(self.sessions), 'sessions')}")
+        return name, entry.session
+
+    def _one_word(self, options: Options, subcommand: str, *, optional: bool = False) -> str | None:
+        words = options.words
+        if len(words) > 1 or (not words and not optional):
+            raise MagicArgError(f"usage: %mcp {COMMANDS[subcommand].usage}")
+        return words[0] if words else None
+
+    def _do_connect(self, options: Options, cell: str | None) -> Session:
+        name, target, described = _connect_target(options)
+        client_options: dict[str, Any] = {}
+        if options.protocol is not None:
+            client_options["protocol"] = options.protocol
+        if options.timeout is not None:
+            client_options["timeout"] = options.timeout
+        client_options.update(_http_options(options, target))
+        try:
+            session = connect(target, name=name, **client_options)
+        except ValueError as exc:  # a name not in mcp.json, a bad option value
+            raise MagicArgError(str(exc)) from None
+        name = name or session.name
+        old = self.sessions.pop(name, None)
+        self.sessions[name] = _Entry(session, described)
+        self.current = name
+        if old is not None and old.session is not session:
+            old.session.close()
+        model = session.model
+        info = model.server_info or {}
+        server = f"{info.get('name', '?')} {info.get('version') or ''}".strip()
+        print(
+            f"connected {name!r}: {server} ({model.era or '?'} {model.protocol_version or ''}), "
+            f"{len(model.tools)} tools, {len(model.resources)} resources, {len(model.prompts)} prompts"
+            + (" (replaced the previous session)" if old is not None else "")
+        )
+        return session
+
+    def _do_servers(self, options: Options, cell: str | None) -> Any:
+        import pandas as pd
+
+        if options.words:
+            raise MagicArgError(f"usage: %mcp {COMMANDS['servers'].usage}")
+        rows = []
+        for name, entry in self.sessions.items():
+            model = entry.session.model
+            rows.append(
+                {
+                    "name": name,
+                    "current": name == self.current,
+                    "target": entry.target,
+                    "status": model.status,
+                    "era": model.era,
+                    "protocol": model.protocol_version,
+                    "server": (model.server_info or {}).get("name"),
+                    "tools": len(model.tools),
+                }
+            )
+        columns = ["name", "current", "target", "status", "era", "protocol", "server", "tools"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def _do_use(self, options: Options, cell: str | None) -> None:
+        name, _ = self.session(self._one_word(options, "use"))
+        self.current = name
+        print(f"current session: {name!r}")
+
+    def _do_disconnect(self, options: Options, cell: str | None) -> None:
+        if options.all:
+            if options.words:
+                raise MagicArgError("give a NAME or --all, not both")
+            names = list(self.sessions)
+        else:
+            names = [self.session(self._one_word(options, "disconnect", optional=True))[0]]
+        for name in names:
+            entry = self.sessions.pop(name)
+            entry.session.close()
+            print(f"disconnected {name!r}")
+        if not names:
+            print("no sessions to disconnect")
+        if self.current not in self.sessions:
+            self.current = next(reversed(self.sessions), None)
+
+    def close_all(self) -> None:
+        """Close every session these magics opened (the extension's unload does this)."""
+        while self.sessions:
+            _, entry = self.sessions.popitem()
+            entry.session.close()
+        self.current = None
+
+    # --- listing ----------------------------------------------------------------------------------
+
+    def _do_tools(self, options: Options, cell: str | None) -> Any:
+        pattern = self._one_word(options, "tools", optional=True)
+        _, session = self.session(options.server)
+        frame = session.tools_frame()
+        if pattern:
+            names = frame["name"].astype(str)
+            if any(c in pattern for c in "*?["):
+                keep = names.map(lambda n: fnmatch.fnmatchcase(n, pattern))
+            else:
+                keep = names.str.contains(pattern, case=False, regex=False)
+            frame = frame[keep.astype(bool)].reset_index(drop=True)
+        return frame
+
+    def _do_resources(self, options: Options, cell: str | None) -> Any:
+        self._no_words(options, "resources")
+        return self.session(options.server)[1].resources_frame()
+
+    def _do_prompts(self, options: Options, cell: str | None) -> Any:
+        self._no_words(options, "prompts")
+        return self.session(options.server)[1].prompts_frame()
+
+    def _do_history(self, options: Options, cell: str | None) -> Any:
+        self._no_words(options, "history")
+        return self.session(options.server)[1].history_frame()
+
+    def _no_words(self, options: Options, subcommand: str) -> None:
+        if options.words:
+            raise MagicArgError(f"usage: %mcp {COMMANDS[subcommand].usage}")
+
+    # --- calls ------------------------------------------------------------------------------------
+
+    def _do_call(self, options: Options, cell: str | None) -> Any:
+        if not options.words:
+            raise MagicArgError(f"usage: %mcp {COMMANDS['call'].usage}")
+        name, *pairs = options.words
+        server, session = self.session(options.server)
+        tool = _find(name, list(session.model.tools), lambda: session.list_tools(refresh=True))
+        if tool is None:
+            known = [t.name for t in session.model.tools]
+            raise MagicArgError(f"no tool {name!r} on {server!r}{suggest(name, known, 'tools')}")
+        arguments = tool_arguments(pairs, tool.input_schema, name, base=body_arguments(cell))
+        call_options: dict[str, Any] = {}
+        if options.timeout is not None:
+            call_options["timeout"] = options.timeout
+        result = session.call_tool(name, arguments, **call_options)
+        if result.is_error and options.out is not None:
+            print(_one_line(f"mcp call: tool {name!r} reported an error: {result.text}"), file=sys.stderr)
+        return result.to_dataframe() if options.frame else result
+
+    def _do_read(self, options: Options, cell: str | None) -> Any:
+        uri = self._one_word(options, "read")
+        return self.session(options.server)[1].read_resource(str(uri))
+
+    def _do_prompt(self, options: Options, cell: str | None) -> Any:
+        if not options.words:
+            raise MagicArgError(f"usage: %mcp {COMMANDS['prompt'].usage}")
+        name, *pairs = options.words
+        server, session = self.session(options.server)
+        prompt = _find(name, list(session.model.prompts), lambda: session.list_prompts(refresh=True))
+        if prompt is None:
+            known = [p.name for p in session.model.prompts]
+            raise MagicArgError(f"no prompt {name!r} on {server!r}{suggest(name, known, 'prompts')}")
+        arguments = prompt_arguments(pairs, prompt.arguments, name, base=body_arguments(cell))
+        return session.get_prompt(name, arguments)
+
+    # --- views ------------------------------------------------------------------------------------
+
+    def _do_status(self, options: Options, cell: str | None) -> Any:
+        _, session = self.session(self._one_word(options, "status", optional=True))
+        try:
+            return session.status_widget()
+        except ImportError:  # no ipywidgets: the session's own HTML card
+            return session
+
+    def _do_explore(self, options: Options, cell: str | None) -> Any:
+        _, session = self.session(self._one_word(options, "explore", optional=True))
+        try:
+            return session.explorer()
+        except ImportError as exc:
+            raise MagicArgError(
+                f"the explorer needs ipywidgets: pip install 'mcp-notebook[notebook]' ({exc})"
+            ) from None
+
+    def _do_log(self, options: Options, cell: str | None) -> Any:
+        _, session = self.session(self._one_word(options, "log", optional=True))
+        try:
+            return session.log_widget()
+        except ImportError:  # no ipywidgets: the log as a table
+            import pandas as pd
+
+            return pd.DataFrame(list(session.model.log), columns=["time", "level", "logger", "data"])
+
+    def _do_help(self, options: Options, cell: str | None) -> None:
+        subcommand = self._one_word(options, "help", optional=True)
+        if subcommand is not None and subcommand not in COMMANDS:
+            raise _unknown_subcommand(subcommand)
+        print(_help_text(subcommand))
+
+    # --- completion -------------------------------------------------------------------------------
+
+    def completions(self, line: str) -> tuple[str, list[str]] | None:
+        """What Tab offers at the end of ``line`` (the text before the cursor on its line).
+
+        ``(fragment, candidates)``: the candidates replace ``fragment``, the word being typed.
+        None when ``line`` is not an ``%mcp`` line, or when other completers should answer
+        (the command after ``connect … --`` gets the usual file completion).
+        """
+        match = re.match(r"\s*%%?mcp\s", line)
+        if match is None:
+            return None
+        rest = line[match.end() :]
+        words = rest.split()
+        fragment = words.pop() if rest and not rest[-1].isspace() else ""
+        if "--" in words:
+            return None
+        positional: list[str] = []
+        server: str | None = None
+        previous = ""
+        for word in words:
+            if previous in _VALUE_OPTIONS:
+                if previous in ("-s", "--server"):
+                    server = word
+                previous = ""
+                continue
+            previous = word
+            if not word.startswith("-"):
+                positional.append(word)
+        candidates = self._candidates(positional, previous, fragment, server)
+        return fragment, sorted(c for c in candidates if c.startswith(fragment))
+
+    def _candidates(
+        self, positional: list[str], previous: str, fragment: str, server: str | None
+    ) -> list[str]:
+        if previous in ("-s", "--server"):
+            return list(self.sessions)
+        if previous in _VALUE_OPTIONS:
+            return []
+        if not positional:
+            return list(COMMANDS)
+        subcommand, arguments = positional[0], positional[1:]
+        command = COMMANDS.get(subcommand)
+        if command is None:
+            return []
+        if fragment.startswith("-"):
+            return sorted(o for o, (f, _) in OPTIONS.items() if f in command.options and o.startswith("--"))
+        if subcommand == "help":
+            return list(COMMANDS) if not arguments else []
+        if subcommand in ("use", "disconnect", "status", "explore", "log"):
+            return list(self.sessions) if not arguments else []
+        if subcommand == "connect":
+            return _config_names() if not arguments else []
+        entry = self.sessions.get(server or self.current or "")
+        if entry is None:
+            return []
+        model = entry.session.model
+        if subcommand == "read" and not arguments:
+            uris = [r.uri for r in model.resources]
+            return uris + [t.uri_template.split("{", 1)[0] for t in model.resource_templates]
+        if subcommand == "tools" and not arguments:
+            return [t.name for t in model.tools]
+        if subcommand == "call":
+            if not arguments:
+                return [t.name for t in model.tools]
+            tool = next((t for t in model.tools if t.name == arguments[0]), None)
+            return _tool_argument_candidates(tool.input_schema, arguments[1:], fragment) if tool else []
+        if subcommand == "prompt":
+            if not arguments:
+                return [p.name for p in model.prompts]
+            prompt = next((p for p in model.prompts if p.name == arguments[0]), None)
+            if prompt is None:
+                return []
+            given = {a.split("=", 1)[0].rstrip(":") for a in arguments[1:]}
+            return [f"{n}=" for n in prompt.argument_names if n not in given]
+        return []
+
+
+_VALUE_OPTIONS = frozenset(o for o, (_, takes_value) in OPTIONS.items() if takes_value)
+
+
+def _find(name: str, items: list[Any], refresh: Callable[[], Sequence[Any]]) -> Any:
+    """The item called ``name``; the list is fetched again once if it is not there (it may be new)."""
+    found = next((item for item in items if item.name == name), None)
+    if found is None:
+        try:
+            found = next((item for item in refresh() if item.name == name), None)
+        except McpError:
+            return None
+    return found
+
+
+def _tool_argument_candidates(schema: dict[str, Any], given: list[str], fragment: str) -> list[str]:
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return []
+    key, has_value, _ = fragment.partition("=")
+    if has_value:
+        prop = properties.get(key.rstrip(":"))
+        if not isinstance(prop, dict):
+            return []
+        values: list[str] = []
+        enum = prop.get("enum")
+        if isinstance(enum, list):
+            values += [v if isinstance(v, str) else json.dumps(v) for v in enum]
+        if "boolean" in schema_types(prop, schema):
+            values += ["true", "false"]
+        return [f"{key}={v}" for v in values]
+    taken = {word.split("=", 1)[0].rstrip(":") for word in given}
+    return [f"{name}=" for name in properties if name not in taken]
+
+
+def _config_names() -> list[str]:
+    names: list[str] = []
+    for path in _config.config_files():
+        try:
+            names += list(_config._servers(path))
+        except ValueError:
+            continue
+    return list(dict.fromkeys(names))
+
+
+# --- connect targets ---------------------------------------------------------------------------------
+
+
+def _is_url(text: str) -> bool:
+    return text.lower().startswith(("http://", "https://"))
+
+
+def _connect_target(options: Options) -> tuple[str | None, Any, str]:
+    """``(name or None, target for connect(), a safe description)``."""
+    words = options.words
+    usage = f"usage: %mcp {COMMANDS['connect'].usage}"
+    if options.command is not None:
+        if not options.command:
+            raise MagicArgError("nothing after '--': give the command that starts the server")
+        if len(words) > 1:
+            raise MagicArgError(usage)
+        name = words[0] if words else None
+        target: Any = list(options.command)
+        described = _describe_command(target)
+    elif len(words) == 2 and _is_url(words[1]):
+        name, target = words
+        described = _describe_url(target)
+    elif len(words) == 1 and _is_url(words[0]):
+        target = words[0]
+        name = urlsplit(target).hostname or None
+        described = _describe_url(target)
+    elif len(words) == 1:
+        name = target = words[0]
+        try:
+            resolved, _, label = _config.resolve_target(name)
+        except ValueError as exc:
+            raise MagicArgError(str(exc)) from None
+        described = f"{_describe_command(resolved)} (mcp.json)" if label else _describe_command(resolved)
+    else:
+        raise MagicArgError(usage)
+    if name is not None and (name.startswith("-") or "=" in name):
+        raise MagicArgError(f"{name[:40]!r} cannot be a session name; {usage}")
+    if not isinstance(target, str) or not _is_url(target):
+        http_only = [
+            o
+            for o, v in (
+                ("--token-env", options.token_env),
+                ("--header", options.headers),
+                ("--header-env", options.header_env),
+            )
+            if v
+        ]
+        if http_only:
+            raise MagicArgError(f"{', '.join(http_only)} apply only to a server URL")
+    return name, target, described
+
+
+def _http_options(options: Options, target: Any) -> dict[str, Any]:
+    if not isinstance(target, str) or not _is_url(target):
+        return {}
+    result: dict[str, Any] = {}
+    headers: dict[str, str] = {}
+    for pair in options.headers:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise MagicArgError("--header needs NAME=VALUE")
+        headers[key] = value
+    for pair in options.header_env:
+        key, sep, variable = pair.partition("=")
+        if not sep or not key or not variable:
+            raise MagicArgError("--header-env needs NAME=ENVIRONMENT_VARIABLE")
+        headers[key] = _environment(variable, "--header-env")
+    if headers:
+        result["headers"] = headers
+    if options.token_env is not None:
+        result["auth"] = _environment(options.token_env, "--token-env")
+    return result
+
+
+def _environment(variable: str, option: str) -> str:
+    value = os.environ.get(variable)
+    if not value:
+        raise MagicArgError(f"{option}: the environment variable {variable!r} is not set")
+    return value
+
+
+_SECRET_WORD = re.compile(r"token|secret|password|passwd|api[-_]?key|auth|credential|bearer", re.IGNORECASE)
+
+
+def _describe_command(command: Any) -> str:
+    """The command, with the values of secret-looking arguments (``--api-key X``, ``TOKEN=X``) hidden."""
+    argv = split_line(command) if isinstance(command, str) else [str(a) for a in command]
+    if not argv:
+        return ""
+    shown = [os.path.basename(argv[0]) or argv[0]]
+    hide_next = False
+    for arg in argv[1:]:
+        if hide_next:
+            shown.append("***")
+            hide_next = False
+            continue
+        key, sep, _ = arg.partition("=")
+        if sep and _SECRET_WORD.search(key):
+            shown.append(f"{key}=***")
+        else:
+            shown.append(arg)
+            hide_next = arg.startswith("-") and bool(_SECRET_WORD.search(arg))
+    return " ".join(shown)
+
+
+def _describe_url(url: str) -> str:
+    """The URL without credentials, query or fragment (they may hold tokens)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+# --- the extension -----------------------------------------------------------------------------------
+
+
+def _matcher(magics: McpMagics) -> Callable[[Any], dict[str, Any]]:
+    from IPython.core.completer import SimpleCompletion, context_matcher
+
+    @context_matcher(priority=100, identifier="mcp_notebook.magics")  # type: ignore[misc]
+    def mcp_matcher(context: Any) -> dict[str, Any]:
+        try:
+            found = magics.completions(context.text_until_cursor)
+        except Exception:  # a completer never breaks typing
+            found = None
+        if found is None:
+            return {"completions": []}
+        fragment, candidates = found
+        return {
+            "completions": [SimpleCompletion(c, type="mcp") for c in candidates],
+            "matched_fragment": fragment,
+            "suppress": True,
+            "ordered": True,
+        }
+
+    return mcp_matcher  # type: ignore[no-any-return]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext mcp_notebook``: register ``%mcp``/``%%mcp`` and their tab completion."""
+    if "McpMagics" in ipython.magics_manager.registry:
+        return
+    magics = McpMagics(ipython)
+    ipython.register_magics(magics)
+    completer = getattr(ipython, "Completer", None)
+    if completer is not None and hasattr(completer, "custom_matchers"):
+        magics._matcher = _matcher(magics)
+        completer.custom_matchers.append(magics._matcher)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext mcp_notebook``: close the magics' sessions and remove ``%mcp``."""
+    magics = ipython.magics_manager.registry.pop("McpMagics", None)
+    if magics is None:
+        return
+    magics.close_all()
+    for kind in ("line", "cell"):
+        ipython.magics_manager.magics[kind].pop("mcp", None)
+    matcher = getattr(magics, "_matcher", None)
+    completer = getattr(ipython, "Completer", None)
+    if matcher is not None and completer is not None and matcher in completer.custom_matchers:
+        completer.custom_matchers.remove(matcher)
+
+
+McpMagics.mcp.__doc__ = _help_text()
