@@ -13,6 +13,7 @@ import contextlib
 import html
 import json
 import logging
+import sys
 import time
 import weakref
 from collections.abc import Callable, Mapping
@@ -40,6 +41,8 @@ from .model import SessionModel
 
 if TYPE_CHECKING:
     import pandas
+
+    from ..widgets._dialogs import NotebookDialogs
 
 __all__ = ["Session", "connect"]
 
@@ -71,11 +74,24 @@ class Session:
         name: str | None = None,
         show_progress: bool = True,
         redact_arguments: bool = False,
+        dialogs: Any = None,
         **options: Any,
     ) -> None:
+        #: The NotebookDialogs answering the server's elicitation and sampling requests, or None.
+        #: Installed by default inside a Jupyter kernel (``dialogs=False``: never; ``True``: also
+        #: outside one; or pass your own ``NotebookDialogs``); a handler passed as
+        #: ``elicitation=``/``sampling=`` always wins over the dialog for that request kind.
+        self.dialogs: NotebookDialogs | None = _dialogs_for(dialogs, options, name or _describe(target))
+        #: What was passed as ``roots=`` (a ``RootsList`` is editable in :meth:`roots_widget`).
+        self.roots: Any = options.get("roots")
         self.client = Client(target, **options)
         self.model = SessionModel()
         self.name = name or _describe(target)
+        self._ui_call: Callable[..., Any] | None = None
+        if self.dialogs is not None:
+            from ..widgets import _uipoll
+
+            self._ui_call = _uipoll.call
         self.show_progress = show_progress
         self.redact_arguments = redact_arguments
         self._engine: Engine = get_engine()
@@ -91,6 +107,8 @@ class Session:
             self._engine.call(self.client.aclose)
             raise
         self.name = name or str(self.client.server_info.get("name") or _describe(target))
+        if self.dialogs is not None and (dialogs is None or dialogs is True):
+            self.dialogs.session_name = self.name
         self._sync_connection()
         self._sync_lists()
         self._background.append(self._engine.spawn(self._follow_notifications))
@@ -175,6 +193,9 @@ class Session:
 
     def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         self._check_open()
+        if self._ui_call is not None:
+            # With dialogs, a blocked cell keeps handling widget messages while one is open.
+            return self._ui_call(self._engine, fn, *args)
         return self._engine.call(fn, *args)
 
     async def _arun(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -403,6 +424,44 @@ class Session:
             index=frame.index,
         )
 
+    # --- widgets (the notebook extra; imported on first use) ------------------------------------
+
+    def explorer(self) -> Any:
+        """The tool explorer: forms from each tool's inputSchema, results, history."""
+        from ..widgets import explorer
+
+        return explorer(self)
+
+    def status_widget(self) -> Any:
+        """A live status panel: state, era, protocol, server, reconnects, last error, in flight."""
+        from ..widgets._status import status_widget
+
+        return status_widget(self)
+
+    def resources_widget(self) -> Any:
+        """The resource browser: list, templates, read view, subscriptions with live updates."""
+        from ..widgets._resources import resources_widget
+
+        return resources_widget(self)
+
+    def prompts_widget(self) -> Any:
+        """The prompt panel: arguments with the server's completions, rendered messages."""
+        from ..widgets._prompts import prompts_widget
+
+        return prompts_widget(self)
+
+    def log_widget(self) -> Any:
+        """The server's notifications and log messages, live, with a level filter."""
+        from ..widgets._log import log_widget
+
+        return log_widget(self)
+
+    def roots_widget(self) -> Any:
+        """The roots this client declares; editable when ``roots=`` was a ``RootsList``."""
+        from ..widgets._dialogs import roots_widget
+
+        return roots_widget(self)
+
     # --- lifetime -------------------------------------------------------------------------------
 
     @property
@@ -546,6 +605,38 @@ def _result_size(result: Any) -> int | None:
         return len(json.dumps(raw, default=str))
     except (TypeError, ValueError):
         return None
+
+
+def _dialogs_for(dialogs: Any, options: dict[str, Any], name: str) -> NotebookDialogs | None:
+    """The dialogs to install (setting ``options``' missing handlers to theirs), or None.
+
+    ``None`` installs them only inside a Jupyter kernel with ipywidgets available: a script has no
+    one to click, so there the server learns the client cannot elicit or sample.
+    """
+    if dialogs is False:
+        return None
+    wants = [kind for kind in ("elicitation", "sampling") if options.get(kind) is None]
+    if not wants:
+        return None
+    if dialogs is None or dialogs is True:
+        if dialogs is None:
+            if "IPython" not in sys.modules:  # no IPython, no kernel: do not import the widgets
+                return None
+            try:
+                from ..widgets import _uipoll
+
+                if not _uipoll.in_kernel():
+                    return None
+            except ImportError:
+                return None
+        from ..widgets._dialogs import NotebookDialogs
+
+        dialogs = NotebookDialogs(name)
+    if "elicitation" in wants:
+        options["elicitation"] = dialogs.elicit
+    if "sampling" in wants:
+        options["sampling"] = dialogs.sample
+    return dialogs  # type: ignore[no-any-return]
 
 
 def _describe(target: Any) -> str:

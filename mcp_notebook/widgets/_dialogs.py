@@ -1,0 +1,577 @@
+"""Human in the loop: the server asks the person at the notebook, through dialogs in the cell.
+
+:class:`NotebookDialogs` provides async handlers for a :class:`~mcp_notebook.Client`'s
+``elicitation=`` and ``sampling=``: ``Client(..., elicitation=dialogs.elicit,
+sampling=dialogs.sample)``. A notebook :class:`~mcp_notebook.notebook.Session` installs them by
+itself inside a kernel (``dialogs=False`` turns that off; a handler you pass always wins). They run
+on the engine thread, for legacy JSON-RPC requests and modern ``input_required`` rounds alike, show
+a dialog in the cell that is running (``IPython.display.display`` from the engine thread goes there,
+or into ``dialogs.output`` when that is an Output widget), and wait for a button:
+
+- elicitation, form mode (class ``mcpnb-elicitation``): the server's message, escaped; a form for
+  ``requestedSchema`` with its defaults; Accept (``mcpnb-accept``, only once the form is valid),
+  Decline (``mcpnb-decline``), Cancel (``mcpnb-cancel-dialog``).
+- elicitation, URL mode (class ``mcpnb-url-consent``): the message and the full URL, its host
+  emphasised (:func:`._safe.display_url`). Open (``mcpnb-open``) consents and only then shows a
+  normal link the user clicks (``target=_blank``, ``rel=noopener noreferrer``; https only): nothing
+  is opened or run for them. Refuse (``mcpnb-refuse``) declines.
+- sampling (class ``mcpnb-sampling``): the messages (role, escaped text, raster images), the system
+  prompt, maxTokens; a Textarea (``mcpnb-sampling-reply``) for the reply, prefilled by
+  ``dialogs.sampler`` when set; Send (``mcpnb-sampling-send``) or Reject
+  (``mcpnb-sampling-reject``: the server gets an error, code -1). With ``dialogs.auto_sample =
+  True`` the sampler answers without a dialog.
+
+Once answered, a dialog is disabled and says what was answered; one the server stopped waiting for
+(timeout, cancellation) says so. While any dialog is open, a cell blocked in a session call keeps
+handling widget messages (:mod:`._uipoll`), so the buttons work.
+
+For tests and automation: ``dialogs.open_dialogs`` lists the dialogs waiting for an answer and
+``dialogs.on_open(callback)`` calls ``callback(dialog)`` (on the engine thread) as each opens.
+
+Roots: :class:`RootsList` is an editable list of roots usable as ``roots=``; :func:`roots_widget`
+edits it. The client asks its handler at every ``roots/list``, so edits reach the server the next
+time it asks; telling a legacy server at once needs core support (see :class:`RootsList`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import anyio.to_thread
+import ipywidgets as W
+
+from ..protocol.errors import McpError
+from . import _uipoll
+from ._form import SchemaForm
+from ._prompts import messages_widget
+from ._safe import display_url, escape, short
+
+__all__ = ["Dialog", "NotebookDialogs", "RootsList", "RootsWidget", "roots_widget"]
+
+logger = logging.getLogger("mcp_notebook.widgets")
+
+#: The JSON-RPC code the spec's examples use for "the user rejected the sampling request".
+USER_REJECTED = -1
+_MAX_SHOWN = 2000
+
+
+def _html(value: str, *classes: str) -> W.HTML:
+    widget = W.HTML(value=value)
+    for css in classes:
+        widget.add_class(css)
+    return widget
+
+
+def _button(description: str, css: str, style: str = "", icon: str = "") -> W.Button:
+    button = W.Button(description=description, button_style=style, icon=icon)
+    button.add_class(css)
+    return button
+
+
+def _disable(widget: W.Widget) -> None:
+    if hasattr(widget, "disabled"):
+        widget.disabled = True
+    for child in getattr(widget, "children", ()):
+        _disable(child)
+
+
+def _link_target(url: str) -> str | None:
+    """``url`` if it is safe as a link's href (an https URL with nothing hidden in it), else None."""
+    if not isinstance(url, str) or any(c.isspace() or ord(c) < 32 or c in "\"'<>\\`" for c in url):
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme.lower() != "https" or not parts.hostname:
+        return None
+    return url
+
+
+class Dialog:
+    """One question to the user: its widget, its buttons, and, once given, the answer.
+
+    ``kind`` is "elicitation", "url" or "sampling". ``widget`` is what is displayed; the buttons
+    are attributes (``accept_button``, ``open_button``, ``send_button``, ...). ``result`` is the
+    handler's result once answered, ``error`` the McpError for a rejection.
+    """
+
+    def __init__(self, kind: str, title: str, session_name: str) -> None:
+        self.kind = kind
+        self.session_name = session_name
+        self.result: dict[str, Any] | None = None
+        self.error: McpError | None = None
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self.header = _html(
+            f"<b>{escape(session_name)}</b> {escape(title)}",
+            "mcpnb-dialog-title",
+        )
+        self.body = W.VBox(layout=W.Layout(width="100%"))
+        self.buttons = W.HBox()
+        self.buttons.add_class("mcpnb-dialog-buttons")
+        self.problems = _html("", "mcpnb-dialog-problems")
+        self.answer = _html("", "mcpnb-dialog-answer")
+        self.widget = W.VBox(
+            [self.header, self.body, self.problems, self.buttons, self.answer],
+            layout=W.Layout(width="100%", border="1px solid #888", padding="4px 8px"),
+        )
+        self.widget.add_class("mcpnb-dialog")
+
+    @property
+    def answered(self) -> bool:
+        return self._done.is_set()
+
+    def finish(
+        self, summary: str, result: dict[str, Any] | None = None, error: McpError | None = None
+    ) -> bool:
+        """Record the answer (once; later calls do nothing), disable the dialog, wake the handler."""
+        with self._lock:
+            if self._done.is_set():
+                return False
+            self.result, self.error = result, error
+            self._done.set()
+        _disable(self.body)
+        _disable(self.buttons)
+        self.problems.value = ""
+        self.answer.value = f"<div><i>{summary}</i></div>"
+        return True
+
+    async def wait(self) -> None:
+        # A thread waits on the threading.Event: clicks arrive on any thread, on any event loop.
+        await anyio.to_thread.run_sync(self._done.wait, abandon_on_cancel=True)
+
+    def expire(self, why: str) -> None:
+        """The server stopped waiting (timeout, cancellation, closed connection)."""
+        self.finish(escape(why), error=McpError("cancelled", why))
+
+
+class NotebookDialogs:
+    """Elicitation and sampling handlers that ask the person at the notebook; see the module doc.
+
+    ``output``: where dialogs appear: None (``IPython.display.display``: the running cell), an
+    ``ipywidgets.Output``, or any callable taking the widget. ``sampler``: a function ``(params)
+    -> str | dict`` (sync or async) that drafts the sampling reply; with ``auto_sample`` it
+    answers without asking.
+    """
+
+    def __init__(
+        self,
+        session_name: str = "MCP server",
+        *,
+        output: Any = None,
+        sampler: Callable[[dict[str, Any]], Any] | None = None,
+        auto_sample: bool = False,
+    ) -> None:
+        self.session_name = session_name
+        self.output = output
+        self.sampler = sampler
+        self.auto_sample = auto_sample
+        #: Dialogs waiting for an answer, oldest first.
+        self.open_dialogs: list[Dialog] = []
+        #: Every dialog shown, oldest first (bounded).
+        self.history: list[Dialog] = []
+        self._callbacks: list[Callable[[Dialog], Any]] = []
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<NotebookDialogs for {self.session_name!r}: {len(self.open_dialogs)} open>"
+
+    def on_open(self, callback: Callable[[Dialog], Any]) -> Callable[[], None]:
+        """Call ``callback(dialog)`` as each dialog opens (on the engine thread); returns an undo."""
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+
+    # --- handlers -------------------------------------------------------------------------------
+
+    async def elicit(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The ``elicitation=`` handler: form or URL mode."""
+        url_mode = params.get("mode") == "url"
+        return await self._ask(self._url_dialog(params) if url_mode else self._form_dialog(params))
+
+    async def sample(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The ``sampling=`` handler."""
+        draft: Any = None
+        if self.sampler is not None:
+            try:
+                draft = await self._draft(params)
+            except Exception:
+                if self.auto_sample:
+                    raise
+                # A failing draft must not cost the user the question: ask with an empty reply.
+                logger.exception("the sampler raised; asking without a draft")
+            if self.auto_sample:
+                if isinstance(draft, dict):
+                    return draft
+                return _sampling_result(str(draft or ""), _sampler_name(self.sampler))
+        return await self._ask(self._sampling_dialog(params, draft))
+
+    async def _draft(self, params: dict[str, Any]) -> Any:
+        sampler = self.sampler
+        assert sampler is not None
+        if inspect.iscoroutinefunction(sampler):
+            return await sampler(params)
+        draft = await anyio.to_thread.run_sync(sampler, params, abandon_on_cancel=True)
+        return await draft if inspect.isawaitable(draft) else draft
+
+    async def _ask(self, dialog: Dialog) -> dict[str, Any]:
+        with self._lock:
+            self.open_dialogs.append(dialog)
+            self.history = [*self.history[-99:], dialog]
+        _uipoll.dialog_opened()
+        try:
+            self._show(dialog.widget)
+            for callback in list(self._callbacks):
+                try:
+                    callback(dialog)
+                except Exception:
+                    logger.exception("an on_open callback of the dialogs raised; ignored")
+            await dialog.wait()
+        except BaseException:
+            dialog.expire("The server stopped waiting for this answer.")
+            raise
+        finally:
+            with self._lock:
+                if dialog in self.open_dialogs:
+                    self.open_dialogs.remove(dialog)
+            _uipoll.dialog_closed()
+        if dialog.error is not None:
+            raise dialog.error
+        assert dialog.result is not None
+        return dialog.result
+
+    def _show(self, widget: W.Widget) -> None:
+        output = self.output
+        if output is None:
+            from IPython.display import display
+
+            display(widget)
+        elif isinstance(output, W.Output):
+            output.append_display_data(widget)
+        else:
+            output(widget)
+
+    # --- elicitation: form ----------------------------------------------------------------------
+
+    def _form_dialog(self, params: dict[str, Any]) -> Dialog:
+        dialog = Dialog("elicitation", "asks for input", self.session_name)
+        dialog.widget.add_class("mcpnb-elicitation")
+        schema = params.get("requestedSchema")
+        schema = schema if isinstance(schema, dict) else {"type": "object", "properties": {}}
+        form = SchemaForm(schema)
+        dialog.form = form  # type: ignore[attr-defined]
+        message = _html(_message_html(params.get("message")), "mcpnb-dialog-message")
+        dialog.body.children = (message, form.widget)
+        accept = _button("Accept", "mcpnb-accept", "success", "check")
+        decline = _button("Decline", "mcpnb-decline", "warning", "times")
+        cancel = _button("Cancel", "mcpnb-cancel-dialog", "", "ban")
+        dialog.accept_button, dialog.decline_button, dialog.cancel_button = accept, decline, cancel  # type: ignore[attr-defined]
+        dialog.buttons.children = (accept, decline, cancel)
+
+        def on_accept(_button: Any) -> None:
+            problems = form.errors()
+            if problems:
+                dialog.problems.value = (
+                    "<div style='color:#b00020'>"
+                    + "<br>".join(escape(short(p, 300)) for p in problems[:20])
+                    + "</div>"
+                )
+                return
+            content = form.value
+            dialog.finish(
+                f"Accepted; sent {escape(short(_json(content), _MAX_SHOWN))}",
+                {"action": "accept", "content": content},
+            )
+
+        accept.on_click(on_accept)
+        decline.on_click(lambda _b: dialog.finish("Declined.", {"action": "decline"}))
+        cancel.on_click(lambda _b: dialog.finish("Cancelled.", {"action": "cancel"}))
+        return dialog
+
+    # --- elicitation: URL -----------------------------------------------------------------------
+
+    def _url_dialog(self, params: dict[str, Any]) -> Dialog:
+        dialog = Dialog("url", "asks you to open a web page", self.session_name)
+        dialog.widget.add_class("mcpnb-url-consent")
+        url = params.get("url")
+        url = url if isinstance(url, str) else ""
+        dialog.url = url  # type: ignore[attr-defined]
+        message = _html(_message_html(params.get("message")), "mcpnb-dialog-message")
+        address = _html(
+            f"<div>The page: {display_url(url)}</div>"
+            "<div><small>Check the site (in bold) before you open it; nothing opens by itself."
+            "</small></div>",
+            "mcpnb-url",
+        )
+        elicitation_id = params.get("elicitationId")
+        identifier = _html(
+            f"<small>request {escape(short(elicitation_id, 200))}</small>" if elicitation_id else "",
+            "mcpnb-elicitation-id",
+        )
+        dialog.body.children = (message, address, identifier)
+        open_button = _button("Open", "mcpnb-open", "success", "external-link")
+        refuse = _button("Refuse", "mcpnb-refuse", "warning", "times")
+        dialog.open_button, dialog.refuse_button = open_button, refuse  # type: ignore[attr-defined]
+        dialog.buttons.children = (open_button, refuse)
+        target = _link_target(url)
+        if target is None:
+            open_button.disabled = True
+            open_button.tooltip = "only https addresses can be opened from here"
+
+        def on_open(_button: Any) -> None:
+            if target is None:  # the button is disabled; a programmatic click changes nothing
+                return
+            link = (
+                f'<a href="{escape(target)}" target="_blank" rel="noopener noreferrer" '
+                f'class="mcpnb-url-link">Open {display_url(target)} in a new tab</a>'
+            )
+            dialog.finish(f"You agreed to open the page: {link}", {"action": "accept"})
+
+        open_button.on_click(on_open)
+        refuse.on_click(lambda _b: dialog.finish("Refused.", {"action": "decline"}))
+        return dialog
+
+    # --- sampling -------------------------------------------------------------------------------
+
+    def _sampling_dialog(self, params: dict[str, Any], draft: Any) -> Dialog:
+        dialog = Dialog("sampling", "asks for a model reply (sampling)", self.session_name)
+        dialog.widget.add_class("mcpnb-sampling")
+        messages = params.get("messages")
+        messages = messages if isinstance(messages, list) else []
+        details = []
+        system = params.get("systemPrompt")
+        if system:
+            details.append(
+                f"<div><b>System prompt</b><pre style='white-space:pre-wrap;margin:0.2em 0'>"
+                f"{escape(short(system, 20_000))}</pre></div>"
+            )
+        limits = [f"maxTokens {escape(params.get('maxTokens'))}"]
+        if params.get("temperature") is not None:
+            limits.append(f"temperature {escape(params.get('temperature'))}")
+        hints = (
+            (params.get("modelPreferences") or {}).get("hints")
+            if isinstance(params.get("modelPreferences"), dict)
+            else None
+        )
+        if isinstance(hints, list) and hints:
+            names = ", ".join(str(h.get("name")) for h in hints if isinstance(h, dict) and h.get("name"))
+            if names:
+                limits.append(f"model hints {escape(short(names, 300))}")
+        details.append(f"<div><small>{'; '.join(limits)}</small></div>")
+        reply = W.Textarea(
+            placeholder="Write the assistant's reply here",
+            rows=6,
+            layout=W.Layout(width="100%"),
+        )
+        reply.add_class("mcpnb-sampling-reply")
+        drafted_model = None
+        if isinstance(draft, dict):
+            content = draft.get("content")
+            if isinstance(content, dict) and content.get("type") == "text":
+                reply.value = str(content.get("text", ""))
+            drafted_model = draft.get("model")
+        elif draft is not None:
+            reply.value = str(draft)
+        if self.sampler is not None and drafted_model is None:
+            drafted_model = _sampler_name(self.sampler)
+        drafted_text = reply.value
+        dialog.reply = reply  # type: ignore[attr-defined]
+        dialog.body.children = (
+            messages_widget(messages),
+            _html("".join(details), "mcpnb-sampling-details"),
+            reply,
+        )
+        send = _button("Send", "mcpnb-sampling-send", "success", "paper-plane")
+        reject = _button("Reject", "mcpnb-sampling-reject", "danger", "times")
+        dialog.send_button, dialog.reject_button = send, reject  # type: ignore[attr-defined]
+        dialog.buttons.children = (send, reject)
+
+        def on_send(_button: Any) -> None:
+            text = reply.value
+            model = drafted_model if drafted_model and text == drafted_text else "notebook-user"
+            dialog.finish(
+                f"Sent the reply ({len(text)} characters).",
+                _sampling_result(text, model),
+            )
+
+        def on_reject(_button: Any) -> None:
+            dialog.finish(
+                "Rejected.",
+                error=McpError("cancelled", "the user rejected the sampling request", code=USER_REJECTED),
+            )
+
+        send.on_click(on_send)
+        reject.on_click(on_reject)
+        return dialog
+
+
+def _sampling_result(text: str, model: str) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": {"type": "text", "text": text},
+        "model": model,
+        "stopReason": "endTurn",
+    }
+
+
+def _sampler_name(sampler: Any) -> str:
+    return str(getattr(sampler, "__name__", None) or type(sampler).__name__)
+
+
+def _message_html(message: Any) -> str:
+    text = short(message if isinstance(message, str) else "", 20_000)
+    return f"<div style='white-space:pre-wrap'>{escape(text)}</div>"
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+# --- roots ----------------------------------------------------------------------------------------
+
+
+class RootsList:
+    """An editable list of roots, usable as a client's ``roots=`` handler.
+
+    ``Client(..., roots=RootsList(["/data", "file:///srv/shared"]))`` declares the roots capability
+    and answers every ``roots/list`` with the list as it is then; :func:`roots_widget` edits it.
+    A modern server asks whenever it needs roots, so it sees edits on its next request; a legacy
+    server asks when it likes, typically once. Telling it at once needs core support that does not
+    exist yet: declaring ``roots.listChanged: true`` for such a handler and a
+    ``Client.notify_roots_changed()`` that sends ``notifications/roots/list_changed``.
+    """
+
+    def __init__(self, roots: Iterable[Any] = ()) -> None:
+        self._lock = threading.Lock()
+        self._roots: list[dict[str, Any]] = [_root_entry(r) for r in roots]
+        self._callbacks: list[Callable[[list[dict[str, Any]]], Any]] = []
+
+    def __call__(self, _params: dict[str, Any]) -> dict[str, Any]:
+        return {"roots": self.roots}
+
+    @property
+    def roots(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(r) for r in self._roots]
+
+    def set(self, roots: Iterable[Any]) -> None:
+        entries = [_root_entry(r) for r in roots]
+        with self._lock:
+            self._roots = entries
+        for callback in list(self._callbacks):
+            callback(self.roots)
+
+    def add(self, root: Any) -> None:
+        self.set([*self.roots, _root_entry(root)])
+
+    def remove(self, uri: str) -> None:
+        self.set([r for r in self.roots if r.get("uri") != uri])
+
+    def on_change(self, callback: Callable[[list[dict[str, Any]]], Any]) -> None:
+        self._callbacks.append(callback)
+
+    def __repr__(self) -> str:
+        return f"RootsList({[r['uri'] for r in self.roots]!r})"
+
+
+def _root_entry(value: Any) -> dict[str, Any]:
+    # The one rule for what a root may be lives with the handlers; reuse it.
+    from ..connection._handlers import _root
+
+    return _root(value)
+
+
+class RootsWidget(W.VBox):
+    """Shows a session's roots; edits them when they are a :class:`RootsList` (class ``mcpnb-roots``)."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        option = getattr(session, "roots", None)
+        self.roots: RootsList | None = option if isinstance(option, RootsList) else None
+        self._static: list[dict[str, Any]] = []
+        if self.roots is None and option is not None and not callable(option):
+            try:
+                self._static = [_root_entry(r) for r in ([option] if isinstance(option, str) else option)]
+            except (TypeError, ValueError):
+                self._static = []
+        self.listing = _html("", "mcpnb-roots-list")
+        self.uri = W.Text(placeholder="a path or file:// URI", layout=W.Layout(width="60%"))
+        self.uri.add_class("mcpnb-root-uri")
+        self.add_button = _button("Add", "mcpnb-root-add", "", "plus")
+        self.remove_select = W.Dropdown(description="Remove")
+        self.remove_select.add_class("mcpnb-root-remove-choice")
+        self.remove_button = _button("Remove", "mcpnb-root-remove", "", "minus")
+        self.problem = _html("", "mcpnb-roots-problem")
+        self.note = _html("", "mcpnb-roots-note")
+        children: list[W.Widget] = [self.listing]
+        if self.roots is not None:
+            children += [
+                W.HBox([self.uri, self.add_button]),
+                W.HBox([self.remove_select, self.remove_button]),
+                self.problem,
+            ]
+            self.add_button.on_click(lambda _b: self._add())
+            self.remove_button.on_click(lambda _b: self._remove())
+            self.roots.on_change(lambda _roots: self._render())
+            self.note.value = (
+                "<small>The server sees changes the next time it asks for the roots (a legacy "
+                "server may ask only once).</small>"
+            )
+        elif callable(option):
+            self.note.value = "<small>A function answers the server's roots requests.</small>"
+        else:
+            self.note.value = (
+                "<small>These roots were fixed when the session was created; connect with "
+                "<code>roots=RootsList([...])</code> to edit them here.</small>"
+            )
+        children.append(self.note)
+        super().__init__(children, layout=W.Layout(width="100%"))
+        self.add_class("mcpnb-roots")
+        self._render()
+
+    def _current(self) -> list[dict[str, Any]]:
+        if self.roots is not None:
+            return self.roots.roots
+        return list(self._static)
+
+    def _render(self) -> None:
+        roots = self._current()
+        if roots:
+            items = "".join(
+                f"<li><code>{escape(r.get('uri', ''))}</code> {escape(r.get('name') or '')}</li>"
+                for r in roots
+            )
+            self.listing.value = f"<ul>{items}</ul>"
+        else:
+            self.listing.value = "<i>No roots.</i>"
+        self.remove_select.options = [str(r.get("uri")) for r in roots]
+
+    def _add(self) -> None:
+        assert self.roots is not None
+        try:
+            self.roots.add(self.uri.value.strip())
+        except (TypeError, ValueError) as exc:
+            self.problem.value = f"<span style='color:#b00020'>{escape(exc)}</span>"
+            return
+        self.problem.value = ""
+        self.uri.value = ""
+
+    def _remove(self) -> None:
+        assert self.roots is not None
+        if self.remove_select.value:
+            self.roots.remove(self.remove_select.value)
+
+
+def roots_widget(session: Any) -> RootsWidget:
+    """The session's roots (class ``mcpnb-roots``), editable when they are a :class:`RootsList`."""
+    return RootsWidget(session)

@@ -1,0 +1,253 @@
+"""Letting a dialog be answered while a cell waits in a blocking call.
+
+A cell that runs ``session.call_tool(...)`` blocks the kernel's main thread until the call returns.
+Jupyter delivers a button click as a comm message on the shell channel, and the kernel handles those
+on that same main thread: without help the click waits for the call, and the call (whose server asked
+for an elicitation or a sample) waits for the click, until the handler times out.
+
+So while a dialog is open anywhere in the process, a session's blocking call waits here instead
+(:func:`call`): every 20 ms it lets the kernel handle the comm messages that arrived (widget clicks
+and edits) and keeps every other message (a queued cell, say) for the kernel to handle after the
+cell, in the order received. While no dialog is open it blocks like :meth:`Engine.call`, with no
+polling and no added latency: the dialog wakes the waiting thread when it opens.
+
+How comm messages are handled, by kernel:
+
+- ipykernel 7: the main shell's messages come from the shell-channel thread over an in-process
+  ZMQ stream that only the main thread reads. While polling, the stream's receive callback is ours:
+  pyzmq's public ``ZMQStream.flush`` reads what is pending and calls it; it dispatches a comm message
+  at once (through the kernel's own ``shell_handlers``, with the message as the output parent) and
+  hands every other message to the kernel's callback, which schedules it exactly as it would have.
+- ipykernel 6: the same, on the kernel's shell stream (read by the main thread there).
+- anything else: jupyter-ui-poll's ``ui_events()`` when it is installed and the kernel still has
+  ``do_one_iteration`` (jupyter-ui-poll 1.1 calls that method and silently does nothing on
+  ipykernel 7, which removed it, hence the approach above).
+
+Outside a kernel, or off the kernel's main thread, nothing is polled (nothing needs to be: a
+script's dialogs are not widgets, and a thread's wait does not block the main thread).
+
+An ``async`` cell (``await session.acall_tool(...)``) needs none of this on ipykernel 7, which
+dispatches comm messages while an async cell awaits.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import logging
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+__all__ = ["call", "dialog_closed", "dialog_opened", "dialogs_open", "in_kernel", "ui_poller", "wait"]
+
+logger = logging.getLogger("mcp_notebook.widgets")
+
+T = TypeVar("T")
+
+_COMM_MESSAGES = frozenset({"comm_open", "comm_msg", "comm_close"})
+_POLL_INTERVAL = 0.02  # seconds between two looks at the kernel's messages while a dialog is open
+_POLL_BATCH = 20  # messages handled per look at most
+
+_lock = threading.Lock()
+_open = 0
+_wakers: set[threading.Event] = set()
+
+
+# --- open dialogs -------------------------------------------------------------------------------
+
+
+def dialog_opened() -> None:
+    """A dialog waits for the user: blocked calls start handling widget messages."""
+    global _open
+    with _lock:
+        _open += 1
+        wakers = list(_wakers)
+    for event in wakers:
+        event.set()
+
+
+def dialog_closed() -> None:
+    global _open
+    with _lock:
+        _open = max(0, _open - 1)
+        wakers = list(_wakers)
+    for event in wakers:
+        event.set()
+
+
+def dialogs_open() -> int:
+    """How many dialogs wait for an answer, in the whole process."""
+    return _open
+
+
+# --- the kernel ---------------------------------------------------------------------------------
+
+
+def _kernel() -> Any:
+    """The running ipykernel, or None (IPython is never imported here: no IPython, no kernel)."""
+    ipython_module = sys.modules.get("IPython")
+    if ipython_module is None:
+        return None
+    try:
+        shell = ipython_module.get_ipython()
+    except Exception:
+        return None
+    return getattr(shell, "kernel", None) if shell is not None else None
+
+
+def in_kernel() -> bool:
+    """True inside a Jupyter kernel (an IPython shell with a kernel), from any thread."""
+    return _kernel() is not None
+
+
+def _on_kernel_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread() and in_kernel()
+
+
+def _main_shell_stream(kernel: Any) -> Any:
+    """The ZMQ stream the kernel's main thread reads shell messages from, or None."""
+    if getattr(kernel, "_supports_kernel_subshells", False):
+        # ipykernel 7: the shell-channel thread forwards the main shell's messages over this pair.
+        manager = getattr(getattr(kernel, "shell_channel_thread", None), "manager", None)
+        pair = getattr(manager, "_shell_channel_to_main", None)
+        return getattr(pair, "to_stream", None)
+    return getattr(kernel, "shell_stream", None)
+
+
+class _StreamPoller:
+    """Handles the comm messages waiting on the main shell stream; keeps the rest in order."""
+
+    def __init__(self, kernel: Any, stream: Any) -> None:
+        import zmq
+
+        self._pollin = zmq.POLLIN
+        self._kernel = kernel
+        self._stream = stream
+        self._original = stream._recv_callback
+        self._original_copy = stream._recv_copy
+        stream.on_recv(self._received, copy=False)
+
+    def poll(self, limit: int = _POLL_BATCH) -> None:
+        self._stream.flush(self._pollin, limit)
+
+    def close(self) -> None:
+        self._stream.on_recv(self._original, copy=self._original_copy)
+
+    def _received(self, frames: list[Any]) -> Any:
+        kernel = self._kernel
+        session = kernel.session
+        try:
+            # A peek (content=False) does not record the signature, so the kernel can still
+            # deserialize what is not ours; the full read below records it, as the kernel would.
+            idents, rest = session.feed_identities(frames, copy=False)
+            kind = session.deserialize(rest, content=False, copy=False)["header"]["msg_type"]
+        except Exception:
+            kind = None
+        if kind not in _COMM_MESSAGES:
+            # Not ours: the kernel's own callback schedules it, to run after the cell, in order.
+            return self._original(frames) if self._original is not None else None
+        try:
+            message = session.deserialize(rest, content=True, copy=False)
+        except Exception:
+            logger.exception("an invalid widget message arrived while a dialog was open")
+            return None
+        handler = kernel.shell_handlers.get(kind)
+        if handler is None:
+            return None
+        parent_ident = kernel._parent_ident["shell"]
+        parent = kernel.get_parent("shell")
+        kernel.set_parent(idents, message, channel="shell")
+        try:
+            outcome = handler(self._stream, idents, message)
+            if hasattr(outcome, "close"):  # a coroutine: comm handlers are plain functions today
+                outcome.close()
+                logger.warning("the kernel's %s handler is async; the message was dropped", kind)
+        except Exception:
+            logger.exception("a widget message raised while a dialog was open")
+        finally:
+            kernel.set_parent(parent_ident, parent, channel="shell")
+        return None
+
+
+class _UiPollAdapter:
+    """jupyter-ui-poll's ``ui_events()`` for kernels that still have ``do_one_iteration``."""
+
+    def __init__(self) -> None:
+        from jupyter_ui_poll import ui_events
+
+        self._context = ui_events()
+        self._poll = self._context.__enter__()
+
+    def poll(self, limit: int = _POLL_BATCH) -> None:
+        self._poll(limit)
+
+    def close(self) -> None:
+        self._context.__exit__(None, None, None)
+
+
+@contextlib.contextmanager
+def ui_poller() -> Iterator[Callable[[int], None] | None]:
+    """``poll(n)`` that handles up to ``n`` pending widget messages; None where impossible.
+
+    Only on the kernel's main thread, inside ``with``: leaving it restores the kernel as it was.
+    """
+    poller: Any = None
+    kernel = _kernel() if threading.current_thread() is threading.main_thread() else None
+    if kernel is not None:
+        stream = _main_shell_stream(kernel)
+        try:
+            if stream is not None and hasattr(stream, "_recv_callback"):
+                poller = _StreamPoller(kernel, stream)
+            elif hasattr(kernel, "do_one_iteration"):
+                poller = _UiPollAdapter()
+        except ImportError:
+            poller = None
+        except Exception:
+            logger.exception("cannot handle widget messages while waiting; dialogs may not answer")
+            poller = None
+    try:
+        yield poller.poll if poller is not None else None
+    finally:
+        if poller is not None:
+            poller.close()
+
+
+# --- waiting ------------------------------------------------------------------------------------
+
+
+def wait(future: concurrent.futures.Future[T]) -> T:
+    """``future.result()``, handling widget messages while any dialog is open."""
+    wake = threading.Event()
+    future.add_done_callback(lambda _done: wake.set())
+    with _lock:
+        _wakers.add(wake)
+    try:
+        while not future.done():
+            if not _open:
+                wake.wait()
+                wake.clear()
+                continue
+            with ui_poller() as poll:
+                while not future.done() and _open:
+                    if poll is not None:
+                        poll(_POLL_BATCH)
+                    wake.wait(_POLL_INTERVAL)
+                    wake.clear()
+        return future.result()
+    finally:
+        with _lock:
+            _wakers.discard(wake)
+
+
+def call(engine: Any, fn: Callable[..., Any], *args: Any) -> Any:
+    """:meth:`Engine.call`, waiting with :func:`wait` on the kernel's main thread."""
+    if engine.on_engine_thread() or not _on_kernel_main_thread():
+        return engine.call(fn, *args)
+    future = engine.portal.start_task_soon(fn, *args)
+    try:
+        return wait(future)
+    except KeyboardInterrupt:
+        future.cancel()  # as Engine.call: an interrupted cell cancels the request
+        raise
