@@ -31,3 +31,22 @@ else
   echo "npm not found: the tests against @modelcontextprotocol/server-everything need Node.js and npm" >&2
   exit 1
 fi
+
+# The browser tests (tests/test_browser.py) drive Debian's chromium through Playwright: never a
+# browser build downloaded by `playwright install`. Installed here when missing, as root or with
+# passwordless sudo; otherwise say how (those tests fail until it is there).
+if ! command -v chromium >/dev/null 2>&1; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "chromium not found and no apt-get here: install Chromium so that \`chromium\` is on PATH (the browser tests need it)" >&2
+  elif [ "$(id -u)" -eq 0 ]; then
+    echo "installing Debian's chromium for the browser tests" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    echo "installing Debian's chromium for the browser tests (sudo)" >&2
+    sudo -n apt-get update -qq
+    sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "chromium not found: run \`sudo apt-get install chromium\` (the browser tests need it)" >&2
+  fi
+fi

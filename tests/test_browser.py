@@ -1,0 +1,226 @@
+"""End-to-end: the widgets in a real browser.
+
+A private JupyterLab (tests/browser/lab.py) serves notebooks that each test writes; headless
+Chromium (Debian's ``chromium``, driven by Playwright) opens one, runs all its cells and clicks
+through the widgets as a user would. Screenshots of each step go to the test's ``tmp_path``
+(``.../<test name>0/screenshots/``), or to ``$MCPNB_TEST_OUTPUT/browser/<test name>/`` when that
+variable is set; the folder is printed, and named in every failure message.
+
+Nothing is skipped: without chromium or Playwright the tests fail and say to run scripts/setup.sh.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import suppress
+from pathlib import Path
+
+import pytest
+
+from .browser.lab import PROCESS_GRACE, Lab, kill_leftovers, running_lab
+from .browser.notebook import ACTION_TIMEOUT, CHROMIUM_ARGS, NotebookPage, chromium, write_notebook
+
+with suppress(ImportError):  # without Playwright, chromium() fails with the fix
+    from playwright.sync_api import Browser, Locator, Playwright, expect, sync_playwright
+
+EXPECT_MS = ACTION_TIMEOUT * 1000
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Playwright]:
+    chromium()
+    with sync_playwright() as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    with running_lab(tmp_path_factory.mktemp("jupyterlab")) as running:
+        yield running
+
+
+@pytest.fixture
+def browser(playwright: Playwright, no_leaked_processes: None) -> Iterator[Browser]:
+    """A fresh Chromium for each test (its processes are all gone when the test ends)."""
+    launched = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS, headless=True)
+    try:
+        yield launched
+    finally:
+        launched.close()
+
+
+OpenNotebook = Callable[[str, list[str]], NotebookPage]
+
+
+@pytest.fixture
+def notebook(
+    lab: Lab, browser: Browser, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[OpenNotebook]:
+    """``notebook(name, cells)`` writes the notebook, opens it and waits for its kernel.
+
+    Afterwards the page is closed, and the kernels are shut down and must take their processes (the
+    MCP servers they started) with them.
+    """
+    keep = os.environ.get("MCPNB_TEST_OUTPUT")
+    screenshots = Path(keep) / "browser" / request.node.name if keep else tmp_path / "screenshots"
+    shutil.rmtree(screenshots, ignore_errors=True)
+    screenshots.mkdir(parents=True)
+    print(f"screenshots: {screenshots}")
+    before = {p.pid for p in lab.descendants()}
+    log_start = lab.log_size()
+    opened: list[NotebookPage] = []
+
+    def open_notebook(name: str, cells: list[str]) -> NotebookPage:
+        write_notebook(lab.root_dir, name, cells)
+        page = NotebookPage(lab, browser, name, screenshots)
+        opened.append(page)
+        page.open()
+        return page
+
+    try:
+        yield open_notebook
+    finally:
+        started = [p for p in lab.descendants() if p.pid not in before]
+        try:
+            for page in opened:
+                page.close()
+            lab.stop_kernels()
+        finally:
+            kill_leftovers(started, "the test's kernels or their MCP servers", PROCESS_GRACE)
+    uncaught = [line for page in opened for line in page.console if line.startswith("pageerror:")]
+    assert not uncaught, f"uncaught errors in the page (see {screenshots}/browser-console.txt): {uncaught}"
+    errors = lab.our_errors(log_start)
+    assert not errors, "errors in the kernel's log:\n" + "\n".join(errors)
+
+
+# ---------------------------------------------------------------------------------------------
+# The machinery itself: plain ipywidgets render in JupyterLab and talk to the kernel.
+
+
+def test_plain_ipywidgets_render_and_respond(notebook: OpenNotebook) -> None:
+    page = notebook(
+        "plain_widgets.ipynb",
+        [
+            "import ipywidgets as widgets\n"
+            "button = widgets.Button(description='Say hello')\n"
+            "button.add_class('probe-button')\n"
+            "out = widgets.Output()\n"
+            "out.add_class('probe-output')\n"
+            "def clicked(_):\n"
+            "    with out:\n"
+            "        print('hello from the kernel')\n"
+            "button.on_click(clicked)\n"
+            "widgets.VBox([button, out])",
+        ],
+    )
+    page.run_all()
+    button = page.output(0).locator(".probe-button")
+    expect(button).to_be_visible(timeout=EXPECT_MS)
+    button.click()
+    expect(page.output(0).locator(".probe-output")).to_contain_text(
+        "hello from the kernel", timeout=EXPECT_MS
+    )
+    page.screenshot("clicked")
+
+
+# ---------------------------------------------------------------------------------------------
+# The widgets on the bundled demo server. DOM hooks: the CSS classes the widgets add (add_class).
+
+CONNECT = (
+    "import sys\n"
+    "import mcp_notebook\n"
+    "session = mcp_notebook.connect([sys.executable, '-m', 'mcp_notebook.demo'])"
+)
+EXPLORER = "session.explorer()"
+DEMO_TOOLS = ["add", "echo", "slow_count", "sales_records", "ask_user_name", "add_tool"]
+
+
+def field(form: Locator, name: str) -> Locator:
+    """The text box (an input, or a textarea for long text) of the form's property ``name``."""
+    return form.locator(f".mcpnb-field-{name}").locator("input, textarea").first
+
+
+def tool_entry(explorer: Locator, name: str) -> Locator:
+    """The explorer's entry (a button whose text is the tool name) for ``name``."""
+    return explorer.locator(".mcpnb-tool").filter(has_text=re.compile(rf"^\s*{re.escape(name)}\s*$"))
+
+
+def test_explorer_lists_the_demo_tools(notebook: OpenNotebook) -> None:
+    page = notebook("explorer.ipynb", [CONNECT, EXPLORER])
+    page.run_all()
+    explorer = page.output(1).locator(".mcpnb-explorer")
+    expect(explorer).to_be_visible(timeout=EXPECT_MS)
+    for name in DEMO_TOOLS:
+        expect(tool_entry(explorer, name)).to_have_count(1, timeout=EXPECT_MS)
+    page.screenshot("tools-listed")
+
+    explorer.locator(".mcpnb-tool-search input").fill("sales")
+    expect(explorer.locator(".mcpnb-tool")).to_have_count(1, timeout=EXPECT_MS)
+    expect(tool_entry(explorer, "sales_records")).to_be_visible()
+    page.screenshot("searched")
+
+
+def test_filling_the_form_and_calling_shows_the_result_table(notebook: OpenNotebook) -> None:
+    page = notebook("call.ipynb", [CONNECT, EXPLORER])
+    page.run_all()
+    explorer = page.output(1).locator(".mcpnb-explorer")
+    tool_entry(explorer, "sales_records").click()
+    form = explorer.locator(".mcpnb-form")
+    expect(form).to_be_visible(timeout=EXPECT_MS)
+    field(form, "limit").fill("3")
+    page.screenshot("form-filled")
+    explorer.locator(".mcpnb-call").click()
+
+    table = explorer.locator(".mcpnb-result table.mcpnb-result-table")
+    expect(table).to_be_visible(timeout=EXPECT_MS)
+    expect(table.locator("tbody tr")).to_have_count(3, timeout=EXPECT_MS)
+    for column in ("date", "region", "product", "units", "price"):
+        expect(table.locator("thead")).to_contain_text(column)
+    expect(explorer.locator(".mcpnb-error")).to_have_count(0)
+    expect(explorer.locator(".mcpnb-history")).to_contain_text("sales_records", timeout=EXPECT_MS)
+    page.screenshot("result-table")
+
+
+def test_an_elicitation_dialog_answered_by_clicking_completes_the_call(notebook: OpenNotebook) -> None:
+    ask = "answer = session.call_tool('ask_user_name', {'greeting': 'Welcome'})\nprint(answer.text)"
+    page = notebook("elicitation.ipynb", [CONNECT, ask])
+    page.run_all(until=0)  # cell 1 now waits in call_tool for the user's answer
+    dialog = page.output(1).locator(".mcpnb-elicitation")
+    expect(dialog).to_be_visible(timeout=EXPECT_MS)
+    expect(dialog).to_contain_text("What is your name?")
+    field(dialog, "name").fill("Ada")
+    page.screenshot("dialog-filled")
+    dialog.locator(".mcpnb-accept").click()
+
+    page.wait_executed()
+    expect(page.output(1)).to_contain_text("Welcome, Ada! Nice to meet you.", timeout=EXPECT_MS)
+    page.screenshot("answered")
+
+
+def test_a_server_side_tool_list_change_appears_without_rerunning_a_cell(notebook: OpenNotebook) -> None:
+    change = "print(session.call_tool('add_tool', {'name': 'brand_new_tool'}).text)"
+    page = notebook("list_changed.ipynb", [CONNECT, EXPLORER, change])
+    page.run_cell(0)
+    page.run_cell(1)
+    explorer = page.output(1).locator(".mcpnb-explorer")
+    expect(tool_entry(explorer, "add_tool")).to_have_count(1, timeout=EXPECT_MS)
+    expect(tool_entry(explorer, "brand_new_tool")).to_have_count(0)
+    shown = page.execution_count(1)
+    page.screenshot("before-change")
+
+    page.run_cell(2)  # the server adds a tool and sends notifications/tools/list_changed
+    expect(page.output(2)).to_contain_text("Added the tool 'brand_new_tool'", timeout=EXPECT_MS)
+    entry = tool_entry(explorer, "brand_new_tool")
+    expect(entry).to_have_count(1, timeout=EXPECT_MS)
+    assert page.execution_count(1) == shown, "the explorer's cell ran again"
+    page.screenshot("after-change")
+
+    # The new tool works from the explorer like any other.
+    entry.click()
+    field(explorer.locator(".mcpnb-form"), "text").fill("fresh from the server")
+    explorer.locator(".mcpnb-call").click()
+    expect(explorer.locator(".mcpnb-result")).to_contain_text("fresh from the server", timeout=EXPECT_MS)
+    page.screenshot("new-tool-called")
