@@ -62,7 +62,10 @@ served on its own), ``--json-response`` answers with JSON bodies instead of
 SSE streams (with either, a legacy connection has no way to carry the
 server's elicitation/sampling requests: those tools fail with ``-32600``), and
 ``--sse`` serves the deprecated 2024-11-05 HTTP+SSE transport at ``/sse``
-instead (the printed URL then ends in ``/sse``).
+instead (the printed URL then ends in ``/sse``). ``--token TOKEN`` (or the
+environment variable ``MCP_DEMO_TOKEN``) makes every HTTP request need
+``Authorization: Bearer TOKEN``; others are answered ``401`` with
+``WWW-Authenticate: Bearer``.
 
 Importing this package is cheap: the MCP SDK is only imported when
 :func:`build_server` or :func:`main` is called.
@@ -70,6 +73,7 @@ Importing this package is cheap: the MCP SDK is only imported when
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -78,7 +82,15 @@ if TYPE_CHECKING:
 
     from mcp_notebook.demo.server import LogLevel
 
-__all__ = ["build_server", "main"]
+__all__ = ["TOKEN_ENV", "build_server", "main"]
+
+TOKEN_ENV = "MCP_DEMO_TOKEN"
+"""The environment variable that ``--token`` defaults to (HTTP only; stdio ignores it)."""
+
+
+def _valid_token(token: str) -> bool:
+    """What a bearer token may be here: non-empty printable ASCII without spaces."""
+    return bool(token) and all(0x21 <= ord(c) <= 0x7E for c in token)
 
 
 def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
@@ -147,13 +159,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="serve the deprecated 2024-11-05 HTTP+SSE transport at /sse instead of Streamable HTTP",
     )
+    http.add_argument(
+        "--token",
+        metavar="TOKEN",
+        default=None,
+        help=(
+            "require 'Authorization: Bearer TOKEN' on every request, else answer 401 "
+            f"(default: the environment variable {TOKEN_ENV}, if set)"
+        ),
+    )
     args = parser.parse_args(argv)
+    token_given = args.token is not None
+    if args.token is None:
+        args.token = os.environ.get(TOKEN_ENV) or None
     http_only = [
         name
         for name, value in (
             ("--stateless", args.stateless),
             ("--json-response", args.json_response),
             ("--sse", args.sse),
+            ("--token", token_given),
         )
         if value
     ]
@@ -163,6 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--stateless and --json-response apply to Streamable HTTP, not to --sse")
     if args.http is not None and not 0 <= args.http <= 65535:
         parser.error("--http PORT must be between 0 and 65535")
+    if args.http is not None and args.token is not None and not _valid_token(args.token):
+        parser.error("the token must be non-empty printable ASCII without spaces")
 
     try:
         if args.http is None:
@@ -180,6 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 json_response=args.json_response,
                 sse=args.sse,
                 log_level=args.log_level,
+                token=args.token,
             )
     except KeyboardInterrupt:
         return 130

@@ -596,6 +596,7 @@ def http_app(
     json_response: bool = False,
     sse: bool = False,
     host: str = "127.0.0.1",
+    token: str | None = None,
 ) -> tuple[Any, str]:
     """An ASGI app serving ``server`` (default: a fresh demo server) over HTTP, and its endpoint path.
 
@@ -613,15 +614,68 @@ def http_app(
     ``sse`` serves the deprecated 2024-11-05 HTTP+SSE transport instead: ``GET /sse`` opens the
     stream, whose ``endpoint`` event names the ``/messages/?session_id=...`` URL to POST to. Each
     stream is one connection, dual-era like stdio unless ``legacy_only``.
+
+    ``token`` requires ``Authorization: Bearer <token>`` on every HTTP request (see
+    :class:`_BearerToken`); without it the server is open, as before.
     """
     if server is None:
         server = build_server()
+    path = "/mcp"
+    app: Any
     if sse:
-        return _sse_app(server, legacy_only=legacy_only, host=host), "/sse"
-    app: Any = server.streamable_http_app(stateless_http=stateless, json_response=json_response, host=host)
-    if legacy_only:
-        app = _HandshakeEraOnly(app)
-    return app, "/mcp"
+        app, path = _sse_app(server, legacy_only=legacy_only, host=host), "/sse"
+    else:
+        app = server.streamable_http_app(stateless_http=stateless, json_response=json_response, host=host)
+        if legacy_only:
+            app = _HandshakeEraOnly(app)
+    if token is not None:
+        app = _BearerToken(app, token)
+    return app, path
+
+
+class _BearerToken:
+    """ASGI wrapper: every HTTP request must carry ``Authorization: Bearer <token>``.
+
+    Anything else is answered ``401`` with ``WWW-Authenticate: Bearer`` (plus
+    ``error="invalid_token"`` when a wrong token was sent, as RFC 6750 §3.1 says) and an OAuth-style
+    JSON body that is not a JSON-RPC error, so a client reads it as an authorization failure rather
+    than as the server's answer. The comparison takes constant time. Lifespan events pass through.
+    """
+
+    def __init__(self, app: Any, token: str) -> None:
+        from mcp_notebook.demo import _valid_token
+
+        if not _valid_token(token):
+            raise ValueError("the token must be non-empty printable ASCII without spaces")
+        self.app = app
+        self._token = token.encode("ascii")
+
+    def _accepts(self, values: list[bytes]) -> bool:
+        import hmac
+
+        if len(values) != 1:
+            return False
+        scheme, _, credentials = values[0].strip().partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._token)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        values = [value for key, value in scope["headers"] if key == b"authorization"]
+        if self._accepts(values):
+            await self.app(scope, receive, send)
+            return
+        from starlette.responses import JSONResponse
+
+        if values:
+            challenge = 'Bearer error="invalid_token", error_description="The token is not valid"'
+            body = {"error": "invalid_token", "error_description": "The bearer token is not valid."}
+        else:
+            challenge = "Bearer"
+            body = {"error": "unauthorized", "error_description": "Send Authorization: Bearer <token>."}
+        response = JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
+        await response(scope, receive, send)
 
 
 class _HandshakeEraOnly:
@@ -721,13 +775,15 @@ def run_http(
     json_response: bool = False,
     sse: bool = False,
     log_level: LogLevel = "WARNING",
+    token: str | None = None,
 ) -> None:
     """Blocking entry point: serve the demo server over HTTP until SIGINT/SIGTERM.
 
     Binds ``host:port`` itself (``port`` 0 picks a free one), then prints exactly one line to
     stdout, ``MCP_HTTP_URL=http://HOST:PORT/mcp`` (``/sse`` with ``sse``), once the server
     accepts connections. Everything else (logging, uvicorn's messages) goes to stderr; uvicorn's
-    access log is off. See :func:`http_app` for what the options change.
+    access log is off. See :func:`http_app` for what the options change (``token``: every request
+    needs ``Authorization: Bearer <token>``; the token itself is never printed or logged).
     """
     import socket
     import sys
@@ -736,7 +792,13 @@ def run_http(
 
     server = build_server(log_level=log_level)
     app, path = http_app(
-        server, legacy_only=legacy_only, stateless=stateless, json_response=json_response, sse=sse, host=host
+        server,
+        legacy_only=legacy_only,
+        stateless=stateless,
+        json_response=json_response,
+        sse=sse,
+        host=host,
+        token=token,
     )
     family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -747,7 +809,8 @@ def run_http(
     url = f"http://{_url_host(host)}:{sock.getsockname()[1]}{path}"
     era = "legacy only" if legacy_only else "dual era"
     transport = "HTTP+SSE" if sse else "Streamable HTTP"
-    logger.info("Serving %s over %s (%s) at %s", SERVER_NAME, transport, era, url)
+    guarded = ", bearer token required" if token is not None else ""
+    logger.info("Serving %s over %s (%s%s) at %s", SERVER_NAME, transport, era, guarded, url)
 
     class AnnouncingServer(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
