@@ -19,7 +19,7 @@ from tests.http_peers import HttpPeer, _python_peer
 
 pytest.importorskip("mcp")
 
-TOKEN = secrets.token_urlsafe(16)
+TOKEN = secrets.token_hex(16)  # hex: a token starting with "-" would read as an option
 LEGACY_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INITIALIZE = {
     "jsonrpc": "2.0",
