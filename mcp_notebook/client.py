@@ -234,6 +234,11 @@ class Client:
         return self._connection.closed_reason
 
     @property
+    def last_error(self) -> McpError | None:
+        """Why the connection was last lost (a crash, a dropped stream), even if it came back."""
+        return self._connection.last_error
+
+    @property
     def era(self) -> Era | None:
         negotiated = self._connection.negotiated
         return negotiated.era if negotiated else None

@@ -393,7 +393,11 @@ def test_status_shows_reconnects_and_the_last_error(modern: Session) -> None:
     _wait_for(lambda: "mcpnb-state-ready" in status.badge._dom_classes, 15, "ready again")
     assert "reconnecting" in states
     assert modern.call_tool("add", {"a": 1, "b": 1}).structured_content == {"result": 2.0}
-    # The session leaves model.last_error as it was after a restart; whatever it holds is shown.
+    # Why the connection was lost stays on the model (and the panel) after the restart.
+    assert modern.model.last_error is not None
+    assert "killed by SIGKILL" in modern.model.last_error
+    assert "mcpnb-last-error" in status.details.value
+    # A hostile message from the server is shown escaped.
     modern.model.update(last_error=f"server exited {HOSTILE}")
     assert "mcpnb-last-error" in status.details.value
     assert "server exited &lt;img" in status.details.value

@@ -166,6 +166,7 @@ class Connection:
         self._closing = False
         self._close_requested = anyio.Event()
         self._closed_reason: McpError | None = None
+        self._last_error: McpError | None = None
         self._ever_ready = False
         self._running = False
         self._queued = 0
@@ -194,6 +195,11 @@ class Connection:
     @property
     def closed_reason(self) -> McpError | None:
         return self._closed_reason
+
+    @property
+    def last_error(self) -> McpError | None:
+        """Why the connection was last lost (kept across reconnects); None if it never was."""
+        return self._last_error
 
     def negotiated_era(self) -> Era | None:
         return self._negotiated.era if self._negotiated is not None else None
@@ -414,6 +420,8 @@ class Connection:
 
     def _end_attempt(self, attempt: _Attempt, reason: McpError, *, fatal: bool = False) -> None:
         """The channel is finished: fail its requests now, stop negotiating, wake the attempt."""
+        if reason.kind != "closed":
+            self._last_error = reason
         if attempt.reason is None:
             attempt.reason = reason
             attempt.fatal = fatal

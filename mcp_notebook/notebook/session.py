@@ -137,7 +137,7 @@ class Session:
     def _on_state(self, state: str) -> None:
         # Called on the engine thread, synchronously with the transition.
         values: dict[str, Any] = {"status": state, "reconnects": self.client.stats.reconnects}
-        reason = self.client.closed_reason
+        reason = self.client.closed_reason or self.client.last_error
         if state == "ready":
             values.update(self._connection_values())
         elif state in ("reconnecting", "closed") and reason is not None and reason.kind != "closed":
