@@ -23,9 +23,10 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 import anyio
+import anyio.abc
 import anyio.from_thread
 
-__all__ = ["Engine", "get_engine"]
+__all__ = ["Engine", "Spawned", "get_engine"]
 
 T = TypeVar("T")
 
@@ -38,6 +39,9 @@ class Engine:
         self.portal = self._portal_cm.__enter__()
         self.thread_id: int = self.portal.call(threading.get_ident)
         self._stopped = False
+        # Work started from the engine thread itself (model observers run there) lives in this
+        # task group, which the engine owns and cancels when it stops: nothing is orphaned.
+        self._host, (self._loop, self._tasks) = self.portal.start_task(self._host_tasks)
 
     def on_engine_thread(self) -> bool:
         return threading.get_ident() == self.thread_id
@@ -67,14 +71,44 @@ class Engine:
             future.cancel()
             raise
 
-    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> concurrent.futures.Future[Any]:
-        """Start background work on the engine; cancel it with the returned future."""
-        return self.portal.start_task_soon(fn, *args)
+    def spawn(
+        self, fn: Callable[..., Awaitable[Any]], *args: Any
+    ) -> concurrent.futures.Future[Any] | Spawned:
+        """Start background work on the engine, from any thread; cancel it with ``.cancel()``."""
+        if not self.on_engine_thread():
+            return self.portal.start_task_soon(fn, *args)
+        handle = Spawned(self._loop)
+
+        async def run() -> None:
+            with handle.scope:
+                await fn(*args)
+
+        self._tasks.start_soon(run)
+        return handle
+
+    async def _host_tasks(
+        self, *, task_status: anyio.abc.TaskStatus[tuple[asyncio.AbstractEventLoop, anyio.abc.TaskGroup]]
+    ) -> None:
+        async with anyio.create_task_group() as tasks:
+            task_status.started((asyncio.get_running_loop(), tasks))
+            await anyio.sleep_forever()
 
     def stop(self) -> None:
         if not self._stopped:
             self._stopped = True
+            self._host.cancel()
             self._portal_cm.__exit__(None, None, None)
+
+
+class Spawned:
+    """Work started from the engine thread; ``cancel()`` may be called from any thread."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.scope = anyio.CancelScope()
+        self._loop = loop
+
+    def cancel(self) -> None:
+        self._loop.call_soon_threadsafe(self.scope.cancel)
 
 
 _engine: Engine | None = None

@@ -12,7 +12,6 @@ Also here, for the resource browser and the sampling dialog: :class:`Completer` 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -42,8 +41,7 @@ def _html(value: str, *classes: str) -> W.HTML:
 def spawn(session: Any, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
     """Start ``await fn(*args)`` on the session's engine, from any thread; returns a cancellable handle.
 
-    From the engine thread itself (model observers run there) the portal refuses, so the task is
-    started on the running loop directly. Failures other than cancellation are logged.
+    Failures other than cancellation are logged: nobody awaits a widget's background work.
     """
 
     async def guarded() -> None:
@@ -52,10 +50,7 @@ def spawn(session: Any, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         except Exception:
             logger.exception("a widget's background work on the engine failed")
 
-    engine = session._engine
-    if engine.on_engine_thread():
-        return asyncio.get_running_loop().create_task(guarded())
-    return engine.spawn(guarded)
+    return session._engine.spawn(guarded)
 
 
 def messages_widget(messages: list[Any]) -> W.VBox:
