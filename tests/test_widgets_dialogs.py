@@ -37,26 +37,14 @@ from mcp_notebook.widgets._dialogs import Dialog, NotebookDialogs, RootsList, Ro
 from .conftest import demo_server
 from .test_kernel import Kernel
 from .test_kernel import kernel as kernel  # the real-kernel fixture
+from .widget_helpers import HOSTILE
+from .widget_helpers import assert_escaped as _assert_escaped
+from .widget_helpers import markup as _markup
+from .widget_helpers import wait_for as _wait_for
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
 DEMO = demo_server()
-HOSTILE = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
-
-
-def _wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout} s")
-        time.sleep(0.01)
-
-
-def _markup(widget: Any) -> str:
-    """Every HTML widget's value under ``widget``: what a browser renders as markup."""
-    parts = [widget.value] if type(widget).__name__ == "HTML" else []
-    parts.extend(_markup(child) for child in getattr(widget, "children", ()))
-    return "\n".join(parts)
 
 
 def _controls(widget: Any) -> list[Any]:
@@ -64,12 +52,6 @@ def _controls(widget: Any) -> list[Any]:
     for child in getattr(widget, "children", ()):
         found.extend(_controls(child))
     return found
-
-
-def _assert_escaped(markup: str) -> None:
-    lowered = markup.lower()
-    assert "<script" not in lowered
-    assert "<img src=x" not in lowered
 
 
 class User:

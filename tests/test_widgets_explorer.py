@@ -23,6 +23,8 @@ from mcp_notebook.widgets._explorer import python_code
 from mcp_notebook.widgets._safe import display_url, escape, html_table, safe_image_src
 
 from .conftest import demo_server
+from .widget_helpers import find, walk
+from .widget_helpers import markup as html_of
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(1)</script>"
@@ -57,20 +59,6 @@ OUR_TAGS = {
     "td",
 }
 OUR_TAGS |= {"ul", "li", "style"}
-
-
-def walk(widget):
-    yield widget
-    for child in getattr(widget, "children", ()) or ():
-        yield from walk(child)
-
-
-def find(widget, css):
-    return [w for w in walk(widget) if css in w._dom_classes]
-
-
-def html_of(widget) -> str:
-    return "\n".join(w.value for w in walk(widget) if isinstance(w, W.HTML | W.HTMLMath))
 
 
 def assert_inert(widget) -> None:

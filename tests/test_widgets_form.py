@@ -11,17 +11,9 @@ import pytest
 from mcp_notebook.widgets import SchemaForm, form_for
 from mcp_notebook.widgets._form import css_name, schema_errors
 
+from .widget_helpers import find, walk
+
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
-
-
-def walk(widget):
-    yield widget
-    for child in getattr(widget, "children", ()) or ():
-        yield from walk(child)
-
-
-def find(widget, css):
-    return [w for w in walk(widget) if css in w._dom_classes]
 
 
 def control(form, name):

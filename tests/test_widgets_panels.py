@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,36 +27,14 @@ from mcp_notebook.widgets._resources import ResourcesWidget, expand_uri_template
 from mcp_notebook.widgets._status import StatusWidget
 
 from .conftest import demo_server
+from .widget_helpers import HOSTILE
+from .widget_helpers import assert_escaped as _assert_escaped
+from .widget_helpers import markup as _html_of
+from .widget_helpers import wait_for as _wait_for
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
 DEMO = demo_server()
-HOSTILE = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
-
-
-def _wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout} s")
-        time.sleep(0.01)
-
-
-def _html_of(widget: Any) -> str:
-    """Every HTML value under ``widget`` (what a browser would render as markup), joined."""
-    parts = []
-    value = getattr(widget, "value", None)
-    if type(widget).__name__ == "HTML" and isinstance(value, str):
-        parts.append(value)
-    for child in getattr(widget, "children", ()):
-        parts.append(_html_of(child))
-    return "\n".join(parts)
-
-
-def _assert_escaped(markup: str) -> None:
-    assert "<script" not in markup.lower()
-    assert "<img src=x" not in markup.lower()
-    assert "onerror=" not in markup.lower() or "onerror=&quot;" in markup.lower()
 
 
 @pytest.fixture(params=["auto", "legacy"])

@@ -1,0 +1,46 @@
+"""What the widget tests share: walking a widget tree, reading its markup, waiting, hostile text."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+#: Markup a hostile server might send: rendered, it would run script.
+HOSTILE = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
+
+
+def walk(widget: Any) -> Iterator[Any]:
+    """The widget and everything below it."""
+    yield widget
+    for child in getattr(widget, "children", ()) or ():
+        yield from walk(child)
+
+
+def find(widget: Any, css: str) -> list[Any]:
+    """The widgets under ``widget`` carrying the CSS class ``css``."""
+    return [w for w in walk(widget) if css in w._dom_classes]
+
+
+def markup(widget: Any) -> str:
+    """Every HTML widget's value under ``widget``: what a browser renders as markup."""
+    return "\n".join(
+        w.value for w in walk(widget) if type(w).__name__ in ("HTML", "HTMLMath") and isinstance(w.value, str)
+    )
+
+
+def assert_escaped(text: str) -> None:
+    """No live script or image from :data:`HOSTILE` (escaped text is fine)."""
+    lowered = text.lower()
+    assert "<script" not in lowered
+    assert "<img src=x" not in lowered
+    assert "onerror=" not in lowered or "onerror=&quot;" in lowered
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> None:
+    """Poll ``predicate`` (widget state changes on another thread) until true, or fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout} s")
+        time.sleep(0.01)
