@@ -49,6 +49,24 @@ def _alive(process: psutil.Process) -> bool:
         return False
 
 
+def running(process: psutil.Process) -> bool:
+    """Alive and not a zombie."""
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+    """Waits until the processes have exited; returns those still running at the deadline."""
+    deadline = time.monotonic() + timeout
+    alive = [p for p in processes if running(p)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.02)
+        alive = [p for p in alive if running(p)]
+    return alive
+
+
 @pytest.fixture
 def no_leaked_processes():
     """Fails the test if a child process it started is still running (or a zombie) afterwards."""

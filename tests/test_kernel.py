@@ -20,7 +20,7 @@ from typing import Any
 import psutil
 import pytest
 
-from .conftest import demo_server
+from .conftest import demo_server, running, wait_gone
 
 pytest.importorskip("ipykernel")
 pytest.importorskip("jupyter_client")
@@ -114,22 +114,6 @@ def _assert_clean(text: str, where: str) -> None:
         assert bad not in text, f"{where} contains {bad!r}:\n{text}"
 
 
-def _running(process: psutil.Process) -> bool:
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def _wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
-    deadline = time.monotonic() + timeout
-    alive = [p for p in processes if _running(p)]
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.02)
-        alive = [p for p in alive if _running(p)]
-    return alive
-
-
 @pytest.fixture
 def kernel(tmp_path: Path, no_leaked_processes: None) -> Iterator[Kernel]:
     spec_dir = tmp_path / "kernels" / KERNEL_NAME
@@ -157,7 +141,7 @@ def kernel(tmp_path: Path, no_leaked_processes: None) -> Iterator[Kernel]:
         if manager.has_kernel:
             leftovers = started.servers() if manager.is_alive() else []
             manager.shutdown_kernel(now=True)
-            for process in _wait_gone(leftovers, 2.0):  # do not let one failure leak into others
+            for process in wait_gone(leftovers, 2.0):  # do not let one failure leak into others
                 process.kill()
 
 
@@ -231,7 +215,7 @@ def test_cells_in_a_real_kernel(kernel: Kernel) -> None:
     # Cell 5: close; the server stops while the kernel runs on.
     cell = kernel.run_ok("session.close()\nprint(json.dumps({'status': session.model.status}))\n")
     assert cell.json_line() == {"status": "closed"}
-    assert not _wait_gone(servers, 3.0), "close() left its server running"
+    assert not wait_gone(servers, 3.0), "close() left its server running"
     assert kernel.manager.is_alive()
     assert kernel.run_ok("print(json.dumps([1 + 1]))").json_line() == [2]  # the kernel still works
 
@@ -260,7 +244,7 @@ def test_cells_in_a_real_kernel(kernel: Kernel) -> None:
     began = time.monotonic()
     kernel.manager.shutdown_kernel(now=False)
     took = time.monotonic() - began
-    still = [p.pid for p in open_servers if _running(p)]
+    still = [p.pid for p in open_servers if running(p)]
     assert not still, f"servers still running after the kernel shut down: {still}"
     assert took < SHUTDOWN_WAIT / 2, f"the kernel took {took:.2f} s to shut down"
     status = getattr(kernel.manager, "_shutdown_status", None)
@@ -313,7 +297,7 @@ def test_interrupting_a_blocked_cell_cancels_the_call(kernel: Kernel) -> None:
     assert report["name"] == "slow_count"
     assert report["outcome"] == "cancelled", report
     assert report["add"] == {"result": 2.0}
-    assert _running(server), "the interrupt reached the server process"
+    assert running(server), "the interrupt reached the server process"
     kernel.run_ok("session.close()")
-    assert not _wait_gone([server], 3.0)
+    assert not wait_gone([server], 3.0)
     _assert_clean(kernel.kernel_stderr(), "the kernel's stderr")

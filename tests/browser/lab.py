@@ -30,6 +30,8 @@ from typing import Any
 import psutil
 import pytest
 
+from ..conftest import wait_gone
+
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL_NAME = "mcp-notebook-browser-test"
 START_TIMEOUT = 90.0  # seconds for the server to answer /api/status (about 2 s when idle)
@@ -130,23 +132,6 @@ def _describe(process: psutil.Process) -> str:
         return f"{process.pid} {' '.join(process.cmdline())[:200]}"
     except psutil.Error:
         return str(process.pid)
-
-
-def _running(process: psutil.Process) -> bool:
-    try:
-        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def wait_gone(processes: list[psutil.Process], timeout: float) -> list[psutil.Process]:
-    """Waits until the processes have exited; returns those still running at the deadline."""
-    deadline = time.monotonic() + timeout
-    alive = [p for p in processes if _running(p)]
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.05)
-        alive = [p for p in alive if _running(p)]
-    return alive
 
 
 def kill_leftovers(processes: list[psutil.Process], what: str, timeout: float) -> None:
