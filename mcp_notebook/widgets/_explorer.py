@@ -99,7 +99,7 @@ class Explorer:
     # --- layout -------------------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.search = W.Text(placeholder="search tools", layout=W.Layout(width="100%"))
+        self.search = W.Text(placeholder="search tools", layout=W.Layout(width="auto"))
         self.search.add_class("mcpnb-tool-search")
         self.search.observe(lambda change: self._filter(), names="value")
         self.tool_list = W.VBox(layout=W.Layout(width="100%", max_height="28em", overflow="auto"))

@@ -148,7 +148,7 @@ class _TextField(_Field):
             or (isinstance(schema.get("default"), str) and "\n" in schema["default"])
         )
         placeholder = _PLACEHOLDERS.get(str(fmt), str(fmt) if fmt else "")
-        layout = W.Layout(width="100%")
+        layout = W.Layout(width="auto")  # stretches to the box; "100%" plus the margin overflows it
         if fmt == "password" or schema.get("writeOnly") is True:
             self.control = W.Password(placeholder=placeholder, layout=layout)
         elif long and not fmt:
