@@ -176,3 +176,27 @@ def test_oauth_gives_negotiation_room_for_a_person_to_sign_in() -> None:
     chosen = Client("http://127.0.0.1:9/mcp", auth=OAuth(), probe_timeout=7)
     assert chosen._options.probe_timeout == 7  # the caller's word stands
     assert Client("http://127.0.0.1:9/mcp", auth="token")._options.probe_timeout == 5  # no human step
+
+
+async def test_an_unexpected_failure_fails_one_request_not_the_client(
+    fault_server: FaultPeer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcp_notebook.transports import http
+
+    async with Client(fault_server.url, timeout=10) as client:
+        original = http._StreamableChannel._exchange
+
+        async def broken(self: object, message: dict) -> object:
+            if message.get("method") == "tools/call":
+                raise RuntimeError("a bug in the exchange")
+            return await original(self, message)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(http._StreamableChannel, "_exchange", broken)
+        with pytest.raises(McpError) as caught:
+            await client.call_tool("echo", {"text": "x"})
+        assert caught.value.kind == "protocol"
+        assert "RuntimeError" in caught.value.message
+        assert "a bug in the exchange" in caplog.text  # logged with its traceback for the bug report
+        monkeypatch.setattr(http._StreamableChannel, "_exchange", original)
+        assert client.status == "ready"
+        assert (await client.call_tool("echo", {"text": "still here"})).text == "still here"

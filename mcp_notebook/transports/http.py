@@ -345,6 +345,11 @@ class _StreamableChannel:
             self._push(RequestFailed(request_id, exc))
         except httpx.HTTPError as exc:
             self._push(RequestFailed(request_id, self._network_error(exc)))
+        except Exception as exc:  # a bug or a server we did not foresee: fail the request, not the client
+            logger.exception("unexpected failure of %s to %s", message.get("method"), self._where)
+            self._push(
+                RequestFailed(request_id, McpError("protocol", f"{type(exc).__name__} from {self._where}"))
+            )
         finally:
             self._posts.pop(request_id, None)
 
@@ -634,6 +639,9 @@ class _StreamableChannel:
             except (httpx.HTTPError, McpError) as exc:
                 failures += 1
                 logger.debug("the GET stream broke: %s", type(exc).__name__)
+            except Exception:  # never let the server-to-client stream take the connection down
+                failures += 1
+                logger.exception("the GET stream of %s failed unexpectedly", self._where)
             if failures >= _GET_STREAM_FAILURES:
                 logger.warning(
                     "giving up the server-to-client stream of %s after %d failures", self._where, failures
