@@ -353,15 +353,26 @@ class McpMagics(Magics):
 
     # --- calls ------------------------------------------------------------------------------------
 
-    def _do_call(self, options: Options, cell: str | None) -> Any:
+    def _named(self, options: Options, subcommand: str, kind: str) -> tuple[Session, Any, list[str]]:
+        """``NAME key=value ...`` of ``call``/``prompt``: the session, the tool or prompt, the pairs.
+
+        A name not in the cached list is looked up once more after re-listing (the server may
+        have added it since); still unknown, it is a one-line error with a suggestion.
+        """
         if not options.words:
-            raise MagicArgError(f"usage: %mcp {COMMANDS['call'].usage}")
+            raise MagicArgError(f"usage: %mcp {COMMANDS[subcommand].usage}")
         name, *pairs = options.words
         server, session = self.session(options.server)
-        tool = _find(name, list(session.model.tools), lambda: session.list_tools(refresh=True))
-        if tool is None:
-            known = [t.name for t in session.model.tools]
-            raise MagicArgError(f"no tool {name!r} on {server!r}{suggest(name, known, 'tools')}")
+        relist = session.list_tools if kind == "tools" else session.list_prompts
+        found = _find(name, list(getattr(session.model, kind)), lambda: relist(refresh=True))
+        if found is None:
+            known = [item.name for item in getattr(session.model, kind)]  # as re-listed
+            raise MagicArgError(f"no {kind[:-1]} {name!r} on {server!r}{suggest(name, known, kind)}")
+        return session, found, pairs
+
+    def _do_call(self, options: Options, cell: str | None) -> Any:
+        session, tool, pairs = self._named(options, "call", "tools")
+        name = tool.name
         arguments = tool_arguments(pairs, tool.input_schema, name, base=body_arguments(cell))
         call_options: dict[str, Any] = {}
         if options.timeout is not None:
@@ -376,14 +387,8 @@ class McpMagics(Magics):
         return self.session(options.server)[1].read_resource(str(uri))
 
     def _do_prompt(self, options: Options, cell: str | None) -> Any:
-        if not options.words:
-            raise MagicArgError(f"usage: %mcp {COMMANDS['prompt'].usage}")
-        name, *pairs = options.words
-        server, session = self.session(options.server)
-        prompt = _find(name, list(session.model.prompts), lambda: session.list_prompts(refresh=True))
-        if prompt is None:
-            known = [p.name for p in session.model.prompts]
-            raise MagicArgError(f"no prompt {name!r} on {server!r}{suggest(name, known, 'prompts')}")
+        session, prompt, pairs = self._named(options, "prompt", "prompts")
+        name = prompt.name
         arguments = prompt_arguments(pairs, prompt.arguments, name, base=body_arguments(cell))
         return session.get_prompt(name, arguments)
 
