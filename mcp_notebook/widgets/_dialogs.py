@@ -51,6 +51,7 @@ from ..protocol.errors import McpError
 from . import _uipoll
 from ._form import SchemaForm
 from ._prompts import messages_widget
+from ._result_view import html_widget as _html
 from ._safe import display_url, escape, short
 
 __all__ = ["Dialog", "NotebookDialogs", "RootsList", "RootsWidget", "roots_widget"]
@@ -60,13 +61,6 @@ logger = logging.getLogger("mcp_notebook.widgets")
 #: The JSON-RPC code the spec's examples use for "the user rejected the sampling request".
 USER_REJECTED = -1
 _MAX_SHOWN = 2000
-
-
-def _html(value: str, *classes: str) -> W.HTML:
-    widget = W.HTML(value=value)
-    for css in classes:
-        widget.add_class(css)
-    return widget
 
 
 def _button(description: str, css: str, style: str = "", icon: str = "") -> W.Button:

@@ -26,6 +26,7 @@ import ipywidgets as W
 from ..protocol.errors import McpError
 from ..results import Tool, ToolResult
 from ._form import SchemaForm
+from ._result_view import html_widget as _html
 from ._result_view import result_widget
 from ._safe import escape, short
 
@@ -40,13 +41,6 @@ _BADGES = (
     ("idempotentHint", "idempotent", "#0969da"),
     ("openWorldHint", "open-world", "#8250df"),
 )
-
-
-def _html(value: str, *classes: str, **kwargs: Any) -> W.HTML:
-    widget = W.HTML(value=value, **kwargs)
-    for css in classes:
-        widget.add_class(css)
-    return widget
 
 
 def badges_html(tool: Tool) -> str:

@@ -22,6 +22,7 @@ import ipywidgets as W
 from ..protocol.errors import McpError
 from ..results import Prompt
 from ._result_view import block_widget, error_widget
+from ._result_view import html_widget as _html
 from ._safe import escape, short
 
 __all__ = ["Completer", "PromptsWidget", "messages_widget", "prompts_widget", "spawn"]
@@ -29,13 +30,6 @@ __all__ = ["Completer", "PromptsWidget", "messages_widget", "prompts_widget", "s
 logger = logging.getLogger("mcp_notebook.widgets")
 
 _MAX_SUGGESTIONS = 100
-
-
-def _html(value: str, *classes: str) -> W.HTML:
-    widget = W.HTML(value=value)
-    for css in classes:
-        widget.add_class(css)
-    return widget
 
 
 def spawn(session: Any, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:

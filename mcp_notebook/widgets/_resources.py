@@ -30,6 +30,7 @@ from ..protocol.errors import McpError
 from ..results import ResourceContents, ResourceTemplate
 from ._prompts import Completer, spawn
 from ._result_view import block_widget, error_widget
+from ._result_view import html_widget as _html
 from ._safe import RASTER_IMAGE_TYPES, display_url, escape, html_table, short
 
 __all__ = ["ResourcesWidget", "expand_uri_template", "resources_widget", "template_variables"]
@@ -130,13 +131,6 @@ def expand_uri_template(template: str, values: Mapping[str, Any]) -> str:
 
 
 # --- the widget -----------------------------------------------------------------------------------
-
-
-def _html(value: str, *classes: str) -> W.HTML:
-    widget = W.HTML(value=value)
-    for css in classes:
-        widget.add_class(css)
-    return widget
 
 
 def contents_widget(contents: ResourceContents) -> W.VBox:

@@ -20,7 +20,7 @@ from ..protocol.errors import McpError
 from ..results import ToolResult
 from ._safe import RASTER_IMAGE_TYPES, display_url, escape, html_table, short
 
-__all__ = ["error_widget", "result_widget"]
+__all__ = ["error_widget", "html_widget", "result_widget"]
 
 _AUDIO_TYPES = {
     "audio/wav": "wav",
@@ -34,11 +34,15 @@ _AUDIO_TYPES = {
 _MAX_TEXT = 50_000
 
 
-def _html(value: str, *classes: str) -> W.HTML:
-    widget = W.HTML(value=value)
+def html_widget(value: str, *classes: str, **kwargs: Any) -> W.HTML:
+    """An HTML widget with CSS classes; ``value`` must already be escaped (see :mod:`._safe`)."""
+    widget = W.HTML(value=value, **kwargs)
     for css in classes:
         widget.add_class(css)
     return widget
+
+
+_html = html_widget
 
 
 def _pre(text: Any, *classes: str) -> W.HTML:
