@@ -378,15 +378,26 @@ class OAuth(httpx.Auth):
         if tokens is None or not tokens.expires_within(_REFRESH_AHEAD):
             return
         if tokens.refresh_token and tokens.token_endpoint and tokens.issuer:
-            client = await self._client_for_refresh(tokens)
-            if client is not None:
-                flow.refreshed = True
-                async with contextlib.aclosing(self._refresh(flow, tokens, client)) as steps:
-                    async for step in steps:
-                        yield step
+            async with contextlib.aclosing(self._refresh_once(flow, tokens)) as steps:
+                async for step in steps:
+                    yield step
+            if flow.refreshed:
                 return
         # Expired and not refreshable: send without it; the 401 that follows starts a new authorization.
         await self._adopt(None)
+
+    async def _refresh_once(self, flow: _Flow, tokens: Tokens) -> AsyncGenerator[httpx.Request, None]:
+        """Refresh ``tokens`` if a client to do it with is known; ``flow.refreshed`` says it was tried.
+
+        A request refreshes at most once (before sending, or after its 401), never in a loop.
+        """
+        client = await self._client_for_refresh(tokens)
+        if client is None:
+            return
+        flow.refreshed = True
+        async with contextlib.aclosing(self._refresh(flow, tokens, client)) as steps:
+            async for step in steps:
+                yield step
 
     async def _on_unauthorized(
         self, flow: _Flow, challenge: Challenge | None
@@ -404,14 +415,11 @@ class OAuth(httpx.Auth):
             await self._adopt(None)
             tokens = None
         if tokens is not None and tokens.refresh_token and not flow.refreshed:
-            client = await self._client_for_refresh(tokens)
-            if client is not None:
-                flow.refreshed = True
-                async with contextlib.aclosing(self._refresh(flow, tokens, client)) as steps:
-                    async for step in steps:
-                        yield step
-                if self._tokens is not None and self._tokens is not tokens:
-                    return
+            async with contextlib.aclosing(self._refresh_once(flow, tokens)) as steps:
+                async for step in steps:
+                    yield step
+            if flow.refreshed and self._tokens is not None and self._tokens is not tokens:
+                return
         flow.authorized = True
         challenge_scope = challenge.scope if challenge is not None else None
         scope = self._scope or select_scope(
