@@ -46,8 +46,17 @@ class Engine:
     def on_engine_thread(self) -> bool:
         return threading.get_ident() == self.thread_id
 
-    def call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """Run ``await fn(*args)`` on the engine and wait for it here (not from the engine itself)."""
+    def call(
+        self,
+        fn: Callable[..., Awaitable[T]],
+        *args: Any,
+        wait: Callable[[concurrent.futures.Future[T]], T] | None = None,
+    ) -> T:
+        """Run ``await fn(*args)`` on the engine and wait for it here (not from the engine itself).
+
+        ``wait`` replaces the plain ``future.result()`` (the widget layer's waits keep answering
+        dialog clicks while a cell is blocked).
+        """
         if self.on_engine_thread():
             raise RuntimeError(
                 "this blocking method was called from the engine thread (a handler or observer); "
@@ -55,7 +64,7 @@ class Engine:
             )
         future = self.portal.start_task_soon(fn, *args)
         try:
-            return future.result()
+            return wait(future) if wait is not None else future.result()
         except KeyboardInterrupt:
             future.cancel()  # an interrupted cell cancels the request, which cancels it on the server
             raise

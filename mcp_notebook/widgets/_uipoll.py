@@ -245,9 +245,4 @@ def call(engine: Any, fn: Callable[..., Any], *args: Any) -> Any:
     """:meth:`Engine.call`, waiting with :func:`wait` on the kernel's main thread."""
     if engine.on_engine_thread() or not _on_kernel_main_thread():
         return engine.call(fn, *args)
-    future = engine.portal.start_task_soon(fn, *args)
-    try:
-        return wait(future)
-    except KeyboardInterrupt:
-        future.cancel()  # as Engine.call: an interrupted cell cancels the request
-        raise
+    return engine.call(fn, *args, wait=wait)
