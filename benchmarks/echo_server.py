@@ -7,6 +7,9 @@ of requests in flight costs one system call each way instead of one per message.
 HTTP (``--http PORT``): a tiny asyncio HTTP/1.1 server (keep-alive, ``Content-Length`` bodies) that
 answers ``POST /mcp`` with ``application/json``, a notification with ``202``, and ``GET``/``DELETE``
 with ``405`` (no server stream, no session). It prints ``listening <port>`` on stdout once ready.
+``--delay MS`` makes every tool call take that long before its answer, as a remote server seen
+through a network does; one connection carries one request at a time (HTTP/1.1 without
+pipelining), so calls in flight need connections in flight.
 
 Eras (``--era``): ``modern`` answers ``server/discover`` (2026-07-28, every result carries
 ``resultType``) and refuses ``initialize`` with -32022; ``legacy`` refuses ``server/discover`` with
@@ -279,7 +282,7 @@ def serve_stdio(server: EchoServer) -> None:
 
 
 async def _http_connection(
-    server: EchoServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    server: EchoServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float
 ) -> None:
     try:
         while True:
@@ -303,6 +306,8 @@ async def _http_connection(
             except ValueError:
                 msg = None
             replies = server.handle(msg) if msg is not None else [_error(None, -32700, "parse error")]
+            if delay and isinstance(msg, dict) and msg.get("method") == "tools/call":
+                await asyncio.sleep(delay)  # a remote server: the network and the tool's own work
             # Over HTTP, only the response goes in the body; notifications sent before it are dropped
             # (a JSON answer cannot carry them). The flood tool is a stdio case.
             final = [r for r in replies if "id" in r]
@@ -319,9 +324,13 @@ async def _http_connection(
         writer.close()
 
 
-async def serve_http(server: EchoServer, port: int) -> None:
+async def serve_http(server: EchoServer, port: int, delay: float = 0.0) -> None:
     listener = await asyncio.start_server(
-        lambda r, w: _http_connection(server, r, w), "127.0.0.1", port, limit=64 * 1024 * 1024, backlog=2048
+        lambda r, w: _http_connection(server, r, w, delay),
+        "127.0.0.1",
+        port,
+        limit=64 * 1024 * 1024,
+        backlog=2048,
     )
     bound = listener.sockets[0].getsockname()[1]
     print(f"listening {bound}", flush=True)
@@ -334,11 +343,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--era", choices=("modern", "legacy", "dual"), default="dual")
     parser.add_argument("--tools", type=int, default=len(BASE_TOOLS), help="total tools in tools/list")
     parser.add_argument("--http", type=int, default=None, metavar="PORT", help="serve HTTP (0: any port)")
+    parser.add_argument(
+        "--delay", type=float, default=0.0, metavar="MS", help="HTTP: milliseconds each tool call takes"
+    )
     args = parser.parse_args(argv)
     server = EchoServer(args.era, args.tools)
     try:
         if args.http is not None:
-            asyncio.run(serve_http(server, args.http))
+            asyncio.run(serve_http(server, args.http, args.delay / 1000))
         else:
             serve_stdio(server)
     except (KeyboardInterrupt, BrokenPipeError):
