@@ -22,6 +22,7 @@ from ..protocol.errors import (
     McpError,
 )
 from ..protocol.jsonrpc import ErrorResponse, RequestId
+from ._http_engine import Engine, WireError, WireResponse
 
 __all__ = [
     "MAX_REDIRECTS",
@@ -38,6 +39,7 @@ __all__ = [
 
 MAX_REDIRECTS = 5
 _FOLLOWED = (307, 308)  # the only redirects that keep a POST a POST with its body
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _ERROR_BODY_LIMIT = 64 * 1024
 
 
@@ -90,14 +92,14 @@ def _default_port(url: httpx.URL) -> int:
 
 @asynccontextmanager
 async def open_exchange(
-    client: httpx.AsyncClient,
+    engine: Engine,
     method: str,
     url: httpx.URL,
     *,
     headers: Mapping[str, str],
     content: bytes | None = None,
     auth: httpx.Auth | None = None,
-) -> AsyncIterator[httpx.Response]:
+) -> AsyncIterator[WireResponse]:
     """Send one request and yield its streaming response, following same-origin 307/308 only.
 
     Why by hand: httpx's own redirect following keeps custom headers (an ``X-API-Key``) on a
@@ -106,23 +108,12 @@ async def open_exchange(
     """
     target = url
     for _ in range(MAX_REDIRECTS + 1):
-        request = client.build_request(method, target, headers=headers, content=content)
-        kwargs: dict[str, Any] = {"stream": True, "follow_redirects": False}
-        if auth is not None:
-            kwargs["auth"] = auth
-        response = await client.send(request, **kwargs)
-        if not response.is_redirect:
-            try:
+        async with engine.open(method, target, headers, content, auth) as response:
+            status = response.status
+            location = response.headers.get("location")
+            if status not in _REDIRECTS or not location:
                 yield response
-            finally:
-                await response.aclose()
-            return
-        await response.aclose()
-        location = response.headers.get("location")
-        if not location:
-            raise McpError(
-                "transport", f"{safe_url(target)} answered {response.status_code} without a Location"
-            )
+                return
         next_url = target.join(location)
         if not same_origin(url, next_url):
             raise McpError(
@@ -131,10 +122,10 @@ async def open_exchange(
                 "not followed, so no credentials go there. Use that URL as the server URL if you trust it.",
                 code=CONNECTION_CLOSED,
             )
-        if response.status_code not in _FOLLOWED and method != "GET":
+        if status not in _FOLLOWED and method != "GET":
             raise McpError(
                 "transport",
-                f"{safe_url(target)} answered {method} with a {response.status_code} redirect, which would "
+                f"{safe_url(target)} answered {method} with a {status} redirect, which would "
                 "turn it into a GET; only 307 and 308 are followed. Use the final URL as the server URL.",
                 code=CONNECTION_CLOSED,
             )
@@ -144,14 +135,14 @@ async def open_exchange(
     )
 
 
-async def read_limited(response: httpx.Response, limit: int) -> bytes:
+async def read_limited(response: WireResponse, limit: int) -> bytes:
     """The whole body, or :class:`TooLarge` as soon as it passes ``limit`` bytes."""
     declared = response.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise TooLarge(int(declared), limit)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in response.chunks():
         size += len(chunk)
         if size > limit:
             raise TooLarge(size, limit)
@@ -159,10 +150,10 @@ async def read_limited(response: httpx.Response, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def read_error_body(response: httpx.Response) -> bytes:
+async def read_error_body(response: WireResponse) -> bytes:
     try:
         return await read_limited(response, _ERROR_BODY_LIMIT)
-    except (TooLarge, httpx.HTTPError):
+    except (TooLarge, WireError):
         return b""
 
 
@@ -180,7 +171,7 @@ def jsonrpc_error_in(body: bytes) -> dict[str, Any] | None:
 
 
 def error_from_status(
-    request_id: RequestId, response: httpx.Response, body: bytes, *, where: str, credentials: bool
+    request_id: RequestId, response: WireResponse, body: bytes, *, where: str, credentials: bool
 ) -> ErrorResponse | McpError:
     """What a non-2xx answer to a request means for its caller.
 
@@ -189,7 +180,7 @@ def error_from_status(
     be restarting); other statuses become a JSON-RPC error carrying ``httpStatus`` so that era
     detection can read them as "not this era" (PROTOCOL.md §3.3).
     """
-    status = response.status_code
+    status = response.status
     error = jsonrpc_error_in(body)
     if error is not None:
         return ErrorResponse(request_id, error)
@@ -209,7 +200,7 @@ def error_from_status(
         return McpError("auth", f"{where} refused access (HTTP 403{_challenge(response)})")
     if status in (502, 503, 504):
         return transport_error(
-            f"{where} answered HTTP {status} {response.reason_phrase}; the server may be restarting"
+            f"{where} answered HTTP {status} {response.reason}; the server may be restarting"
         )
     code = METHOD_NOT_FOUND if status in (404, 405) else INVALID_REQUEST if status < 500 else INTERNAL_ERROR
     text = _first_line(body)
@@ -218,7 +209,7 @@ def error_from_status(
         request_id,
         {
             "code": code,
-            "message": f"HTTP {status} {response.reason_phrase} from {where}{detail}",
+            "message": f"HTTP {status} {response.reason} from {where}{detail}",
             "data": {"httpStatus": status},
         },
     )
@@ -228,7 +219,7 @@ def transport_error(message: str) -> McpError:
     return McpError("transport", message, code=CONNECTION_CLOSED)
 
 
-def _challenge(response: httpx.Response) -> str:
+def _challenge(response: WireResponse) -> str:
     """The useful, non-secret part of a WWW-Authenticate challenge: scheme, error, scope."""
     value = response.headers.get("www-authenticate")
     if not value:

@@ -15,10 +15,10 @@ from typing import Any
 import anyio
 import anyio.abc
 import httpx
-from httpx_sse import EventSource, SSEError
 
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import FrameError, decode, encode
+from ..protocol.sse import EventTooLarge, SseDecoder, SseEvent
 from ._http_common import (
     error_from_status,
     jsonrpc_error_in,
@@ -28,7 +28,8 @@ from ._http_common import (
     same_origin,
     transport_error,
 )
-from .base import RequestFailed
+from ._http_engine import Engine, WireError
+from .base import OversizedFrame, RequestFailed
 
 __all__ = ["SseSession"]
 
@@ -42,7 +43,7 @@ class SseSession:
 
     def __init__(
         self,
-        client: httpx.AsyncClient,
+        engine: Engine,
         url: httpx.URL,
         headers: Mapping[str, str],
         auth: httpx.Auth | None,
@@ -52,7 +53,7 @@ class SseSession:
         max_message_bytes: int,
         credentials: bool,
     ) -> None:
-        self._client = client
+        self._engine = engine
         self._url = url
         self._headers = dict(headers)
         self._auth = auth
@@ -78,12 +79,12 @@ class SseSession:
         headers = {**self._headers, "Content-Type": "application/json"}
         try:
             async with open_exchange(
-                self._client, "POST", endpoint, headers=headers, content=encode(message), auth=self._auth
+                self._engine, "POST", endpoint, headers=headers, content=encode(message), auth=self._auth
             ) as response:
-                if response.status_code < 400:
+                if response.status < 400:
                     return
                 body = await read_error_body(response)
-        except httpx.HTTPError as exc:
+        except WireError as exc:
             raise transport_error(f"could not reach {self._where}: {type(exc).__name__}") from None
         request_id = message.get("id")
         if request_id is not None and "method" in message:
@@ -94,7 +95,7 @@ class SseSession:
             return
         error = jsonrpc_error_in(body)
         detail = f": {error.get('message')}" if error else ""
-        raise transport_error(f"{self._where} refused a message (HTTP {response.status_code}{detail})")
+        raise transport_error(f"{self._where} refused a message (HTTP {response.status}{detail})")
 
     async def _run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         headers = {**self._headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
@@ -102,9 +103,9 @@ class SseSession:
         with self._scope:
             try:
                 async with open_exchange(
-                    self._client, "GET", self._url, headers=headers, auth=self._auth
+                    self._engine, "GET", self._url, headers=headers, auth=self._auth
                 ) as response:
-                    if response.status_code >= 400:
+                    if response.status >= 400:
                         body = await read_error_body(response)
                         answer = error_from_status(
                             0, response, body, where=self._where, credentials=self._credentials
@@ -115,11 +116,17 @@ class SseSession:
                             "transport",
                             f"{self._where} does not serve HTTP+SSE either: {answer.error['message']}",
                         )
-                    events = EventSource(response).aiter_sse()
+                    decoder = SseDecoder(self._max)
+                    chunks = response.chunks()
+                    backlog: list[SseEvent | EventTooLarge] = []
                     with anyio.fail_after(ENDPOINT_TIMEOUT):
-                        async for event in events:
-                            if event.event == "endpoint":
-                                self._endpoint = self._check_endpoint(event.data)
+                        async for chunk in chunks:
+                            backlog = decoder.feed(chunk)
+                            while backlog and self._endpoint is None:
+                                event = backlog.pop(0)
+                                if isinstance(event, SseEvent) and event.event == "endpoint":
+                                    self._endpoint = self._check_endpoint(event.data)
+                            if self._endpoint is not None:
                                 break
                     if self._endpoint is None:
                         raise McpError(
@@ -127,14 +134,17 @@ class SseSession:
                         )
                     started = True
                     task_status.started()
-                    async for event in events:
-                        self._on_event(event.event, event.data)
+                    for event in backlog:  # what came in the same chunk as the endpoint
+                        self._on_event(event)
+                    async for chunk in chunks:
+                        for event in decoder.feed(chunk):
+                            self._on_event(event)
             except TimeoutError:
                 raise McpError(
                     "transport",
                     f"{self._where} sent no endpoint event within {ENDPOINT_TIMEOUT:g}s; not an MCP server?",
                 ) from None
-            except (SSEError, httpx.HTTPError, McpError) as exc:
+            except (WireError, McpError) as exc:
                 if not started:
                     if isinstance(exc, McpError):
                         raise
@@ -146,8 +156,8 @@ class SseSession:
             # The stream is the connection: once it ends, so does the channel.
             self._push(transport_error(f"the event stream of {self._where} ended"))
 
-    def _check_endpoint(self, data: str) -> httpx.URL:
-        endpoint = self._url.join(data.strip())
+    def _check_endpoint(self, data: bytes) -> httpx.URL:
+        endpoint = self._url.join(data.decode("utf-8", "replace").strip())
         if not same_origin(self._url, endpoint):
             raise McpError(
                 "transport",
@@ -156,13 +166,14 @@ class SseSession:
             )
         return endpoint
 
-    def _on_event(self, kind: str, data: str) -> None:
-        if kind not in ("message", "") or not data:
+    def _on_event(self, event: SseEvent | EventTooLarge) -> None:
+        if isinstance(event, EventTooLarge):
+            # Dropped as it arrived; the connection counts it and fails the request it names, if any.
+            self._push(OversizedFrame(event.size, event.limit, b""))
             return
-        if len(data) > self._max:
-            logger.warning("discarded an event of %d bytes (max_message_bytes=%d)", len(data), self._max)
+        if event.event not in ("message", "") or not event.data:
             return
         try:
-            self._push(decode(data))
+            self._push(decode(event.data))
         except FrameError as exc:
             self._push(exc)

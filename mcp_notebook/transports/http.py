@@ -26,6 +26,7 @@ handlers are the same code as for stdio.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import math
@@ -36,7 +37,6 @@ from typing import Any, Literal
 import anyio
 import anyio.abc
 import httpx
-from httpx_sse import EventSource, SSEError
 
 from ..protocol.envelope import META_PROTOCOL_VERSION
 from ..protocol.errors import (
@@ -56,6 +56,7 @@ from ..protocol.jsonrpc import (
     decode,
     encode,
 )
+from ..protocol.sse import EventTooLarge, SseDecoder
 from ..protocol.versions import Era
 from ._http_common import (
     TooLarge,
@@ -68,8 +69,9 @@ from ._http_common import (
     safe_url,
     transport_error,
 )
+from ._http_engine import AiohttpEngine, Engine, EngineName, HttpxEngine, WireError, WireResponse
 from ._http_sse import SseSession
-from .base import RequestFailed
+from .base import OversizedFrame, RequestFailed
 
 __all__ = ["HttpTransport"]
 
@@ -77,34 +79,57 @@ logger = logging.getLogger("mcp_notebook.transports.http")
 
 Mode = Literal["auto", "streamable", "sse"]
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
-#: Requests on the wire at once (HTTP/1.1: one connection each); more wait their turn in order.
-#: Listen and GET streams do not count. Measured with 100 small calls in flight: 1 connection
-#: ~1,200 calls/s, 4 ~1,200, 8 ~950, 16 ~700, 100 ~700 (httpx's per-request work grows with the
-#: connections it juggles); 8 keeps most of the speed and still runs 8 slow tools side by side.
-DEFAULT_MAX_CONNECTIONS = 8
-#: No read timeout: a request's deadline is the connection's business, and streams are long-lived.
-DEFAULT_TIMEOUT = httpx.Timeout(30.0, read=None, pool=None)
+#: HTTP/1.1 connections at once (one request each; long-lived streams included); more requests
+#: wait their turn in order. A remote server is mostly latency: 100 calls in flight to a server
+#: that takes 20 ms need 100 connections to reach 5,000 calls/s.
+DEFAULT_MAX_CONNECTIONS = 100
+#: Opening a connection; there is no read timeout: a request's deadline is the connection's
+#: business, and streams are long-lived.
+DEFAULT_CONNECT_TIMEOUT = 30.0
+#: The server's SSE ``retry`` is honoured within these bounds (seconds): a hostile or broken value
+#: can neither hammer the server nor park a stream for hours.
+RETRY_BOUNDS = (0.1, 30.0)
 _ACCEPT_POST = "application/json, text/event-stream"
 _RESUME_ATTEMPTS = 3
 _GET_STREAM_FAILURES = 5
 _DEFAULT_RETRY = 1.0
+#: Requests that change nothing on the server, so sending one twice is harmless.
+_REPEATABLE = frozenset(
+    {
+        "server/discover",
+        "ping",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/get",
+        "completion/complete",
+    }
+)
 MODERN_ERRORS = (UNSUPPORTED_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY, HEADER_MISMATCH)
 _SECRET_HEADERS = ("authorization", "cookie", "proxy-authorization")
-
-# endpoint -> ("legacy", version, binding): what an endpoint spoke, for this process (§3.3 "cache it").
-_remembered: dict[str, tuple[Era, str, str]] = {}
 
 
 class HttpTransport:
     """A remote MCP server at ``url``.
 
     ``headers`` go on every request (their values are secrets: never shown); ``auth`` is any
-    ``httpx.Auth`` (a bearer token, :class:`mcp_notebook.auth.OAuth`). Give ``http_client`` to use
-    your own ``httpx.AsyncClient`` (proxies, certificates, event hooks); it is not closed for you.
-    Otherwise one pooled client is made per connection from ``verify``, ``timeout`` and ``proxy``.
-    ``mode`` is "auto" (Streamable HTTP, falling back to HTTP+SSE), "streamable" or "sse".
-    ``max_connections`` bounds the requests on the wire at once (each holds one HTTP/1.1
-    connection until answered); raise it when many slow tool calls should run side by side.
+    ``httpx.Auth`` (a bearer token, :class:`mcp_notebook.auth.OAuth`). ``mode`` is "auto"
+    (Streamable HTTP, falling back to HTTP+SSE), "streamable" or "sse".
+
+    The HTTP engine (``engine="auto"``) is aiohttp on asyncio, several times faster than httpx
+    with many calls in flight, and httpx on trio or when ``proxy`` is given. Give ``http_client``
+    to use your own ``httpx.AsyncClient`` (event hooks, mounts, custom transports); it is not
+    closed for you, its timeouts are replaced per request by ours (no read timeout: deadlines are
+    the connection's), and it costs speed: httpx reaches a fraction of aiohttp's rate with many
+    calls in flight. ``max_connections`` bounds the HTTP/1.1 connections at once (a request holds
+    one until answered; a listen or GET stream holds one while open); more requests wait in order.
+    ``timeout`` bounds opening a connection.
+
+    What the endpoint turned out to speak (the binding, and the era if legacy) is remembered by
+    this transport, so a reconnect does not probe again; a failed connection forgets it, so the
+    next attempt probes afresh (a server that was upgraded is found out).
     """
 
     def __init__(
@@ -115,11 +140,12 @@ class HttpTransport:
         auth: httpx.Auth | None = None,
         http_client: httpx.AsyncClient | None = None,
         verify: Any = True,
-        timeout: httpx.Timeout | float | None = DEFAULT_TIMEOUT,
+        timeout: httpx.Timeout | float | None = DEFAULT_CONNECT_TIMEOUT,
         proxy: str | None = None,
         mode: Mode = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        engine: EngineName = "auto",
     ) -> None:
         parsed = httpx.URL(url)
         if parsed.scheme not in ("http", "https") or not parsed.host:
@@ -128,14 +154,24 @@ class HttpTransport:
             raise ValueError(f"mode={mode!r} must be 'auto', 'streamable' or 'sse'")
         if max_message_bytes < 1024:
             raise ValueError("max_message_bytes must be at least 1024")
+        if engine not in ("auto", "aiohttp", "httpx"):
+            raise ValueError(f"engine={engine!r} must be 'auto', 'aiohttp' or 'httpx'")
+        if engine == "aiohttp" and (http_client is not None or proxy is not None):
+            raise ValueError("engine='aiohttp' cannot use http_client= or proxy=; leave engine='auto'")
         self.url = parsed
         if parsed.query:
             hide_queries_in_httpx_logs()
         self._headers = dict(headers or {})
         self._auth = auth
         self._http_client = http_client
-        self._client_settings: dict[str, Any] = {"verify": verify, "timeout": timeout, "proxy": proxy}
+        self._verify = verify
+        self._proxy = proxy
+        self._connect_timeout = timeout.connect if isinstance(timeout, httpx.Timeout) else timeout
+        self.engine: EngineName = engine
         self.mode: Mode = mode
+        #: (era, version, binding) this endpoint was found to speak: legacy ones only, since a
+        #: modern server needs no handshake to be remembered; None means "probe".
+        self._remembered: tuple[Era, str, str] | None = None
         self.max_message_bytes = max_message_bytes
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
@@ -151,53 +187,65 @@ class HttpTransport:
         return []
 
     def era_hint(self) -> tuple[Era, str] | None:
-        remembered = _remembered.get(self._key())
+        remembered = self._remembered
         return (
             (remembered[0], remembered[1]) if remembered is not None and self.mode != "streamable" else None
         )
-
-    def _key(self) -> str:
-        return safe_url(self.url)
 
     @property
     def has_credentials(self) -> bool:
         return self._auth is not None or any(h.lower() in _SECRET_HEADERS for h in self._headers)
 
-    @asynccontextmanager
-    async def connect(self) -> AsyncIterator[_StreamableChannel]:
-        client = self._http_client
-        owned = client is None
-        if client is None:
+    def _make_engine(self) -> Engine:
+        if self._http_client is not None:
+            return HttpxEngine(self._http_client, owned=False, connect_timeout=self._connect_timeout)
+        use_httpx = self.engine == "httpx" or (
+            self.engine == "auto" and (self._proxy is not None or not _on_asyncio())
+        )
+        if use_httpx:
             client = httpx.AsyncClient(
                 follow_redirects=False,
-                # The limit is ours (the gate in the channel): httpcore's pool slows down sharply
-                # when many requests queue inside it, and listen streams must never wait there.
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=self.max_connections),
-                **self._client_settings,
+                verify=self._verify,
+                proxy=self._proxy,
+                limits=httpx.Limits(
+                    max_connections=self.max_connections, max_keepalive_connections=self.max_connections
+                ),
             )
+            return HttpxEngine(client, owned=True, connect_timeout=self._connect_timeout)
+        return AiohttpEngine(
+            max_connections=self.max_connections, verify=self._verify, connect_timeout=self._connect_timeout
+        )
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[_StreamableChannel]:
+        engine = self._make_engine()
         try:
             async with anyio.create_task_group() as tg:
-                channel = _StreamableChannel(self, client, tg)
-                remembered = _remembered.get(self._key())
+                channel = _StreamableChannel(self, engine, tg)
+                remembered = self._remembered
                 if self.mode == "sse" or (
                     self.mode == "auto" and remembered is not None and remembered[2] == "sse"
                 ):
-                    await channel.switch_to_sse()
+                    try:
+                        await channel.switch_to_sse()
+                    except McpError:
+                        self._remembered = None  # probe afresh next time: the server may have changed
+                        raise
                 try:
                     yield channel
                 finally:
                     await channel.shutdown()
                     tg.cancel_scope.cancel()
         finally:
-            if owned:
-                with anyio.CancelScope(shield=True):
-                    await client.aclose()
+            with anyio.CancelScope(shield=True):
+                await engine.aclose()
 
     def _remember(self, era: Era | None, version: str, binding: str) -> None:
-        if era is None:
-            _remembered.pop(self._key(), None)
-        else:
-            _remembered[self._key()] = (era, version, binding)
+        self._remembered = None if era is None else (era, version, binding)
+
+    def forget(self) -> None:
+        """Forget what the endpoint spoke: the next connection probes again (after a failure)."""
+        self._remembered = None
 
 
 class _Retry(Exception):
@@ -220,9 +268,9 @@ class _StreamableChannel:
 
     congested = False
 
-    def __init__(self, transport: HttpTransport, client: httpx.AsyncClient, tg: anyio.abc.TaskGroup) -> None:
+    def __init__(self, transport: HttpTransport, engine: Engine, tg: anyio.abc.TaskGroup) -> None:
         self._t = transport
-        self._client = client
+        self._engine = engine
         self._tg = tg
         self._where = transport.describe()
         self._incoming_send, self._incoming = anyio.create_memory_object_stream[Any](math.inf)
@@ -236,7 +284,6 @@ class _StreamableChannel:
         self._get_generation = 0
         self._internal_ids = itertools.count(1)
         self._sse: SseSession | None = None
-        self._gate = anyio.CapacityLimiter(transport.max_connections)
         self._discover_refused = False
 
     # --- the Channel interface ------------------------------------------------------------------
@@ -275,7 +322,7 @@ class _StreamableChannel:
     async def switch_to_sse(self) -> None:
         """Speak the 2024-11-05 HTTP+SSE binding from now on (raises McpError if the URL does not)."""
         session = SseSession(
-            self._client,
+            self._engine,
             self._t.url,
             self._t._headers,
             self._t._auth,
@@ -298,15 +345,15 @@ class _StreamableChannel:
             with anyio.CancelScope(shield=True), anyio.move_on_after(2.0):
                 try:
                     async with open_exchange(
-                        self._client,
+                        self._engine,
                         "DELETE",
                         self._t.url,
                         headers=self._legacy_headers(),
                         auth=self._t._auth,
                     ) as response:
-                        if response.status_code not in (200, 202, 204, 404, 405):
-                            logger.debug("DELETE of the session answered %s", response.status_code)
-                except (httpx.HTTPError, McpError) as exc:
+                        if response.status not in (200, 202, 204, 404, 405):
+                            logger.debug("DELETE of the session answered %s", response.status)
+                except (WireError, McpError) as exc:
                     logger.debug("could not end the session: %s", type(exc).__name__)
         self._incoming_send.close()
 
@@ -323,11 +370,18 @@ class _StreamableChannel:
             with scope:
                 while True:
                     try:
-                        if message["method"] == "subscriptions/listen":
-                            answer = await self._exchange(message)  # long-lived: outside the gate
-                        else:
-                            async with self._gate:
-                                answer = await self._exchange(message)
+                        answer = await self._exchange(message)
+                    except WireError as exc:
+                        # A request that only reads may go once more if it never got an answer:
+                        # typically a kept-alive connection the server closed as we sent.
+                        if (
+                            not exc.before_response
+                            or message["method"] not in _REPEATABLE
+                            or "wire" in retried
+                        ):
+                            raise
+                        retried.add("wire")
+                        continue
                     except _Retry as retry:
                         if retry.why in retried:
                             answer = retry.answer
@@ -343,7 +397,7 @@ class _StreamableChannel:
             pass
         except McpError as exc:
             self._push(RequestFailed(request_id, exc))
-        except httpx.HTTPError as exc:
+        except WireError as exc:
             self._push(RequestFailed(request_id, self._network_error(exc)))
         except Exception as exc:  # a bug or a server we did not foresee: fail the request, not the client
             logger.exception("unexpected failure of %s to %s", message.get("method"), self._where)
@@ -387,11 +441,10 @@ class _StreamableChannel:
         headers = self._request_headers(message, modern)
         session = self._session_id
         async with open_exchange(
-            self._client, "POST", self._t.url, headers=headers, content=encode(message), auth=self._t._auth
+            self._engine, "POST", self._t.url, headers=headers, content=encode(message), auth=self._t._auth
         ) as response:
-            status = response.status_code
+            status = response.status
             if status == 404 and modern is None and session is not None and method != "initialize":
-                await response.aclose()
                 forgot = transport_error(f"{self._where} forgot our session (HTTP 404)")
                 raise _Retry("session", forgot, session)
             if status >= 400:
@@ -455,7 +508,7 @@ class _StreamableChannel:
         return answer
 
     async def _read_request_stream(
-        self, response: httpx.Response, request: dict[str, Any], modern: bool
+        self, response: WireResponse, request: dict[str, Any], modern: bool
     ) -> Message | McpError | None:
         """Deliver a request's SSE stream; resume a legacy stream that breaks off (SEP-1699)."""
         state = _StreamState()
@@ -475,12 +528,12 @@ class _StreamableChannel:
             }
             try:
                 async with open_exchange(
-                    self._client, "GET", self._t.url, headers=headers, auth=self._t._auth
+                    self._engine, "GET", self._t.url, headers=headers, auth=self._t._auth
                 ) as resumed:
-                    if resumed.status_code >= 400:
+                    if resumed.status >= 400:
                         break
                     answer = await self._drain(resumed, request, state)
-            except httpx.HTTPError:
+            except WireError:
                 continue
             if answer is not None:
                 return answer
@@ -490,46 +543,52 @@ class _StreamableChannel:
         )
 
     async def _drain(
-        self, response: httpx.Response, request: dict[str, Any] | None, state: _StreamState
+        self, response: WireResponse, request: dict[str, Any] | None, state: _StreamState
     ) -> Message | McpError | None:
-        """Read SSE events, delivering each message; return the final answer to ``request`` if it came."""
+        """Read SSE events, delivering each message; return the final answer to ``request`` if it came.
+
+        An event over ``max_message_bytes`` is dropped as it arrives (never buffered whole): it
+        fails ``request``, or on a stream of its own (the GET stream) is counted and skipped.
+        """
+        decoder = SseDecoder(self._t.max_message_bytes)
+        decoder.last_event_id = state.last_event_id
         try:
-            async for event in EventSource(response).aiter_sse():
-                if event.id:
-                    state.last_event_id = event.id
-                if event.retry is not None:
-                    state.retry = event.retry / 1000
-                if not event.data:
-                    continue  # a priming event or a keep-alive
-                if len(event.data) > self._t.max_message_bytes:
-                    error = McpError(
-                        "transport",
-                        f"an event of {len(event.data)} bytes exceeded "
-                        f"max_message_bytes={self._t.max_message_bytes}",
-                    )
-                    if request is not None:
-                        return error
-                    continue
-                try:
-                    message = decode(event.data)
-                except FrameError as exc:
-                    self._push(exc)
-                    continue
-                if (
-                    request is not None
-                    and isinstance(message, (Response, ErrorResponse))
-                    and message.id == request["id"]
-                ):
-                    return self._inspect(request, message)
-                self._push(message)
-        except SSEError as exc:
-            return McpError("protocol", f"{self._where}: {exc}")
-        except httpx.HTTPError:
+            async for chunk in response.chunks():
+                for event in decoder.feed(chunk):
+                    if isinstance(event, EventTooLarge):
+                        if request is not None:
+                            return McpError(
+                                "transport",
+                                f"the server's answer to {request['method']} was too large: "
+                                f"{event.reason}; raise max_message_bytes to accept it",
+                            )
+                        self._push(OversizedFrame(event.size, event.limit, b""))
+                        continue
+                    if not event.data or event.event not in ("", "message"):
+                        continue  # a priming event, or an event type that carries no message
+                    try:
+                        message = decode(event.data)
+                    except FrameError as exc:
+                        self._push(exc)
+                        continue
+                    if (
+                        request is not None
+                        and isinstance(message, (Response, ErrorResponse))
+                        and message.id == request["id"]
+                    ):
+                        return self._inspect(request, message)
+                    self._push(message)
+                state.last_event_id = decoder.last_event_id
+                if decoder.retry is not None:
+                    state.retry = min(max(decoder.retry / 1000, RETRY_BOUNDS[0]), RETRY_BOUNDS[1])
+        except WireError:
             return None  # broken off; the caller decides whether to resume
+        finally:
+            state.last_event_id = decoder.last_event_id
         return None
 
-    def _network_error(self, exc: httpx.HTTPError) -> McpError:
-        return transport_error(f"could not reach {self._where}: {type(exc).__name__}: {exc}")
+    def _network_error(self, exc: WireError) -> McpError:
+        return transport_error(f"could not reach {self._where}: {exc}")
 
     # --- headers --------------------------------------------------------------------------------
 
@@ -584,22 +643,20 @@ class _StreamableChannel:
         )
         try:
             async with open_exchange(
-                self._client,
+                self._engine,
                 "POST",
                 self._t.url,
                 headers=headers,
                 content=encode(message),
                 auth=self._t._auth,
             ) as response:
-                if response.status_code >= 400:
+                if response.status >= 400:
                     body = await read_error_body(response)
                     what = message.get("method") or "an answer to a server request"
                     error = jsonrpc_error_in(body)
                     detail = f": {error.get('message')}" if error else ""
-                    raise transport_error(
-                        f"{self._where} refused {what} (HTTP {response.status_code}{detail})"
-                    )
-        except httpx.HTTPError as exc:
+                    raise transport_error(f"{self._where} refused {what} (HTTP {response.status}{detail})")
+        except WireError as exc:
             raise self._network_error(exc) from None
 
     async def _cancel(self, message: dict[str, Any]) -> None:
@@ -627,16 +684,16 @@ class _StreamableChannel:
                 headers["Last-Event-ID"] = state.last_event_id
             try:
                 async with open_exchange(
-                    self._client, "GET", self._t.url, headers=headers, auth=self._t._auth
+                    self._engine, "GET", self._t.url, headers=headers, auth=self._t._auth
                 ) as response:
-                    if response.status_code in (400, 404, 405):
+                    if response.status in (400, 404, 405):
                         return  # no GET stream here (or the session is gone: the next request renews it)
-                    if response.status_code >= 300:
+                    if response.status >= 300:
                         failures += 1
                     else:
                         failures = 0
                         await self._drain(response, None, state)
-            except (httpx.HTTPError, McpError) as exc:
+            except (WireError, McpError) as exc:
                 failures += 1
                 logger.debug("the GET stream broke: %s", type(exc).__name__)
             except Exception:  # never let the server-to-client stream take the connection down
@@ -701,7 +758,7 @@ class _StreamableChannel:
             return await self._exchange(message)
         except _Retry as retry:
             return retry.answer
-        except httpx.HTTPError as exc:
+        except WireError as exc:
             return self._network_error(exc)
 
 
@@ -715,6 +772,15 @@ class _StreamState:
     def __init__(self) -> None:
         self.last_event_id: str | None = None
         self.retry = _DEFAULT_RETRY
+
+
+def _on_asyncio() -> bool:
+    """aiohttp runs on asyncio only; under trio the engine is httpx."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _modern_version(message: Mapping[str, Any]) -> str | None:

@@ -66,6 +66,9 @@ Switches (each an argv flag, or a field of ``POST /_admin/set`` with a JSON obje
                       ``http://127.0.0.1:PORT/moved`` (the same origin). The targets serve MCP
                       normally, so a client that follows gets answers, and ``/_admin/seen`` shows
                       whether the redirected request carried an ``Authorization`` header.
+``pad``               ``{"pad": N}``: ``echo`` answers its text followed by N bytes of ``x``, and
+                      ``tools/list`` gives its first tool a description of N bytes: answers larger
+                      than a client's ``max_message_bytes``, as an SSE event and as a JSON body.
 
 Admin endpoints (never subject to the switches; JSON bodies):
 
@@ -145,6 +148,7 @@ class Switches:
     token: str | None = None
     redirect: str = "off"  # off | other-port | localhost | same-origin
     redirect_status: int = 307
+    pad: int = 0  # bytes added to echo's text and to tools/list (an answer over max_message_bytes)
 
     def update(self, changes: dict[str, Any]) -> None:
         known = {f.name for f in dataclasses.fields(self)}
@@ -402,6 +406,11 @@ class FaultServer:
         else:
             await _respond(send, 405, b"", {"allow": "GET, POST, DELETE"})
 
+    def _tools(self) -> list[dict[str, Any]]:
+        if not self.switches.pad:
+            return TOOLS
+        return [{**TOOLS[0], "description": "x" * self.switches.pad}, *TOOLS[1:]]
+
     def _at_main_origin(self, scope: dict[str, Any], headers: dict[str, str]) -> bool:
         port = scope["server"][1] if scope.get("server") else None
         host = headers.get("host", "").rsplit(":", 1)[0]
@@ -462,7 +471,9 @@ class FaultServer:
         if method == "ping":
             await _respond(send, 200, {"jsonrpc": "2.0", "id": request_id, "result": {}})
         elif method == "tools/list":
-            await _respond(send, 200, {"jsonrpc": "2.0", "id": request_id, "result": {"tools": TOOLS}})
+            await _respond(
+                send, 200, {"jsonrpc": "2.0", "id": request_id, "result": {"tools": self._tools()}}
+            )
         elif method == "tools/call":
             await self.legacy_call(session, message, receive, send)
         else:
@@ -700,7 +711,7 @@ class FaultServer:
         arguments = params.get("arguments") or {}
         token = (params.get("_meta") or {}).get("progressToken")
         if name == "echo":
-            text = str(arguments.get("text", ""))
+            text = str(arguments.get("text", "")) + "x" * self.switches.pad
         elif name == "slow":
             seconds = float(arguments.get("seconds", 1.0))
             steps = max(1, int(arguments.get("steps", 1)))

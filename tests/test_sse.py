@@ -1,0 +1,122 @@
+"""The SSE decoder (protocol/sse.py): the event-stream rules as tables, chunking as a property,
+and the byte bound that keeps a hostile stream from being buffered whole."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_notebook.protocol.sse import EventTooLarge, SseDecoder, SseEvent
+
+
+def decode_all(data: bytes, limit: int = 1 << 20) -> tuple[list[SseEvent | EventTooLarge], SseDecoder]:
+    decoder = SseDecoder(limit)
+    return decoder.feed(data), decoder
+
+
+@pytest.mark.parametrize(
+    ("stream", "expected"),
+    [
+        (b"data: hello\n\n", [SseEvent("", b"hello", None)]),
+        (b"data:hello\n\n", [SseEvent("", b"hello", None)]),
+        (b"data:  two spaces\n\n", [SseEvent("", b" two spaces", None)]),
+        (b"data: a\ndata: b\n\n", [SseEvent("", b"a\nb", None)]),
+        (b"event: endpoint\ndata: /messages?s=1\n\n", [SseEvent("endpoint", b"/messages?s=1", None)]),
+        (b"id: 7\ndata: x\n\n", [SseEvent("", b"x", "7")]),
+        (b"data: crlf\r\n\r\n", [SseEvent("", b"crlf", None)]),
+        (b"data: cr\r\rdata: next\r\r", [SseEvent("", b"cr", None), SseEvent("", b"next", None)]),
+        (b": keep-alive\n\ndata: x\n\n", [SseEvent("", b"x", None)]),
+        (b"data\n\n", [SseEvent("", b"", None)]),  # a field with no colon: empty value, still data
+        (b"id: 1\n\n", []),  # a priming event: nothing dispatched, but the id is kept
+        (b"event: ping\n\n", []),  # no data, no event
+        (b"data: unterminated", []),  # nothing until the blank line
+        (b"unknown: field\ndata: x\n\n", [SseEvent("", b"x", None)]),
+    ],
+)
+def test_event_stream_rules(stream: bytes, expected: list[SseEvent]) -> None:
+    events, _ = decode_all(stream)
+    assert events == expected
+
+
+def test_priming_event_sets_the_last_event_id() -> None:
+    _, decoder = decode_all(b"id: prime-1\ndata:\n\n")
+    assert decoder.last_event_id == "prime-1"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [(b"retry: 500\n", 500), (b"retry: 5x\n", None), (b"retry: -1\n", None), (b"retry:\n", None)],
+)
+def test_retry_takes_digits_only(line: bytes, expected: int | None) -> None:
+    _, decoder = decode_all(line)
+    assert decoder.retry == expected
+
+
+def test_an_id_with_nul_is_ignored() -> None:
+    _, decoder = decode_all(b"id: good\n\nid: b\0ad\n\n")
+    assert decoder.last_event_id == "good"
+
+
+STREAM = (
+    b": hello\r\nid: 1\r\ndata:\r\n\r\n"
+    b'event: message\ndata: {"jsonrpc":"2.0"}\ndata: second\n\n'
+    b"retry: 250\rdata: \xc3\xa9t\xc3\xa9\r\r"
+    b"id: 9\ndata: last\n\n"
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=len(STREAM)), max_size=12))
+def test_any_chunking_gives_the_same_events(cuts: list[int]) -> None:
+    """The network splits a stream anywhere, a CRLF included; the events must not depend on where."""
+    whole, reference = decode_all(STREAM)
+    decoder = SseDecoder(1 << 20)
+    events: list[SseEvent | EventTooLarge] = []
+    bounds = [0, *sorted(cuts), len(STREAM)]
+    for start, end in itertools.pairwise(bounds):
+        events.extend(decoder.feed(STREAM[start:end]))
+    assert (
+        events
+        == whole
+        == [
+            SseEvent("", b"", "1"),  # the priming event: empty data (the bindings skip it)
+            SseEvent("message", b'{"jsonrpc":"2.0"}\nsecond', "1"),
+            SseEvent("", "été".encode(), "1"),
+            SseEvent("", b"last", "9"),
+        ]
+    )
+    assert (decoder.last_event_id, decoder.retry) == (reference.last_event_id, reference.retry) == ("9", 250)
+
+
+def test_an_endless_line_is_dropped_as_it_arrives_not_buffered() -> None:
+    limit = 64 * 1024
+    decoder = SseDecoder(limit)
+    reports: list[SseEvent | EventTooLarge] = []
+    reports += decoder.feed(b"data: ")
+    for _ in range(200):  # 200 x 16 KiB = 3.2 MiB of one line
+        reports += decoder.feed(b"x" * 16 * 1024)
+        assert len(decoder._line) <= limit  # never more than the bound held
+    reports += decoder.feed(b"\n\ndata: next\n\n")
+    assert len(reports) == 2
+    assert isinstance(reports[0], EventTooLarge)
+    assert reports[0].limit == limit
+    assert reports[1] == SseEvent("", b"next", None)
+
+
+def test_many_data_lines_over_the_bound_are_one_report_and_the_stream_goes_on() -> None:
+    decoder = SseDecoder(1024)
+    events = decoder.feed(b"".join(b"data: " + b"y" * 100 + b"\n" for _ in range(50)) + b"\n")
+    events += decoder.feed(b"data: ok\n\n")
+    assert [type(e) for e in events] == [EventTooLarge, SseEvent]
+    assert events[1] == SseEvent("", b"ok", None)
+
+
+def test_the_bound_counts_bytes_not_characters() -> None:
+    text = "é" * 600  # 600 characters, 1,200 bytes
+    events, _ = decode_all(b"data: " + text.encode() + b"\n\n", limit=1024)
+    assert [type(e) for e in events] == [EventTooLarge]
+    events, _ = decode_all(b"data: " + text.encode() + b"\n\n", limit=1200)
+    assert events == [SseEvent("", text.encode(), None)]
