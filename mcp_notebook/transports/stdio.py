@@ -29,8 +29,8 @@ import anyio
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import FrameError, Message, decode, encode
 from ..protocol.versions import Era
-from ._pipes import PipeClosed, Pipes, spawn
-from .base import OversizedFrame
+from ._pipes import PipeBroken, PipeClosed, Pipes, spawn
+from .base import NotDelivered, OversizedFrame
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "StdioTransport"]
 
@@ -232,9 +232,17 @@ class _StdioChannel:
         try:
             await self._pipes.write(encode(message) + b"\n")
         except PipeClosed:
+            raise NotDelivered(
+                "could not write to the server: " + self._transport.exit_message(self._pipes.returncode)
+            ) from None
+        except PipeBroken:
+            with anyio.move_on_after(1.0):  # for the exit code in the message
+                await self._pipes.wait()
             raise McpError(
                 "transport",
-                "could not write to the server: " + self._transport.exit_message(self._pipes.returncode),
+                "the server stopped reading while we wrote to it: "
+                + self._transport.exit_message(self._pipes.returncode),
+                code=-32000,
             ) from None
 
     async def receive(self) -> Message | FrameError:

@@ -23,6 +23,9 @@ Flags select misbehaviours that apply to the whole session:
     --grandchild FILE  spawn a sleeping grandchild process and write its pid to FILE
     --stubborn-grandchild  make that grandchild ignore SIGTERM
     --id-last          write the huge answer with "id" after "result" (the TypeScript SDK's order)
+    --max-line BYTES   a line longer than BYTES is fatal: log its head as {"partial": head} and
+                       exit with code 4 before reading the rest (a server that acts on the start of
+                       a request, then dies while the client is still writing it)
 """
 
 from __future__ import annotations
@@ -213,6 +216,7 @@ def main() -> None:
     parser.add_argument("--grandchild")
     parser.add_argument("--stubborn-grandchild", action="store_true")
     parser.add_argument("--id-last", action="store_true")
+    parser.add_argument("--max-line", type=int)
     opts = parser.parse_args()
 
     if opts.fail_startup:
@@ -236,9 +240,16 @@ def main() -> None:
 
     stdin = sys.stdin.buffer
     while True:
-        raw = stdin.readline()
+        raw = stdin.readline(opts.max_line + 1) if opts.max_line else stdin.readline()
         if not raw:
             break
+        if opts.max_line and len(raw) > opts.max_line and not raw.endswith(b"\n"):
+            if opts.log:
+                with open(opts.log, "a") as f:
+                    f.write(json.dumps({"partial": raw[:200].decode(errors="replace")}) + "\n")
+            sys.stderr.write("bad_server: a line longer than --max-line; giving up\n")
+            sys.stderr.flush()
+            os._exit(4)
         log(raw)
         try:
             message = json.loads(raw)
