@@ -75,8 +75,10 @@ class Client:
 
     ``protocol`` is "auto" (probe the modern ``server/discover``, fall back to the ``initialize``
     handshake), "modern", "legacy" or a version string to pin. ``timeout`` is every request's
-    default deadline in seconds. ``env`` is added to the server's inherited environment (its values
-    are secrets: never shown); ``cwd`` is its working directory.
+    default deadline in seconds. A server started from a command inherits only an allow-list of
+    this process's environment (``PATH``, ``HOME``, locale, temp dir; ``inherit_env=True`` passes
+    all of it); ``env`` is added on top (its values are secrets: never shown); ``cwd`` is its
+    working directory.
 
     ``sampling``, ``elicitation`` and ``roots`` are handlers (sync or async callables taking the
     request's params); giving one declares the capability. ``roots`` may also be a list of paths
@@ -97,7 +99,7 @@ class Client:
         roots: Handler | Sequence[Any] | None = None,
         elicitation_modes: Sequence[str] = ("form", "url"),
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        inherit_env: bool = True,
+        inherit_env: bool = False,
         shutdown_timeout: float = 2.0,
         eager_lists: bool = False,
         list_changed_window: float = 0.25,

@@ -29,6 +29,7 @@ import anyio
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import FrameError, Message, decode, encode
 from ..protocol.versions import Era
+from ._env import child_env
 from ._pipes import PipeBroken, PipeClosed, Pipes, spawn
 from .base import NotDelivered, OversizedFrame
 
@@ -46,9 +47,11 @@ _STDERR_LINE_LIMIT = 8192
 class StdioTransport:
     """Run ``argv`` and talk to it over its stdin and stdout.
 
-    ``env`` is added to the inherited environment (``inherit_env=False`` starts from an empty one but
-    keeps ``PATH`` so the command can be found). Its values are treated as secrets: they never appear
-    in a repr, a log line or an error message, and are masked in the stderr tail that error messages
+    The server inherits only an allow-list of this process's environment (``PATH``, ``HOME``, the
+    locale, the temp dir and the like: see :mod:`mcp_notebook.transports._env`), so API keys in a
+    kernel's environment do not reach it; ``env`` is added on top, and ``inherit_env=True`` passes
+    the whole environment instead. ``env`` values are treated as secrets: they never appear in a
+    repr, a log line or an error message, and are masked in the stderr tail that error messages
     quote.
     """
 
@@ -58,7 +61,7 @@ class StdioTransport:
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
-        inherit_env: bool = True,
+        inherit_env: bool = False,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         stderr_lines: int = 200,
         shutdown_timeout: float = 2.0,
@@ -113,12 +116,7 @@ class StdioTransport:
         return error
 
     def _child_env(self) -> dict[str, str]:
-        if self.inherit_env:
-            base = dict(os.environ)
-        else:
-            base = {k: os.environ[k] for k in ("PATH", "SYSTEMROOT", "HOME", "LANG") if k in os.environ}
-        base.update(self._env)
-        return base
+        return child_env(os.environ, self._env, inherit_all=self.inherit_env, windows=sys.platform == "win32")
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[_StdioChannel]:
