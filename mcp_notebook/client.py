@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ._arguments import ArgumentValidator
+from ._arguments import MISSING, ArgumentValidator, OutputValidator
 from .cache import KINDS, Freshness
 from .connection import (
     ClientHandlers,
@@ -141,6 +141,7 @@ class Client:
         )
         self._tool_index: tuple[list[Tool] | None, dict[str, Tool]] = (None, {})
         self._validator = ArgumentValidator()
+        self._outputs = OutputValidator()
         self._host_task: asyncio.Task[None] | None = None
         self._host_done: anyio.Event | None = None
         self._stack: AsyncExitStack | None = None
@@ -387,7 +388,9 @@ class Client:
         A tool that fails reports ``is_error=True`` in its result; pass ``raise_on_error=True`` to
         get an ``McpError(kind="server")`` instead. With ``validate`` (the default) the arguments
         are checked against the tool's inputSchema first, and a mismatch raises
-        ``McpError(kind="invalid")`` without sending anything.
+        ``McpError(kind="invalid")`` without sending anything; and when the tool declares an
+        outputSchema, a successful result must carry ``structuredContent`` that matches it, or the
+        call raises ``McpError(kind="protocol")`` naming the first violations (never the values).
         """
         if not isinstance(name, str) or not name:
             raise TypeError("call_tool() needs the tool's name as a non-empty string")
@@ -407,7 +410,10 @@ class Client:
             label=f"tools/call {name!r}",
         )
         tool = self._tool_named(name)
-        tool_result = ToolResult.from_dict(result, output_schema=tool.output_schema if tool else None)
+        output_schema = tool.output_schema if tool else None
+        if validate and output_schema is not None and result.get("isError") is not True:
+            self._outputs.check(name, output_schema, result.get("structuredContent", MISSING))
+        tool_result = ToolResult.from_dict(result, output_schema=output_schema)
         if raise_on_error and tool_result.is_error:
             raise McpError("server", f"tool {name!r} reported an error: {tool_result.text[:1000]}")
         return tool_result

@@ -347,6 +347,35 @@ async def test_invalid_arguments_are_refused_before_sending(tmp_path):
         assert client.stats.reconnects == 0
 
 
+# --- 6b. a result that breaks the tool's outputSchema --------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_structured_content_that_breaks_the_output_schema_fails_the_call():
+    async with Client(bad(), timeout=10) as client:
+        good = await client.call_tool("report", {"shape": "good"})
+        assert good.structured_content == {"count": 1, "rows": [{"price": 1.5}]}
+
+        error, _ = await expect_error(client.call_tool("report", {"shape": "bad"}), "protocol")
+        assert "'report'" in error.message
+        assert "outputSchema" in error.message
+        assert "structuredContent.count must be of type 'integer'" in error.message
+        assert "structuredContent.rows[0].price must be of type 'number'" in error.message
+        assert "cheap" not in str(error)  # paths and rules, not values
+        assert "many" not in str(error)
+        assert len(str(error)) < 1000
+
+        error, _ = await expect_error(client.call_tool("report", {"shape": "missing"}), "protocol")
+        assert "no structuredContent" in error.message
+
+        # A tool's own error report is not held to the schema.
+        assert (await client.call_tool("report", {"shape": "error"})).is_error
+        # validate=False accepts whatever the server sent.
+        unchecked = await client.call_tool("report", {"shape": "bad"}, validate=False)
+        assert unchecked.structured_content["count"] == "many"
+        assert client.stats.reconnects == 0
+
+
 # --- 7. servers that cannot start --------------------------------------------------------------
 
 

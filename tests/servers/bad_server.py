@@ -10,6 +10,8 @@ notifications are ignored, and ``tools/call`` is dispatched by tool name:
     hang           never answers
     slow           {"seconds": number} -> answers "slow done" that much later (ignores cancellation)
     flood_stderr   {"mb": number, "newlines": bool} -> writes that much to stderr, then answers
+    report         {"shape": "good" | "bad" | "missing" | "error"} -> a result for its declared
+                   outputSchema that matches it, breaks it, lacks structuredContent, or is an error
 
 Flags select misbehaviours that apply to the whole session:
 
@@ -68,6 +70,26 @@ TOOLS = [
     },
     {"name": "crash", "description": "Exit mid-call.", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answer.", "inputSchema": {"type": "object"}},
+    {
+        "name": "report",
+        "description": "Structured output that may or may not match the declared outputSchema.",
+        "inputSchema": {"type": "object", "properties": {"shape": {"type": "string"}}},
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer"},
+                "rows": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"price": {"type": "number"}},
+                        "required": ["price"],
+                    },
+                },
+            },
+            "required": ["count", "rows"],
+        },
+    },
     {
         "name": "slow",
         "description": "Answer late.",
@@ -156,6 +178,16 @@ def call_tool(request_id, name: str, args: dict) -> None:
         sys.stderr.write(CRASH_LINE + "\n")
         sys.stderr.flush()
         os._exit(3)
+    elif name == "report":
+        shape = args.get("shape", "good")
+        good = {"count": 1, "rows": [{"price": 1.5}]}
+        bad = {"count": "many", "rows": [{"price": "cheap-" + "x" * 100_000}]}
+        answer = text("a report")
+        if shape in ("good", "bad"):
+            answer["structuredContent"] = good if shape == "good" else bad
+        elif shape == "error":
+            answer["isError"] = True
+        result(request_id, answer)
     elif name == "hang":
         pass
     elif name == "slow":
