@@ -6,18 +6,21 @@ into the typed objects of :mod:`mcp_notebook.results`. It checks tool arguments 
 cached tool's ``inputSchema`` before sending.
 
 Lifetime: ``async with Client(...) as client`` or ``await client.connect()`` ... ``await
-client.aclose()``. On asyncio the connection runs in a task owned by the client, not by the task
-that called ``connect()``, so a client connected in one notebook cell can be used and closed in
-later ones (each cell is a task of its own); ``aclose()`` stops that task and waits for it.
+client.aclose()``. The connection runs in a task owned by the client, not by the task that called
+``connect()`` (on asyncio a loop task, on trio a system task), so a client connected in one
+notebook cell can be used and closed in later ones (each cell is a task of its own), and
+``connect()`` leaves no task group open in its caller: a cancel scope around it (``with
+fail_after(5): await client.connect()``) exits cleanly. ``aclose()`` stops that task and waits for
+it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -143,8 +146,8 @@ class Client:
         self._validator = ArgumentValidator()
         self._outputs = OutputValidator()
         self._host_task: asyncio.Task[None] | None = None
+        self._host_scope: anyio.CancelScope | None = None
         self._host_done: anyio.Event | None = None
-        self._stack: AsyncExitStack | None = None
         self._connected = False
 
     # --- lifetime -------------------------------------------------------------------------------
@@ -164,28 +167,27 @@ class Client:
             return self
         self._connected = True
         try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        try:
-            if loop is not None:
-                await self._start_host_task(loop)
-            else:  # another backend (trio): the caller's task hosts the connection
-                self._stack = AsyncExitStack()
-                tg = await self._stack.enter_async_context(anyio.create_task_group())
-                await tg.start(self._connection.run)
-                await tg.start(self._live.run)
+            await self._start_host_task()
         except BaseException:
             await self.aclose()
             raise
         return self
 
-    async def _start_host_task(self, loop: asyncio.AbstractEventLoop) -> None:
+    async def _start_host_task(self) -> None:
         started = anyio.Event()
         failure: list[BaseException] = []
         done = self._host_done = anyio.Event()
+        scope = self._host_scope = anyio.CancelScope()
 
         async def host() -> None:
+            try:
+                with scope:
+                    await run()
+            finally:
+                started.set()
+                done.set()
+
+        async def run() -> None:
             try:
                 async with anyio.create_task_group() as tg:
                     await tg.start(self._connection.run)
@@ -201,13 +203,23 @@ class Client:
                 failure.append(_unwrap(exc))
                 if started.is_set():
                     logger.error("the connection task failed", exc_info=True)
-            finally:
-                started.set()
-                done.set()
 
-        # A plain loop task, owned and awaited by this client: anyio task groups cannot outlive the
-        # task that opened them, and a notebook cell's task ends long before the client should.
-        self._host_task = loop.create_task(host(), name=f"mcp-notebook {self._transport.describe()}")
+        # A task owned and awaited by this client, not a task group in the caller's task: anyio
+        # task groups cannot outlive the task that opened them (nor a cancel scope around
+        # connect()), and a notebook cell's task ends long before the client should.
+        name = f"mcp-notebook {self._transport.describe()}"
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            self._host_task = loop.create_task(host(), name=name)
+        else:
+            import trio  # anyio's only other backend
+
+            # A system task: trio's equivalent of a loop task. It must never raise, which host()
+            # ensures, and it is cancelled (the server then stopped, shielded) when trio.run ends.
+            trio.lowlevel.spawn_system_task(host, name=name, context=contextvars.copy_context())
         await started.wait()
         if failure:
             raise failure[0]
@@ -215,15 +227,15 @@ class Client:
     async def aclose(self) -> None:
         """Close the connection and stop the server (close stdin, wait, terminate). Idempotent."""
         await self._connection.close()
-        if self._host_task is not None and self._host_done is not None:
+        done, scope = self._host_done, self._host_scope
+        if done is not None and scope is not None:
             with anyio.CancelScope(shield=True):
                 with anyio.move_on_after(self._options.connect_timeout + 10):
-                    await self._host_done.wait()
-                if not self._host_done.is_set():
-                    self._host_task.cancel()
-        if self._stack is not None:
-            stack, self._stack = self._stack, None
-            await stack.aclose()
+                    await done.wait()
+                if not done.is_set():
+                    scope.cancel()
+                    with anyio.move_on_after(5):
+                        await done.wait()
 
     # --- state ----------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import pytest
 
 from mcp_notebook import Client, McpError
@@ -60,3 +61,31 @@ async def test_a_call_after_the_server_exited_is_sent_to_the_restarted_one(anyio
         with pytest.raises(McpError):
             await client.call_tool("crash")
         assert (await client.call_tool("echo", {"n": 8})).text == "8"
+
+
+async def test_connect_under_a_deadline_then_use_and_close_in_later_steps(anyio_backend: str) -> None:
+    """connect() leaves no task group open in the caller's task, so a scope around it exits cleanly."""
+    client = Client(python_server("bad_server.py"), timeout=10)
+    try:
+        with anyio.fail_after(5):
+            await client.connect()
+        assert (await client.call_tool("echo", {"n": 1})).text == "1"
+    finally:
+        with anyio.fail_after(10):
+            await client.aclose()
+    assert client.status == "closed"
+
+
+async def test_a_client_connected_in_one_task_is_used_and_closed_in_another(anyio_backend: str) -> None:
+    """The notebook pattern: each cell is a task of its own; the client outlives the cell that made it."""
+    client = Client(python_server("bad_server.py"), timeout=10)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(client.connect)
+    try:
+        assert client.status == "ready"
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "echo", {"n": 2})
+    finally:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.aclose)
+    assert client.status == "closed"

@@ -463,6 +463,10 @@ DROPPED = textwrap.dedent(
 
     if sys.argv[1] == "asyncio.run":
         asyncio.run(main())
+    elif sys.argv[1] == "trio.run":  # the client's system task is cancelled when main() returns
+        import trio
+
+        trio.run(main)
     else:  # a loop that is never closed: the client's task is never cancelled, only atexit remains
         asyncio.new_event_loop().run_until_complete(main())
     """
@@ -475,17 +479,21 @@ def run_dropped(
     script = tmp_path / "dropped.py"
     script.write_text(DROPPED)
     pidfile = tmp_path / "pid"
+    # This checkout's mcp_notebook, not whichever one is installed (the script is not in the repo).
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(
         [PYTHON, str(script), runner, *bad("--pidfile", str(pidfile), *server_args)],
         capture_output=True,
         text=True,
         timeout=30,
+        env=env,
     )
     assert "connected 1" in done.stdout, done.stderr
     return done, read_pid(pidfile)
 
 
-@pytest.mark.parametrize("runner", ["asyncio.run", "run_until_complete"])
+@pytest.mark.parametrize("runner", ["asyncio.run", "run_until_complete", "trio.run"])
 @pytest.mark.parametrize("server_args", [(), ("--stubborn",)], ids=["plain", "stubborn"])
 def test_dropped_client_does_not_orphan_its_server(tmp_path, server_args, runner):
     done, pid = run_dropped(tmp_path, *server_args, runner=runner)
@@ -497,9 +505,10 @@ def test_dropped_client_does_not_orphan_its_server(tmp_path, server_args, runner
             os.kill(pid, 9)
 
 
-def test_dropped_client_exits_quietly(tmp_path):
+@pytest.mark.parametrize("runner", ["asyncio.run", "trio.run"])
+def test_dropped_client_exits_quietly(tmp_path, runner):
     """Interpreter exit with an open client is normal in scripts: no error log, no traceback."""
-    done, pid = run_dropped(tmp_path)
+    done, pid = run_dropped(tmp_path, runner=runner)
     try:
         assert done.returncode == 0
         assert "Traceback" not in done.stderr, done.stderr
