@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import subprocess
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -61,8 +61,13 @@ class Pipes(Protocol):
     async def aclose(self) -> None: ...
 
 
-async def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str], new_session: bool) -> Pipes:
-    """Start ``argv`` with piped stdin/stdout/stderr (raises OSError like subprocess does)."""
+async def spawn(
+    argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str], options: Mapping[str, Any]
+) -> Pipes:
+    """Start ``argv`` with piped stdin/stdout/stderr (raises OSError like subprocess does).
+
+    ``options`` are further process-creation keywords (a new session, Windows creation flags).
+    """
     if _on_asyncio():
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -71,7 +76,7 @@ async def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str],
             stderr=subprocess.PIPE,
             cwd=cwd,
             env=dict(env),
-            start_new_session=new_session,
+            **options,
         )
         return AsyncioPipes(process)
     anyio_process = await anyio.open_process(
@@ -81,7 +86,7 @@ async def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str],
         stderr=subprocess.PIPE,
         cwd=cwd,
         env=dict(env),
-        start_new_session=new_session,
+        **options,
     )
     return AnyioPipes(anyio_process)
 
