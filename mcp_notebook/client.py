@@ -131,6 +131,7 @@ class Client:
             sampling=sampling, elicitation=elicitation, roots=roots, elicitation_modes=elicitation_modes
         )
         self._connection = Connection(self._transport, self._options, handlers)
+        self._unhook_auth = _hold_deadlines_during_sign_in(auth, self._connection)
         self._live = LiveState(
             self._connection,
             {
@@ -226,6 +227,7 @@ class Client:
 
     async def aclose(self) -> None:
         """Close the connection and stop the server (close stdin, wait, terminate). Idempotent."""
+        self._unhook_auth()
         await self._connection.close()
         done, scope = self._host_done, self._host_scope
         if done is not None and scope is not None:
@@ -520,6 +522,35 @@ def _room_for_sign_in(auth: Any, options: dict[str, Any]) -> dict[str, Any]:
     adjusted.setdefault("probe_timeout", room)
     adjusted.setdefault("connect_timeout", room)
     return adjusted
+
+
+def _hold_deadlines_during_sign_in(auth: Any, connection: Connection) -> Callable[[], None]:
+    """Pause the connection's request deadlines while ``auth`` waits for a person to sign in.
+
+    A 401 in mid-session starts the sign-in inside whichever request met it, and the others wait
+    for the token: without this, the person would have one request deadline (60 s by default) to
+    finish, and every waiting request would time out. The sign-in is bounded by the OAuth object's
+    own ``authorize_timeout``. Returns the function that unhooks it.
+    """
+    subscribe = getattr(auth, "on_user_step", None)
+    if not callable(subscribe):
+        return lambda: None
+    held: list[Callable[[], None]] = []
+
+    def changed(active: bool) -> None:
+        if active:
+            held.append(connection.hold_deadlines())
+        elif held:
+            held.pop()()
+
+    unsubscribe: Callable[[], None] = subscribe(changed)
+
+    def unhook() -> None:
+        unsubscribe()
+        while held:
+            held.pop()()
+
+    return unhook
 
 
 def _http_auth(auth: str | httpx.Auth | None) -> httpx.Auth | None:

@@ -459,6 +459,24 @@ class Connection:
 
     # --- requests -------------------------------------------------------------------------------
 
+    def hold_deadlines(self) -> Callable[[], None]:
+        """Pause every request's deadline (those sent later too) until the returned function runs.
+
+        For a person's step outside any one request, such as an OAuth sign-in that a 401 started
+        mid-session: the requests waiting for it must wait for the person, not time out. The
+        returned function is idempotent.
+        """
+        self._pause_deadlines()
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self._resume_deadlines()
+
+        return release
+
     async def request(
         self,
         method: str,
