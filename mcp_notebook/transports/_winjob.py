@@ -6,8 +6,7 @@ into it as they start, ``TerminateJobObject`` ends them all at once, and with
 which also happens when this interpreter dies without running any cleanup.
 
 Known gap: the server is put in the job just after it starts (``subprocess`` cannot start it
-suspended), so a grandchild started in that first instant escapes the job; ``taskkill /T`` at
-close does not depend on the job and catches such a grandchild while its parent lives.
+suspended), so a grandchild started in that first instant is outside the job and is not stopped.
 
 Importing this module elsewhere than on Windows raises ImportError.
 """
