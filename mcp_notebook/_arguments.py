@@ -1,10 +1,12 @@
-"""Checking tool arguments against the tool's ``inputSchema`` before anything is sent.
+"""Checking tool arguments against ``inputSchema`` before sending, and results against ``outputSchema``.
 
-A refused call costs nothing and says exactly which argument is wrong. The messages name the path
-and the rule, never the value (arguments may be secret). Schemas default to JSON Schema 2020-12;
-references are resolved only inside the schema itself (never over the network, as the spec
-requires); a schema that is itself broken or unresolvable is not our business to judge, so the
-call goes through and the server decides.
+A refused call costs nothing and says exactly which argument is wrong; a result that breaks the
+tool's declared ``outputSchema`` is an error on that call (the spec says clients SHOULD validate
+``structuredContent``), not a silently wrong table downstream. The messages name the path and the
+rule, never the value (arguments may be secret, results may be huge). Schemas default to JSON
+Schema 2020-12; references are resolved only inside the schema itself (never over the network, as
+the spec requires); a schema that is itself broken or unresolvable is not ours to judge, so the
+value goes through unchecked.
 """
 
 from __future__ import annotations
@@ -15,19 +17,28 @@ from typing import Any
 
 from .protocol.errors import INVALID_PARAMS, McpError
 
-__all__ = ["ArgumentValidator"]
+__all__ = ["ArgumentValidator", "OutputValidator", "SchemaValidator"]
 
 logger = logging.getLogger("mcp_notebook.client")
 
+#: ``structuredContent`` absent from a result (``None`` would be a value to validate).
+MISSING: Any = object()
 
-class ArgumentValidator:
-    """Compiled validators, one per tool schema, reused until the tool list changes.
+
+class SchemaValidator:
+    """Compiled validators, one per tool schema, reused until the tool's schema object changes.
 
     jsonschema is imported and a validator built only when the quick check cannot say yes: with
     the format-checking extras a notebook environment installs, importing jsonschema takes from a
     few hundred milliseconds to seconds (``rfc3987_syntax`` compiles a grammar), which a call with
-    plainly valid arguments should never wait for.
+    plainly valid arguments (or a plainly valid result) should never wait for.
+
+    Subclasses say what they check: ``subject`` names the value's root in messages, ``schema_name``
+    the tool's field, and ``_refuse`` turns the violations into the error.
     """
+
+    subject = "value"
+    schema_name = "schema"
 
     def __init__(self) -> None:
         self._quick: dict[str, tuple[dict[str, Any], _Quick | None]] = {}
@@ -37,31 +48,34 @@ class ArgumentValidator:
         self._quick.clear()
         self._compiled.clear()
 
-    def check(self, tool_name: str, schema: dict[str, Any], arguments: Mapping[str, Any]) -> None:
-        quick = self._quick_for(tool_name, schema)
-        if quick is not None and quick(arguments):
-            return
+    def check(self, tool_name: str, schema: dict[str, Any], instance: Any) -> None:
+        """Raise McpError if ``instance`` breaks ``schema``; return quietly if valid or uncheckable."""
+        if isinstance(instance, Mapping):
+            quick = self._quick_for(tool_name, schema)
+            if quick is not None and quick(instance):
+                return
+            if not isinstance(instance, dict):
+                instance = dict(instance)
         validator = self._validator(tool_name, schema)
         if validator is None:
             return
         import jsonschema.exceptions
 
         try:
-            errors = sorted(validator.iter_errors(dict(arguments)), key=jsonschema.exceptions.relevance)
+            errors = sorted(validator.iter_errors(instance), key=jsonschema.exceptions.relevance)
         except jsonschema.exceptions.SchemaError:
             return
         except Exception as exc:  # unresolvable $ref and the like: the schema's problem, not the caller's
-            logger.debug("could not validate arguments of %r: %s", tool_name, type(exc).__name__)
+            logger.debug("could not validate %s of %r: %s", self.subject, tool_name, type(exc).__name__)
             return
         if errors:
-            details = "; ".join(_describe(e) for e in errors[:5])
+            details = "; ".join(_describe(e, self.subject) for e in errors[:5])
             more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-            raise McpError(
-                "invalid",
-                f"arguments for tool {tool_name!r} do not match its inputSchema: {details}{more}; "
-                "nothing was sent (pass validate=False to send anyway)",
-                code=INVALID_PARAMS,
-            )
+            raise self._refuse(tool_name, f"{details}{more}")
+
+    def _refuse(self, tool_name: str, details: str) -> McpError:
+        message = f"{self.subject} of tool {tool_name!r} break its {self.schema_name}: {details}"
+        return McpError("invalid", message)
 
     def _quick_for(self, tool_name: str, schema: dict[str, Any]) -> _Quick | None:
         cached = self._quick.get(tool_name)
@@ -84,9 +98,51 @@ class ArgumentValidator:
             cls.check_schema(schema)
             validator = cls(schema, format_checker=None)
         except Exception:
-            logger.debug("tool %r has an invalid inputSchema; arguments are not checked", tool_name)
+            logger.debug("tool %r has an invalid %s; it is not checked", tool_name, self.schema_name)
         self._compiled[tool_name] = (schema, validator)
         return validator
+
+
+class ArgumentValidator(SchemaValidator):
+    """Arguments against ``inputSchema``: a mismatch is refused before anything is sent."""
+
+    subject = "arguments"
+    schema_name = "inputSchema"
+
+    def _refuse(self, tool_name: str, details: str) -> McpError:
+        return McpError(
+            "invalid",
+            f"arguments for tool {tool_name!r} do not match its inputSchema: {details}; "
+            "nothing was sent (pass validate=False to send anyway)",
+            code=INVALID_PARAMS,
+        )
+
+
+class OutputValidator(SchemaValidator):
+    """A successful result's ``structuredContent`` against the tool's ``outputSchema``.
+
+    A tool that declares an ``outputSchema`` promises structured content that matches it; a result
+    without it, or with content that does not match, fails the call as a ``protocol`` error.
+    """
+
+    subject = "structuredContent"
+    schema_name = "outputSchema"
+
+    def check(self, tool_name: str, schema: dict[str, Any], instance: Any) -> None:
+        if instance is MISSING or instance is None:
+            raise McpError(
+                "protocol",
+                f"tool {tool_name!r} declares an outputSchema but its result has no structuredContent "
+                "(pass validate=False to accept it)",
+            )
+        super().check(tool_name, schema, instance)
+
+    def _refuse(self, tool_name: str, details: str) -> McpError:
+        return McpError(
+            "protocol",
+            f"tool {tool_name!r} returned structuredContent that does not match its outputSchema: "
+            f"{details} (pass validate=False to accept it)",
+        )
 
 
 # --- a quick yes for the schemas most tools have --------------------------------------------------
@@ -213,11 +269,9 @@ def _length(accept: Callable[[int, int], bool], bound: int) -> Callable[[Any], b
     return lambda v: type(v) is not str or accept(len(v), bound)
 
 
-def _describe(error: Any) -> str:
+def _describe(error: Any, subject: str = "arguments") -> str:
     """One jsonschema ValidationError in words, naming the path and the rule, never the value."""
-    where = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path) or "arguments"
-    if where != "arguments":
-        where = "arguments" + where
+    where = subject + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
     rule = error.validator
     expected = error.validator_value
     if rule in ("required", "additionalProperties", "dependentRequired", "unevaluatedProperties"):

@@ -6,23 +6,26 @@ into the typed objects of :mod:`mcp_notebook.results`. It checks tool arguments 
 cached tool's ``inputSchema`` before sending.
 
 Lifetime: ``async with Client(...) as client`` or ``await client.connect()`` ... ``await
-client.aclose()``. On asyncio the connection runs in a task owned by the client, not by the task
-that called ``connect()``, so a client connected in one notebook cell can be used and closed in
-later ones (each cell is a task of its own); ``aclose()`` stops that task and waits for it.
+client.aclose()``. The connection runs in a task owned by the client, not by the task that called
+``connect()`` (on asyncio a loop task, on trio a system task), so a client connected in one
+notebook cell can be used and closed in later ones (each cell is a task of its own), and
+``connect()`` leaves no task group open in its caller: a cancel scope around it (``with
+fail_after(5): await client.connect()``) exits cleanly. ``aclose()`` stops that task and waits for
+it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ._arguments import ArgumentValidator
+from ._arguments import MISSING, ArgumentValidator, OutputValidator
 from .cache import KINDS, Freshness
 from .connection import (
     ClientHandlers,
@@ -75,8 +78,10 @@ class Client:
 
     ``protocol`` is "auto" (probe the modern ``server/discover``, fall back to the ``initialize``
     handshake), "modern", "legacy" or a version string to pin. ``timeout`` is every request's
-    default deadline in seconds. ``env`` is added to the server's inherited environment (its values
-    are secrets: never shown); ``cwd`` is its working directory.
+    default deadline in seconds. A server started from a command inherits only an allow-list of
+    this process's environment (``PATH``, ``HOME``, locale, temp dir; ``inherit_env=True`` passes
+    all of it); ``env`` is added on top (its values are secrets: never shown); ``cwd`` is its
+    working directory.
 
     ``sampling``, ``elicitation`` and ``roots`` are handlers (sync or async callables taking the
     request's params); giving one declares the capability. ``roots`` may also be a list of paths
@@ -97,7 +102,7 @@ class Client:
         roots: Handler | Sequence[Any] | None = None,
         elicitation_modes: Sequence[str] = ("form", "url"),
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        inherit_env: bool = True,
+        inherit_env: bool = False,
         shutdown_timeout: float = 2.0,
         eager_lists: bool = False,
         list_changed_window: float = 0.25,
@@ -126,6 +131,7 @@ class Client:
             sampling=sampling, elicitation=elicitation, roots=roots, elicitation_modes=elicitation_modes
         )
         self._connection = Connection(self._transport, self._options, handlers)
+        self._unhook_auth = _hold_deadlines_during_sign_in(auth, self._connection)
         self._live = LiveState(
             self._connection,
             {
@@ -139,9 +145,10 @@ class Client:
         )
         self._tool_index: tuple[list[Tool] | None, dict[str, Tool]] = (None, {})
         self._validator = ArgumentValidator()
+        self._outputs = OutputValidator()
         self._host_task: asyncio.Task[None] | None = None
+        self._host_scope: anyio.CancelScope | None = None
         self._host_done: anyio.Event | None = None
-        self._stack: AsyncExitStack | None = None
         self._connected = False
 
     # --- lifetime -------------------------------------------------------------------------------
@@ -161,28 +168,27 @@ class Client:
             return self
         self._connected = True
         try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        try:
-            if loop is not None:
-                await self._start_host_task(loop)
-            else:  # another backend (trio): the caller's task hosts the connection
-                self._stack = AsyncExitStack()
-                tg = await self._stack.enter_async_context(anyio.create_task_group())
-                await tg.start(self._connection.run)
-                await tg.start(self._live.run)
+            await self._start_host_task()
         except BaseException:
             await self.aclose()
             raise
         return self
 
-    async def _start_host_task(self, loop: asyncio.AbstractEventLoop) -> None:
+    async def _start_host_task(self) -> None:
         started = anyio.Event()
         failure: list[BaseException] = []
         done = self._host_done = anyio.Event()
+        scope = self._host_scope = anyio.CancelScope()
 
         async def host() -> None:
+            try:
+                with scope:
+                    await run()
+            finally:
+                started.set()
+                done.set()
+
+        async def run() -> None:
             try:
                 async with anyio.create_task_group() as tg:
                     await tg.start(self._connection.run)
@@ -198,29 +204,40 @@ class Client:
                 failure.append(_unwrap(exc))
                 if started.is_set():
                     logger.error("the connection task failed", exc_info=True)
-            finally:
-                started.set()
-                done.set()
 
-        # A plain loop task, owned and awaited by this client: anyio task groups cannot outlive the
-        # task that opened them, and a notebook cell's task ends long before the client should.
-        self._host_task = loop.create_task(host(), name=f"mcp-notebook {self._transport.describe()}")
+        # A task owned and awaited by this client, not a task group in the caller's task: anyio
+        # task groups cannot outlive the task that opened them (nor a cancel scope around
+        # connect()), and a notebook cell's task ends long before the client should.
+        name = f"mcp-notebook {self._transport.describe()}"
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            self._host_task = loop.create_task(host(), name=name)
+        else:
+            import trio  # anyio's only other backend
+
+            # A system task: trio's equivalent of a loop task. It must never raise, which host()
+            # ensures, and it is cancelled (the server then stopped, shielded) when trio.run ends.
+            trio.lowlevel.spawn_system_task(host, name=name, context=contextvars.copy_context())
         await started.wait()
         if failure:
             raise failure[0]
 
     async def aclose(self) -> None:
         """Close the connection and stop the server (close stdin, wait, terminate). Idempotent."""
+        self._unhook_auth()
         await self._connection.close()
-        if self._host_task is not None and self._host_done is not None:
+        done, scope = self._host_done, self._host_scope
+        if done is not None and scope is not None:
             with anyio.CancelScope(shield=True):
                 with anyio.move_on_after(self._options.connect_timeout + 10):
-                    await self._host_done.wait()
-                if not self._host_done.is_set():
-                    self._host_task.cancel()
-        if self._stack is not None:
-            stack, self._stack = self._stack, None
-            await stack.aclose()
+                    await done.wait()
+                if not done.is_set():
+                    scope.cancel()
+                    with anyio.move_on_after(5):
+                        await done.wait()
 
     # --- state ----------------------------------------------------------------------------------
 
@@ -385,7 +402,9 @@ class Client:
         A tool that fails reports ``is_error=True`` in its result; pass ``raise_on_error=True`` to
         get an ``McpError(kind="server")`` instead. With ``validate`` (the default) the arguments
         are checked against the tool's inputSchema first, and a mismatch raises
-        ``McpError(kind="invalid")`` without sending anything.
+        ``McpError(kind="invalid")`` without sending anything; and when the tool declares an
+        outputSchema, a successful result must carry ``structuredContent`` that matches it, or the
+        call raises ``McpError(kind="protocol")`` naming the first violations (never the values).
         """
         if not isinstance(name, str) or not name:
             raise TypeError("call_tool() needs the tool's name as a non-empty string")
@@ -405,7 +424,10 @@ class Client:
             label=f"tools/call {name!r}",
         )
         tool = self._tool_named(name)
-        tool_result = ToolResult.from_dict(result, output_schema=tool.output_schema if tool else None)
+        output_schema = tool.output_schema if tool else None
+        if validate and output_schema is not None and result.get("isError") is not True:
+            self._outputs.check(name, output_schema, result.get("structuredContent", MISSING))
+        tool_result = ToolResult.from_dict(result, output_schema=output_schema)
         if raise_on_error and tool_result.is_error:
             raise McpError("server", f"tool {name!r} reported an error: {tool_result.text[:1000]}")
         return tool_result
@@ -500,6 +522,35 @@ def _room_for_sign_in(auth: Any, options: dict[str, Any]) -> dict[str, Any]:
     adjusted.setdefault("probe_timeout", room)
     adjusted.setdefault("connect_timeout", room)
     return adjusted
+
+
+def _hold_deadlines_during_sign_in(auth: Any, connection: Connection) -> Callable[[], None]:
+    """Pause the connection's request deadlines while ``auth`` waits for a person to sign in.
+
+    A 401 in mid-session starts the sign-in inside whichever request met it, and the others wait
+    for the token: without this, the person would have one request deadline (60 s by default) to
+    finish, and every waiting request would time out. The sign-in is bounded by the OAuth object's
+    own ``authorize_timeout``. Returns the function that unhooks it.
+    """
+    subscribe = getattr(auth, "on_user_step", None)
+    if not callable(subscribe):
+        return lambda: None
+    held: list[Callable[[], None]] = []
+
+    def changed(active: bool) -> None:
+        if active:
+            held.append(connection.hold_deadlines())
+        elif held:
+            held.pop()()
+
+    unsubscribe: Callable[[], None] = subscribe(changed)
+
+    def unhook() -> None:
+        unsubscribe()
+        while held:
+            held.pop()()
+
+    return unhook
 
 
 def _http_auth(auth: str | httpx.Auth | None) -> httpx.Auth | None:

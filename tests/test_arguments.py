@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_notebook import McpError
-from mcp_notebook._arguments import ArgumentValidator, _quick_check
+from mcp_notebook._arguments import ArgumentValidator, OutputValidator, _quick_check
 
 SCHEMAS: list[dict[str, Any]] = [
     {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
@@ -73,3 +73,28 @@ def test_integral_float_is_judged_by_jsonschema() -> None:
     ArgumentValidator().check("t", schema, {"n": 2.0})  # valid in 2020-12: no error
     with pytest.raises(McpError):
         ArgumentValidator().check("t", schema, {"n": 2.5})
+
+
+OUTPUT_SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+@pytest.mark.parametrize(
+    ("structured", "expected"),
+    [
+        ([1, 2], "structuredContent must be of type 'object'"),
+        ({"n": "x" * 10_000}, "structuredContent.n must be of type 'integer'"),
+        ({}, "'n' is a required property"),
+        (None, "no structuredContent"),
+    ],
+)
+def test_output_violations_name_the_path_never_the_value(structured: Any, expected: str) -> None:
+    with pytest.raises(McpError) as caught:
+        OutputValidator().check("t", OUTPUT_SCHEMA, structured)
+    assert caught.value.kind == "protocol"
+    assert expected in caught.value.message
+    assert "xxxx" not in caught.value.message
+
+
+def test_valid_output_and_a_broken_output_schema_pass() -> None:
+    OutputValidator().check("t", OUTPUT_SCHEMA, {"n": 3})
+    OutputValidator().check("t", {"type": "no-such-type"}, {"n": "anything"})

@@ -1200,3 +1200,77 @@ def test_importing_auth_stays_light() -> None:
 
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# --- a sign-in in the middle of a session, under the client's request deadlines ------------------
+
+
+def _json_rpc_server(world: World) -> Callable[[httpx.Request], httpx.Response]:
+    """The World's protected MCP endpoint, answering like a (stateless, legacy-era) MCP server."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if str(request.url) != MCP:
+            return world.handler(request)
+        if request.method == "GET":
+            return httpx.Response(405)  # no standalone stream
+        body = json.loads(request.content)
+        if "id" not in body:  # a notification: World.mcp answers requests only
+            token = request.headers.get("authorization", "").removeprefix("Bearer ")
+            return httpx.Response(202 if token in world.tokens else 401)
+        response = world.handler(request)
+        if response.status_code != 200:
+            return response
+        method = body["method"]
+        if method == "initialize":
+            result: dict[str, Any] = {
+                "protocolVersion": body["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "protected", "version": "1"},
+            }
+        elif method == "tools/list":
+            result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        elif method == "tools/call":
+            result = {"content": [{"type": "text", "text": "ok"}]}
+        else:
+            return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "error": {"code": -32601}})
+        return httpx.Response(200, json={"jsonrpc": "2.0", "id": body["id"], "result": result})
+
+    return handler
+
+
+@pytest.mark.anyio
+async def test_a_sign_in_mid_session_waits_for_the_person_not_for_the_request_deadline() -> None:
+    """The tokens are revoked mid-session; signing in again takes longer than a request deadline.
+
+    The call that met the 401 and the calls that queued behind the sign-in all wait for the
+    person (bounded by authorize_timeout), then succeed with the new token.
+    """
+    from mcp_notebook import Client
+
+    world = World()
+    person_seconds = 0.0
+
+    async def on_authorize(url: str) -> str:
+        await anyio.sleep(person_seconds)  # a person reading the page and clicking "Allow"
+        return await world.on_authorize(url)
+
+    oauth = OAuth(redirect_uri=REDIRECT, on_authorize=on_authorize, authorize_timeout=30)
+    http = httpx.AsyncClient(transport=httpx.MockTransport(_json_rpc_server(world)))
+    texts: list[str] = []
+    async with http, Client(MCP, auth=oauth, http_client=http, protocol="legacy", timeout=0.5) as client:
+        assert (await client.call_tool("echo")).text == "ok"
+        world.tokens.clear()  # revoked, refresh token included: only a new sign-in helps
+        world.refresh_tokens.clear()
+        person_seconds = 1.5  # three times the request deadline
+
+        async def call() -> None:
+            texts.append((await client.call_tool("echo")).text)
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                for _ in range(3):
+                    tg.start_soon(call)
+        assert client.stats.timeouts == 0
+        assert (await client.call_tool("echo")).text == "ok"  # deadlines apply again afterwards
+    assert texts == ["ok"] * 3
+    assert len(world.authorize_urls) == 2  # one sign-in at connect, one mid-session for all three

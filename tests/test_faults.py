@@ -347,6 +347,35 @@ async def test_invalid_arguments_are_refused_before_sending(tmp_path):
         assert client.stats.reconnects == 0
 
 
+# --- 6b. a result that breaks the tool's outputSchema --------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_structured_content_that_breaks_the_output_schema_fails_the_call():
+    async with Client(bad(), timeout=10) as client:
+        good = await client.call_tool("report", {"shape": "good"})
+        assert good.structured_content == {"count": 1, "rows": [{"price": 1.5}]}
+
+        error, _ = await expect_error(client.call_tool("report", {"shape": "bad"}), "protocol")
+        assert "'report'" in error.message
+        assert "outputSchema" in error.message
+        assert "structuredContent.count must be of type 'integer'" in error.message
+        assert "structuredContent.rows[0].price must be of type 'number'" in error.message
+        assert "cheap" not in str(error)  # paths and rules, not values
+        assert "many" not in str(error)
+        assert len(str(error)) < 1000
+
+        error, _ = await expect_error(client.call_tool("report", {"shape": "missing"}), "protocol")
+        assert "no structuredContent" in error.message
+
+        # A tool's own error report is not held to the schema.
+        assert (await client.call_tool("report", {"shape": "error"})).is_error
+        # validate=False accepts whatever the server sent.
+        unchecked = await client.call_tool("report", {"shape": "bad"}, validate=False)
+        assert unchecked.structured_content["count"] == "many"
+        assert client.stats.reconnects == 0
+
+
 # --- 7. servers that cannot start --------------------------------------------------------------
 
 
@@ -434,6 +463,10 @@ DROPPED = textwrap.dedent(
 
     if sys.argv[1] == "asyncio.run":
         asyncio.run(main())
+    elif sys.argv[1] == "trio.run":  # the client's system task is cancelled when main() returns
+        import trio
+
+        trio.run(main)
     else:  # a loop that is never closed: the client's task is never cancelled, only atexit remains
         asyncio.new_event_loop().run_until_complete(main())
     """
@@ -446,17 +479,21 @@ def run_dropped(
     script = tmp_path / "dropped.py"
     script.write_text(DROPPED)
     pidfile = tmp_path / "pid"
+    # This checkout's mcp_notebook, not whichever one is installed (the script is not in the repo).
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
     done = subprocess.run(
         [PYTHON, str(script), runner, *bad("--pidfile", str(pidfile), *server_args)],
         capture_output=True,
         text=True,
         timeout=30,
+        env=env,
     )
     assert "connected 1" in done.stdout, done.stderr
     return done, read_pid(pidfile)
 
 
-@pytest.mark.parametrize("runner", ["asyncio.run", "run_until_complete"])
+@pytest.mark.parametrize("runner", ["asyncio.run", "run_until_complete", "trio.run"])
 @pytest.mark.parametrize("server_args", [(), ("--stubborn",)], ids=["plain", "stubborn"])
 def test_dropped_client_does_not_orphan_its_server(tmp_path, server_args, runner):
     done, pid = run_dropped(tmp_path, *server_args, runner=runner)
@@ -468,9 +505,10 @@ def test_dropped_client_does_not_orphan_its_server(tmp_path, server_args, runner
             os.kill(pid, 9)
 
 
-def test_dropped_client_exits_quietly(tmp_path):
+@pytest.mark.parametrize("runner", ["asyncio.run", "trio.run"])
+def test_dropped_client_exits_quietly(tmp_path, runner):
     """Interpreter exit with an open client is normal in scripts: no error log, no traceback."""
-    done, pid = run_dropped(tmp_path)
+    done, pid = run_dropped(tmp_path, runner=runner)
     try:
         assert done.returncode == 0
         assert "Traceback" not in done.stderr, done.stderr

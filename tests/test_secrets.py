@@ -28,6 +28,7 @@ import pytest
 
 from mcp_notebook import Client
 from mcp_notebook.protocol.errors import McpError
+from mcp_notebook.transports._env import child_env as allowed_env
 
 from .conftest import PYTHON, demo_server, python_server
 from .http_peers import fault_http
@@ -200,6 +201,65 @@ async def test_no_secret_leaks_across_a_modern_session_with_streams_errors_and_a
     witness.logs(caplog)
     assert any(label == "event subscription" for label, _ in witness.seen)
     witness.assert_clean()
+
+
+# --- the environment a stdio server inherits -----------------------------------------------------
+
+
+async def test_a_kernel_api_key_does_not_reach_a_server_by_default(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_ENV)
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    monkeypatch.setenv("BASH_FUNC_evil%%", "() { echo pwned; }")
+    async with Client(python_server("bad_server.py"), env={"API_TOKEN": "given"}, timeout=10) as client:
+        env = child_env(client._transport.pid)
+        assert (await client.call_tool("echo", {"n": 1})).text == "1"
+    assert "OPENAI_API_KEY" not in env
+    assert SECRET_ENV not in env.values()
+    assert "BASH_FUNC_evil%%" not in env
+    assert env["PATH"] == os.environ["PATH"]
+    assert env["LC_ALL"] == "C.UTF-8"
+    assert env["API_TOKEN"] == "given"
+
+
+async def test_inherit_env_true_passes_the_whole_environment(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_ENV)
+    async with Client(
+        python_server("bad_server.py"), inherit_env=True, env={"API_TOKEN": "given"}, timeout=10
+    ) as client:
+        env = child_env(client._transport.pid)
+    assert env["OPENAI_API_KEY"] == SECRET_ENV
+    assert env["API_TOKEN"] == "given"
+
+
+@pytest.mark.parametrize(
+    ("environ", "windows", "kept"),
+    [
+        ({"PATH": "/bin", "HOME": "/h", "AWS_SECRET_ACCESS_KEY": "s"}, False, {"PATH", "HOME"}),
+        (
+            {"LC_TIME": "C", "LANG": "C", "TMPDIR": "/t", "TZ": "UTC", "GITHUB_TOKEN": "t"},
+            False,
+            {"LC_TIME", "LANG", "TMPDIR", "TZ"},
+        ),
+        ({"USER": "u", "F": "() { :; }", "SHELL": "() { evil; }"}, False, {"USER"}),
+        (
+            {"Path": "C:\\w", "SystemRoot": "C:\\Windows", "ComSpec": "cmd", "API_KEY": "k"},
+            True,
+            {"Path", "SystemRoot", "ComSpec"},
+        ),
+        ({"HOME": "/h", "PATH": "/bin"}, True, {"PATH"}),  # HOME is not a Windows variable
+    ],
+)
+def test_the_default_environment_is_an_allow_list(environ, windows, kept):
+    assert set(allowed_env(environ, {}, inherit_all=False, windows=windows)) == kept
+
+
+def test_env_is_added_on_top_and_wins():
+    env = allowed_env(
+        {"PATH": "/bin", "K": "v"}, {"PATH": "/mine", "X": "1"}, inherit_all=False, windows=False
+    )
+    assert env == {"PATH": "/mine", "X": "1"}
+    everything = allowed_env({"K": "v"}, {"X": "1"}, inherit_all=True, windows=False)
+    assert everything == {"K": "v", "X": "1"}
 
 
 # --- servers that print their secret -------------------------------------------------------------

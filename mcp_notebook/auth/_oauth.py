@@ -225,6 +225,7 @@ class OAuth(httpx.Auth):
         self._dpop = dpop
         self._dpop_key: DpopKey | None = None
         self._dpop_nonces: dict[str, str] = {}  # origin -> the latest DPoP-Nonce it sent (RFC 9449 §8, §9)
+        self._user_step_listeners: list[Callable[[bool], None]] = []
 
     def __repr__(self) -> str:
         who = f", client_id={self._client_id!r}" if self._client_id else ""
@@ -236,6 +237,19 @@ class OAuth(httpx.Auth):
     def authorize_timeout(self) -> float | None:
         """How long the human step may take; a client gives its first requests at least this long."""
         return self._authorize_timeout
+
+    def on_user_step(self, listener: Callable[[bool], None]) -> Callable[[], None]:
+        """Call ``listener(True)`` when a person is asked to sign in, ``listener(False)`` when done.
+
+        Why: that step takes as long as a person takes (up to ``authorize_timeout``), and it
+        happens inside whichever request met the 401, while every other request waits for the
+        token. A connection listens to pause its request deadlines meanwhile, so the sign-in is
+        bounded by ``authorize_timeout`` alone and no waiting request times out because of it.
+        Returns a function that removes the listener.
+        """
+        listeners = self._user_step_listeners
+        listeners.append(listener)
+        return lambda: listeners.remove(listener) if listener in listeners else None
 
     async def clear(self) -> None:
         """Forget the tokens for this server (here and in the store); the next 401 authorizes anew."""
@@ -920,6 +934,20 @@ class OAuth(httpx.Auth):
 
     async def _user_step(self, url: str, state: str, receiver: LoopbackReceiver | None) -> dict[str, str]:
         """The human step: the user authorizes in a browser; we get the redirect's parameters."""
+        self._tell_user_step(True)
+        try:
+            return await self._wait_for_user(url, state, receiver)
+        finally:
+            self._tell_user_step(False)
+
+    def _tell_user_step(self, active: bool) -> None:
+        for listener in list(self._user_step_listeners):
+            try:
+                listener(active)
+            except Exception:
+                logger.exception("a sign-in listener raised; ignored")
+
+    async def _wait_for_user(self, url: str, state: str, receiver: LoopbackReceiver | None) -> dict[str, str]:
         if receiver is not None:
             print(
                 f"To authorize access to {self._server_url}, open this URL in a browser:\n\n  {url}\n\n"

@@ -9,7 +9,8 @@ States: ``connecting -> negotiating -> ready -> (reconnecting -> negotiating -> 
 
 What it must never do: run user code in the reader task (progress callbacks run in the caller's
 task, handlers in their own), resend a request that may have run (only a ``-32022`` answer, which
-means the server refused the request unexecuted, is retried), or put arguments or secrets in a
+means the server refused the request unexecuted, and a send the transport proves wrote nothing, a
+:class:`~mcp_notebook.transports.base.NotDelivered`, are retried), or put arguments or secrets in a
 message.
 """
 
@@ -50,7 +51,7 @@ from ..protocol.jsonrpc import (
 )
 from ..protocol.negotiation import Adopt, Pin, after_discover
 from ..protocol.versions import Era, pick_mutual_modern
-from ..transports.base import Channel, OversizedFrame, RequestFailed, Transport
+from ..transports.base import Channel, NotDelivered, OversizedFrame, RequestFailed, Transport
 from ._deadlines import DeadlineSweeper
 from ._handlers import ELICITATION, SAMPLING, ClientHandlers
 from ._negotiate import Negotiated, negotiate, negotiated_from_discover
@@ -123,12 +124,17 @@ class ConnectionEvent:
     data: dict[str, Any]
 
 
-class _NotSent(Exception):
-    """A request whose message could not be written: it never reached the server."""
+#: Said of a request whose fate is unknown: the reason it is failed rather than sent again.
+_MAY_HAVE_RUN = "it may or may not have run on the server, so it was not sent again"
 
-    def __init__(self, error: McpError) -> None:
+
+class _NotSent(Exception):
+    """A request whose message was provably not written to ``channel``: it never reached the server."""
+
+    def __init__(self, error: McpError, channel: Channel | None = None) -> None:
         super().__init__(error.message)
         self.error = error
+        self.channel = channel
 
 
 class _Attempt:
@@ -444,7 +450,7 @@ class Connection:
         if reason.kind == "transport":
             reason = McpError(
                 "transport",
-                f"{reason.message} (the request was in flight; it may or may not have run on the server)",
+                f"{reason.message} (the request was in flight; {_MAY_HAVE_RUN})",
                 code=reason.code or CONNECTION_CLOSED,
             )
         pending, self._pending = self._pending, {}
@@ -452,6 +458,24 @@ class Connection:
             request.deliver(reason)
 
     # --- requests -------------------------------------------------------------------------------
+
+    def hold_deadlines(self) -> Callable[[], None]:
+        """Pause every request's deadline (those sent later too) until the returned function runs.
+
+        For a person's step outside any one request, such as an OAuth sign-in that a 401 started
+        mid-session: the requests waiting for it must wait for the person, not time out. The
+        returned function is idempotent.
+        """
+        self._pause_deadlines()
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self._resume_deadlines()
+
+        return release
 
     async def request(
         self,
@@ -500,11 +524,14 @@ class Connection:
                     on_id=on_id,
                 )
             except _NotSent as not_sent:
-                # The channel died before our message was written: it never reached the server,
-                # so waiting for the next channel and sending it there is safe (once).
+                # The channel was gone before any byte of our message was written: it never
+                # reached the server, so sending it on the next channel is safe (once). A send
+                # that failed part-way is not _NotSent: it fails the call instead.
                 if unsent_retried or not self._opts.reconnect:
                     raise not_sent.error from None
                 unsent_retried = True
+                if not await self._channel_replaced(not_sent.channel, timeout):
+                    raise not_sent.error from None
                 continue
             except McpError as exc:
                 if (
@@ -527,6 +554,18 @@ class Connection:
                 current = await self._answer_input_required(params, result, rounds, label)
                 continue
             return result
+
+    async def _channel_replaced(self, dead: Channel | None, timeout: float) -> bool:
+        """Wait until ``dead`` is no longer the current channel; False if it still is at the timeout.
+
+        A write that found the channel gone can fail before the reader has noticed the end; a
+        resend must go to the next channel, not straight back to the dead one.
+        """
+        with anyio.move_on_after(timeout):
+            while dead is not None and self._channel is dead and not self._closing:
+                await self._state_changed.wait()
+            return True
+        return False
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         channel = self._channel
@@ -658,8 +697,12 @@ class Connection:
                         pending.expire()
                 else:
                     await channel.send(message)
-            except McpError as exc:
-                raise _NotSent(McpError(exc.kind, f"{label}: {exc.message}", code=exc.code)) from None
+            except NotDelivered as exc:  # nothing was written: safe to send on the next channel
+                error = McpError(exc.kind, f"{label}: {exc.message}", code=exc.code)
+                raise _NotSent(error, channel) from None
+            except McpError as exc:  # some or all of it may have reached the server: never resend
+                note = f" ({_MAY_HAVE_RUN})" if exc.kind == "transport" else ""
+                raise McpError(exc.kind, f"{label}: {exc.message}{note}", code=exc.code) from None
             sweeper = self._sweeper
             if sweeper is not None:
                 sweeper.watch(pending)

@@ -7,7 +7,10 @@ asyncio, which is what Jupyter and almost every user runs, the stream writer's `
 synchronous and ``drain`` only waits when the pipe is actually full, so :class:`AsyncioPipes` uses
 them directly. :class:`AnyioPipes` serves every other anyio backend (trio) unchanged.
 
-Both raise :class:`PipeClosed` when the child's stdin is gone and return ``b""`` at end of output.
+Both return ``b""`` at end of output. A failed write says how far it got, because the connection
+resends only what provably never left: :class:`PipeClosed` when stdin was already gone before the
+write began (nothing written), :class:`PipeBroken` when it broke during the write (some or all of the
+bytes may already be in the child's hands).
 """
 
 from __future__ import annotations
@@ -16,18 +19,22 @@ import asyncio
 import contextlib
 import subprocess
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
 
-__all__ = ["AnyioPipes", "AsyncioPipes", "PipeClosed", "Pipes", "spawn"]
+__all__ = ["AnyioPipes", "AsyncioPipes", "PipeBroken", "PipeClosed", "Pipes", "spawn"]
 
 _WRITE_HIGH_WATER = 256 * 1024
 
 
 class PipeClosed(Exception):
-    """The child's stdin can no longer be written."""
+    """The child's stdin was gone before this write began: none of its bytes were written."""
+
+
+class PipeBroken(Exception):
+    """The child's stdin broke during this write: the child may have read some or all of it."""
 
 
 class Pipes(Protocol):
@@ -54,8 +61,13 @@ class Pipes(Protocol):
     async def aclose(self) -> None: ...
 
 
-async def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str], new_session: bool) -> Pipes:
-    """Start ``argv`` with piped stdin/stdout/stderr (raises OSError like subprocess does)."""
+async def spawn(
+    argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str], options: Mapping[str, Any]
+) -> Pipes:
+    """Start ``argv`` with piped stdin/stdout/stderr (raises OSError like subprocess does).
+
+    ``options`` are further process-creation keywords (a new session, Windows creation flags).
+    """
     if _on_asyncio():
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -64,7 +76,7 @@ async def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str],
             stderr=subprocess.PIPE,
             cwd=cwd,
             env=dict(env),
-            start_new_session=new_session,
+            **options,
         )
         return AsyncioPipes(process)
     anyio_process = await anyio.open_process(
@@ -74,7 +86,7 @@ async def spawn(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str],
         stderr=subprocess.PIPE,
         cwd=cwd,
         env=dict(env),
-        start_new_session=new_session,
+        **options,
     )
     return AnyioPipes(anyio_process)
 
@@ -122,7 +134,9 @@ class AsyncioPipes:
             try:
                 await stdin.drain()
             except (ConnectionError, RuntimeError) as exc:
-                raise PipeClosed from exc
+                # The frames were handed to the OS before the pipe broke: the child may have read
+                # them (and acted on them, and died of them), so they are not "unsent".
+                raise PipeBroken from exc
 
     def _flush(self) -> None:
         if not self._outbox:
@@ -186,11 +200,15 @@ class AnyioPipes:
         return self._process.returncode
 
     async def write(self, data: bytes) -> None:
+        if self._process.returncode is not None:
+            raise PipeClosed  # the child has exited and been reaped: nothing can reach it
         try:
             async with self._write_lock:  # other backends refuse concurrent sends on one stream
                 await self._stdin.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise PipeClosed from exc
+        except anyio.ClosedResourceError as exc:
+            raise PipeClosed from exc  # closed on our side before this write: nothing went out
+        except (anyio.BrokenResourceError, OSError) as exc:
+            raise PipeBroken from exc  # the write itself failed, possibly part-way
 
     async def read(self, max_bytes: int) -> bytes:
         return await _receive(self._stdout, max_bytes)

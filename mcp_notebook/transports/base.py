@@ -7,6 +7,12 @@ messages: ``send`` takes a message dict, ``receive`` returns the next classified
 :class:`~mcp_notebook.protocol.jsonrpc.FrameError` describing a frame it could not use, and raises
 ``McpError(kind="transport")`` once the other side is gone.
 
+A failed ``send`` says whether the message may have reached the server: :class:`NotDelivered` means
+provably not (nothing was written: the channel was gone before the write began), so the connection
+may send it again on the next channel; any other ``McpError`` means it may have arrived and run, so
+it is never sent again (a non-idempotent tool must not run twice, and a request that crashed the
+server must not crash the restarted one).
+
 Transports know nothing of tools, caches, eras or widgets; that is why the line is drawn here: a new
 transport is one file, and the connection logic is tested once for all of them. Example::
 
@@ -20,11 +26,23 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
-from ..protocol.errors import McpError
+from ..protocol.errors import CONNECTION_CLOSED, McpError
 from ..protocol.jsonrpc import FrameError, Message, RequestId
 from ..protocol.versions import Era
 
-__all__ = ["Channel", "OversizedFrame", "RequestFailed", "Transport"]
+__all__ = ["Channel", "NotDelivered", "OversizedFrame", "RequestFailed", "Transport"]
+
+
+class NotDelivered(McpError):
+    """``send`` wrote nothing at all: the message cannot have reached the server.
+
+    Raise it only with proof (the pipe or stream was already closed before the write began, the
+    TCP connection was never made); when in doubt raise a plain ``McpError``, which the connection
+    reads as "may have run" and never resends.
+    """
+
+    def __init__(self, message: str, *, code: int | None = CONNECTION_CLOSED) -> None:
+        super().__init__("transport", message, code=code)
 
 
 class OversizedFrame(FrameError):
@@ -68,7 +86,10 @@ class Channel(Protocol):
         ...
 
     async def send(self, message: dict[str, Any]) -> None:
-        """Send one JSON-RPC message; raises ``McpError(kind="transport")`` if the peer is gone."""
+        """Send one JSON-RPC message; raises ``McpError(kind="transport")`` if the peer is gone.
+
+        Raises :class:`NotDelivered` only when nothing of the message was written.
+        """
         ...
 
     async def receive(self) -> Message | FrameError | RequestFailed:

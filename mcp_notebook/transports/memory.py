@@ -19,6 +19,7 @@ from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import FrameError, Message, classify
 from ..protocol.versions import Era
+from .base import NotDelivered
 
 __all__ = ["MemoryTransport", "ServeFunction"]
 
@@ -81,7 +82,8 @@ class _MemoryChannel:
         try:
             await self._outgoing.send(json.loads(json.dumps(message)))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            raise McpError("transport", "the in-memory server stopped", code=-32000) from None
+            # A memory stream refuses the whole object or takes it: this one was never delivered.
+            raise NotDelivered("the in-memory server stopped") from None
 
     async def receive(self) -> Message | FrameError:
         try:

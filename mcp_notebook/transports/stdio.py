@@ -1,10 +1,12 @@
 """stdio transport: a server as a subprocess speaking newline-delimited JSON-RPC.
 
-What it owns: starting the process (argv, env, cwd) in its own process group, framing stdout into
-messages with a hard size limit, draining stderr into a bounded buffer (never inherited, so a chatty
-server cannot fill a pipe and stall, nor write into a notebook), and stopping the process the way the
-spec asks: close stdin, wait, SIGTERM the group, wait, SIGKILL the group. Processes that are still
-alive when the interpreter exits are killed by an ``atexit`` hook, so nothing is orphaned.
+What it owns: starting the process (argv, env, cwd) as the root of a tree it can stop (its own
+process group; on Windows a new process group in a Job Object: see :mod:`._tree`), framing stdout
+into messages with a hard size limit, draining stderr into a bounded buffer (never inherited, so a
+chatty server cannot fill a pipe and stall, nor write into a notebook), and stopping the process the
+way the spec asks: close stdin, wait, SIGTERM the group, wait, SIGKILL the group (on Windows:
+close stdin, wait, end the job). Processes that are still alive when the interpreter exits are
+killed by an ``atexit`` hook, so nothing is orphaned.
 
 What it must never do: log or repr the values of the environment passed to the server, or block
 the event loop.
@@ -20,17 +22,20 @@ import shlex
 import signal
 import sys
 import threading
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import FrameError, Message, decode, encode
 from ..protocol.versions import Era
-from ._pipes import PipeClosed, Pipes, spawn
-from .base import OversizedFrame
+from ._env import child_env
+from ._pipes import PipeBroken, PipeClosed, Pipes, spawn
+from ._tree import ProcessTree, spawn_options
+from .base import NotDelivered, OversizedFrame
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "StdioTransport"]
 
@@ -46,9 +51,11 @@ _STDERR_LINE_LIMIT = 8192
 class StdioTransport:
     """Run ``argv`` and talk to it over its stdin and stdout.
 
-    ``env`` is added to the inherited environment (``inherit_env=False`` starts from an empty one but
-    keeps ``PATH`` so the command can be found). Its values are treated as secrets: they never appear
-    in a repr, a log line or an error message, and are masked in the stderr tail that error messages
+    The server inherits only an allow-list of this process's environment (``PATH``, ``HOME``, the
+    locale, the temp dir and the like: see :mod:`mcp_notebook.transports._env`), so API keys in a
+    kernel's environment do not reach it; ``env`` is added on top, and ``inherit_env=True`` passes
+    the whole environment instead. ``env`` values are treated as secrets: they never appear in a
+    repr, a log line or an error message, and are masked in the stderr tail that error messages
     quote.
     """
 
@@ -58,7 +65,7 @@ class StdioTransport:
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
-        inherit_env: bool = True,
+        inherit_env: bool = False,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         stderr_lines: int = 200,
         shutdown_timeout: float = 2.0,
@@ -113,19 +120,16 @@ class StdioTransport:
         return error
 
     def _child_env(self) -> dict[str, str]:
-        if self.inherit_env:
-            base = dict(os.environ)
-        else:
-            base = {k: os.environ[k] for k in ("PATH", "SYSTEMROOT", "HOME", "LANG") if k in os.environ}
-        base.update(self._env)
-        return base
+        return child_env(os.environ, self._env, inherit_all=self.inherit_env, windows=sys.platform == "win32")
 
     @asynccontextmanager
     async def connect(self) -> AsyncIterator[_StdioChannel]:
         pipes = await self._spawn()
         self.pid = pipes.pid
         self.returncode = None
-        _LIVE_GROUPS.add(pipes.pid)
+        tree = ProcessTree(pipes.pid)
+        with _live_lock:
+            _LIVE_TREES[pipes.pid] = tree
         channel = _StdioChannel(self, pipes)
         try:
             async with anyio.create_task_group() as tg:
@@ -134,16 +138,16 @@ class StdioTransport:
                     yield channel
                 finally:
                     with anyio.CancelScope(shield=True):
-                        await self._stop(pipes)
+                        await self._stop(pipes, tree)
                     tg.cancel_scope.cancel()
         finally:
-            _LIVE_GROUPS.discard(pipes.pid)
+            with _live_lock:
+                _LIVE_TREES.pop(pipes.pid, None)
+            tree.release()
 
     async def _spawn(self) -> Pipes:
         try:
-            return await spawn(
-                self.argv, cwd=self.cwd, env=self._child_env(), new_session=sys.platform != "win32"
-            )
+            return await spawn(self.argv, cwd=self.cwd, env=self._child_env(), options=spawn_options())
         except FileNotFoundError:
             where = f" in cwd {self.cwd!r}" if self.cwd else ""
             raise McpError(
@@ -171,23 +175,23 @@ class StdioTransport:
         if partial:
             self._stderr.append(partial.decode(errors="replace"))
 
-    async def _stop(self, pipes: Pipes) -> None:
+    async def _stop(self, pipes: Pipes, tree: ProcessTree) -> None:
         """Close stdin, wait, SIGTERM the group, wait, SIGKILL the group; always reap the process."""
         if pipes.returncode is None:
             with anyio.move_on_after(0.5):
                 await pipes.close_stdin()
             with anyio.move_on_after(self.shutdown_timeout):
                 await pipes.wait()
-            for sig, grace in ((signal.SIGTERM, self.terminate_timeout), (_SIGKILL, None)):
+            for step, grace in ((tree.terminate, self.terminate_timeout), (tree.kill, None)):
                 if pipes.returncode is not None:
                     break
-                _signal_group(pipes.pid, sig)
+                await _run_step(tree, step)
                 if grace is None:
                     await pipes.wait()
                 else:
                     with anyio.move_on_after(grace):
                         await pipes.wait()
-        await _stop_group_leftovers(pipes.pid)
+        await _stop_leftovers(tree)
         self.returncode = pipes.returncode
         with anyio.move_on_after(1.0):
             await pipes.aclose()
@@ -232,9 +236,17 @@ class _StdioChannel:
         try:
             await self._pipes.write(encode(message) + b"\n")
         except PipeClosed:
+            raise NotDelivered(
+                "could not write to the server: " + self._transport.exit_message(self._pipes.returncode)
+            ) from None
+        except PipeBroken:
+            with anyio.move_on_after(1.0):  # for the exit code in the message
+                await self._pipes.wait()
             raise McpError(
                 "transport",
-                "could not write to the server: " + self._transport.exit_message(self._pipes.returncode),
+                "the server stopped reading while we wrote to it: "
+                + self._transport.exit_message(self._pipes.returncode),
+                code=-32000,
             ) from None
 
     async def receive(self) -> Message | FrameError:
@@ -299,71 +311,61 @@ class _StdioChannel:
 
 # --- processes still alive at interpreter exit --------------------------------------------------
 
-_SIGKILL = getattr(signal, "SIGKILL", signal.SIGTERM)
-_LIVE_GROUPS: set[int] = set()
+_LIVE_TREES: dict[int, ProcessTree] = {}
 _live_lock = threading.Lock()
 
 
-def _signal_group(pid: int, sig: int) -> None:
-    try:
-        if sys.platform == "win32":
-            os.kill(pid, sig)
-        else:
-            os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
+async def _run_step(tree: ProcessTree, step: Callable[[], None]) -> None:
+    if tree.kill_blocks:  # Windows without a job: taskkill is a program run, not a signal
+        await anyio.to_thread.run_sync(step)
+    else:
+        step()
 
 
-def _group_exists(pgid: int) -> bool:
-    if sys.platform == "win32":
-        return False
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError, OSError):
-        return False
-    return True
-
-
-async def _stop_group_leftovers(pgid: int) -> None:
-    """Grandchildren that stayed in the server's group (a wrapper script's child, say) go too.
+async def _stop_leftovers(tree: ProcessTree) -> None:
+    """Grandchildren that stayed in the server's tree (a wrapper script's child, say) go too.
 
     There is no event for "a process group became empty", so this checks a few times during a
-    short grace period before it escalates to SIGKILL.
+    short grace period before it escalates to a kill.
     """
-    if not _group_exists(pgid):
+    if not tree.leftovers():
         return
-    _signal_group(pgid, signal.SIGTERM)
+    await _run_step(tree, tree.terminate)
     for _ in range(20):
         await anyio.sleep(0.025)
-        if not _group_exists(pgid):
+        if not tree.leftovers():
             return
-    _signal_group(pgid, _SIGKILL)
+    await _run_step(tree, tree.kill)
 
 
 @atexit.register
 def _kill_leftover_servers() -> None:
     """Stop servers of clients that were never closed, so none outlives the interpreter."""
     with _live_lock:
-        groups = list(_LIVE_GROUPS)
-        _LIVE_GROUPS.clear()
-    if not groups:
+        trees = list(_LIVE_TREES.values())
+        _LIVE_TREES.clear()
+    if not trees:
         return
-    for pgid in groups:
-        _signal_group(pgid, signal.SIGTERM)
+    for tree in trees:
+        tree.terminate()
     import time  # at exit there is no event loop; a short blocking wait is the only option
 
+    # Windows has no zombies to reap and no polite signal: terminate() already ended those trees.
+    waiting = [tree for tree in trees if not tree.windows]
     deadline = time.monotonic() + 1.0
-    while groups and time.monotonic() < deadline:
-        groups = [g for g in groups if not _reap(g)]
-        if groups:
+    while waiting and time.monotonic() < deadline:
+        waiting = [tree for tree in waiting if not _reap(tree.pid)]
+        if waiting:
             time.sleep(0.02)
-    for pgid in groups:
-        _signal_group(pgid, _SIGKILL)
-        _reap(pgid)
+    for tree in waiting:
+        tree.kill()
+        _reap(tree.pid)
+    for tree in trees:
+        tree.release()
 
 
 def _reap(pid: int) -> bool:
-    """True when ``pid`` is gone (reaped here or by someone else)."""
+    """True when ``pid`` is gone (reaped here or by someone else). POSIX only (``os.WNOHANG``)."""
     try:
         done, _ = os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:

@@ -10,6 +10,8 @@ notifications are ignored, and ``tools/call`` is dispatched by tool name:
     hang           never answers
     slow           {"seconds": number} -> answers "slow done" that much later (ignores cancellation)
     flood_stderr   {"mb": number, "newlines": bool} -> writes that much to stderr, then answers
+    report         {"shape": "good" | "bad" | "missing" | "error"} -> a result for its declared
+                   outputSchema that matches it, breaks it, lacks structuredContent, or is an error
 
 Flags select misbehaviours that apply to the whole session:
 
@@ -23,6 +25,9 @@ Flags select misbehaviours that apply to the whole session:
     --grandchild FILE  spawn a sleeping grandchild process and write its pid to FILE
     --stubborn-grandchild  make that grandchild ignore SIGTERM
     --id-last          write the huge answer with "id" after "result" (the TypeScript SDK's order)
+    --max-line BYTES   a line longer than BYTES is fatal: log its head as {"partial": head} and
+                       exit with code 4 before reading the rest (a server that acts on the start of
+                       a request, then dies while the client is still writing it)
 """
 
 from __future__ import annotations
@@ -65,6 +70,26 @@ TOOLS = [
     },
     {"name": "crash", "description": "Exit mid-call.", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answer.", "inputSchema": {"type": "object"}},
+    {
+        "name": "report",
+        "description": "Structured output that may or may not match the declared outputSchema.",
+        "inputSchema": {"type": "object", "properties": {"shape": {"type": "string"}}},
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer"},
+                "rows": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"price": {"type": "number"}},
+                        "required": ["price"],
+                    },
+                },
+            },
+            "required": ["count", "rows"],
+        },
+    },
     {
         "name": "slow",
         "description": "Answer late.",
@@ -153,6 +178,16 @@ def call_tool(request_id, name: str, args: dict) -> None:
         sys.stderr.write(CRASH_LINE + "\n")
         sys.stderr.flush()
         os._exit(3)
+    elif name == "report":
+        shape = args.get("shape", "good")
+        good = {"count": 1, "rows": [{"price": 1.5}]}
+        bad = {"count": "many", "rows": [{"price": "cheap-" + "x" * 100_000}]}
+        answer = text("a report")
+        if shape in ("good", "bad"):
+            answer["structuredContent"] = good if shape == "good" else bad
+        elif shape == "error":
+            answer["isError"] = True
+        result(request_id, answer)
     elif name == "hang":
         pass
     elif name == "slow":
@@ -213,6 +248,7 @@ def main() -> None:
     parser.add_argument("--grandchild")
     parser.add_argument("--stubborn-grandchild", action="store_true")
     parser.add_argument("--id-last", action="store_true")
+    parser.add_argument("--max-line", type=int)
     opts = parser.parse_args()
 
     if opts.fail_startup:
@@ -236,9 +272,16 @@ def main() -> None:
 
     stdin = sys.stdin.buffer
     while True:
-        raw = stdin.readline()
+        raw = stdin.readline(opts.max_line + 1) if opts.max_line else stdin.readline()
         if not raw:
             break
+        if opts.max_line and len(raw) > opts.max_line and not raw.endswith(b"\n"):
+            if opts.log:
+                with open(opts.log, "a") as f:
+                    f.write(json.dumps({"partial": raw[:200].decode(errors="replace")}) + "\n")
+            sys.stderr.write("bad_server: a line longer than --max-line; giving up\n")
+            sys.stderr.flush()
+            os._exit(4)
         log(raw)
         try:
             message = json.loads(raw)
