@@ -66,11 +66,9 @@ class _Listen:
         self.settled = anyio.Event()  # acknowledged or ended
         self.ended = anyio.Event()
         self.opened_at = 0.0
-
-    @property
-    def dropped(self) -> bool:
-        """Ended with the connection (reconnect takes care of it), not by the server's choice."""
-        return self.error is not None and self.error.kind in ("transport", "closed")
+        self.ended_at = math.inf
+        #: Ended because the whole connection went down (the reconnect re-opens it, no backoff).
+        self.with_connection = False
 
     def close(self) -> None:
         if self.scope is not None:
@@ -230,7 +228,9 @@ class LiveState:
             return False
         if self._conn.negotiated_era() == "legacy":
             capability = self._conn.server_capabilities().get(kind.capability)
-            return isinstance(capability, dict) and capability.get("listChanged") is True
+            announced = isinstance(capability, dict) and capability.get("listChanged") is True
+            # Over HTTP the announcement can only arrive while the GET stream is up.
+            return announced and self._conn.hears_server()
         listen = self._current_listen
         return listen is not None and bool((listen.honoured or {}).get(kind.listen_flag))
 
@@ -244,20 +244,26 @@ class LiveState:
 
     async def _refresh_loop(self, name: str) -> None:
         """Re-fetch one list when asked, at most once per ``min_refresh_interval``."""
-        last = -math.inf
+        last = last_one_off = -math.inf
         while True:
             await self._want[name].wait()
             self._want[name] = anyio.Event()
-            limited = name not in self._unlimited
+            one_off = name in self._unlimited
             self._unlimited.discard(name)
-            delay = last + self._min_interval - anyio.current_time() if limited else 0.0
+            # Change notices share one spacing, one-off causes (a new listen stream, a reconnect)
+            # another, so neither delays the other; but a stream a proxy keeps dropping and the
+            # client keeps re-opening cannot fetch the lists more than once per interval either.
+            since = last_one_off if one_off else last
+            delay = since + self._min_interval - anyio.current_time()
             if delay > 0:
                 await anyio.sleep(delay)
             if name not in self._asked and not self._eager:
                 continue  # nobody has asked for this list yet: nothing to keep fresh
             if not self._server_offers(KINDS[name]):
                 continue
-            if limited:
+            if one_off:
+                last_one_off = anyio.current_time()
+            else:
                 last = anyio.current_time()
             self.refreshes[name] += 1
             try:
@@ -412,8 +418,10 @@ class LiveState:
             current = self._current_listen
             if current is not None and current.ended.is_set():
                 ended, self._current_listen, current = current, None, None
-                if not ended.dropped and anyio.current_time() - ended.opened_at < _SHORT_LIVED:
-                    # The server keeps ending the stream at once: back off instead of hammering.
+                short = ended.ended_at - ended.opened_at < _SHORT_LIVED
+                if short and not ended.with_connection:
+                    # The server (or a proxy in front of it) keeps ending the stream soon after
+                    # opening it: back off instead of hammering it with new streams and re-fetches.
                     failures += 1
                     await self._backoff(failures)
                     continue
@@ -488,6 +496,8 @@ class LiveState:
                 listen.error = exc
                 if exc.kind not in ("transport", "closed"):
                     logger.info("the listen stream ended: %s", exc)
+        listen.ended_at = anyio.current_time()
+        listen.with_connection = self._conn.state != "ready"
         if listen.id is not None:
             self._listens.pop(listen.id, None)
         listen.ended.set()

@@ -207,6 +207,11 @@ class Connection:
         """Why the connection was last lost (kept across reconnects); None if it never was."""
         return self._last_error
 
+    def hears_server(self) -> bool:
+        """Can a message the server sends on its own (a list change) reach us right now?"""
+        channel = self._channel
+        return channel is not None and channel.hears_server
+
     def negotiated_era(self) -> Era | None:
         return self._negotiated.era if self._negotiated is not None else None
 

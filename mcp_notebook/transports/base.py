@@ -85,6 +85,15 @@ class Channel(Protocol):
         """
         ...
 
+    @property
+    def hears_server(self) -> bool:
+        """True while a message the server sends on its own (a list change) can reach us.
+
+        Pipes always can; legacy Streamable HTTP only while its GET stream is open. A cached list
+        counts as watched only while this holds.
+        """
+        ...
+
     async def send(self, message: dict[str, Any]) -> None:
         """Send one JSON-RPC message; raises ``McpError(kind="transport")`` if the peer is gone.
 

@@ -92,6 +92,8 @@ RETRY_BOUNDS = (0.1, 30.0)
 _ACCEPT_POST = "application/json, text/event-stream"
 _RESUME_ATTEMPTS = 3
 _GET_STREAM_FAILURES = 5
+#: A stream that ends sooner than this after opening counts as a failed attempt.
+_SHORT_LIVED = 5.0
 _DEFAULT_RETRY = 1.0
 #: Requests that change nothing on the server, so sending one twice is harmless.
 _REPEATABLE = frozenset(
@@ -267,6 +269,10 @@ class _StreamableChannel:
     """One connection's worth of HTTP exchanges; see the module docstring."""
 
     congested = False
+    #: Can the server reach us with a message of its own? Modern: on listen streams (the live
+    #: layer tracks those); HTTP+SSE: the stream is the channel; legacy Streamable HTTP: only
+    #: while the GET stream is up.
+    hears_server = True
 
     def __init__(self, transport: HttpTransport, engine: Engine, tg: anyio.abc.TaskGroup) -> None:
         self._t = transport
@@ -671,40 +677,57 @@ class _StreamableChannel:
     # --- legacy session: GET stream, re-initialize ----------------------------------------------
 
     def _start_get_stream(self) -> None:
+        self.hears_server = True
         self._get_generation += 1
         self._tg.start_soon(self._listen_get, self._get_generation)
 
     async def _listen_get(self, generation: int) -> None:
-        """The standalone GET stream of a legacy session, resumed with Last-Event-ID while it lives."""
+        """The standalone GET stream of a legacy session, resumed with Last-Event-ID while it lives.
+
+        A stream that the server (or a proxy) accepts and then drops within ``_SHORT_LIVED``
+        seconds counts as a failure, so a proxy that closes idle streams gets a growing pause, not
+        a request storm. While there is no stream (refused, or given up after
+        ``_GET_STREAM_FAILURES`` failures) :attr:`hears_server` is False: list changes cannot reach
+        us, and cached lists must not count as watched.
+        """
         state = _StreamState()
         failures = 0
-        while not self._closed and generation == self._get_generation:
-            headers = self._legacy_headers() | {"Accept": "text/event-stream"}
-            if state.last_event_id is not None:
-                headers["Last-Event-ID"] = state.last_event_id
-            try:
-                async with open_exchange(
-                    self._engine, "GET", self._t.url, headers=headers, auth=self._t._auth
-                ) as response:
-                    if response.status in (400, 404, 405):
-                        return  # no GET stream here (or the session is gone: the next request renews it)
-                    if response.status >= 300:
-                        failures += 1
-                    else:
-                        failures = 0
-                        await self._drain(response, None, state)
-            except (WireError, McpError) as exc:
-                failures += 1
-                logger.debug("the GET stream broke: %s", type(exc).__name__)
-            except Exception:  # never let the server-to-client stream take the connection down
-                failures += 1
-                logger.exception("the GET stream of %s failed unexpectedly", self._where)
-            if failures >= _GET_STREAM_FAILURES:
-                logger.warning(
-                    "giving up the server-to-client stream of %s after %d failures", self._where, failures
-                )
-                return
-            await anyio.sleep(state.retry * (2 ** max(0, failures - 1)))
+        try:
+            while not self._closed and generation == self._get_generation:
+                headers = self._legacy_headers() | {"Accept": "text/event-stream"}
+                if state.last_event_id is not None:
+                    headers["Last-Event-ID"] = state.last_event_id
+                opened = anyio.current_time()
+                try:
+                    async with open_exchange(
+                        self._engine, "GET", self._t.url, headers=headers, auth=self._t._auth
+                    ) as response:
+                        if response.status in (400, 404, 405):
+                            return  # no GET stream here (or the session is gone: a request renews it)
+                        if response.status >= 300:
+                            failures += 1
+                        else:
+                            await self._drain(response, None, state)
+                            lived = anyio.current_time() - opened
+                            failures = 0 if lived >= _SHORT_LIVED else failures + 1
+                except (WireError, McpError) as exc:
+                    failures += 1
+                    logger.debug("the GET stream broke: %s", type(exc).__name__)
+                except Exception:  # never let the server-to-client stream take the connection down
+                    failures += 1
+                    logger.exception("the GET stream of %s failed unexpectedly", self._where)
+                if failures >= _GET_STREAM_FAILURES:
+                    logger.warning(
+                        "giving up the server-to-client stream of %s after %d failures; list changes "
+                        "will not reach this client (lists are fetched again when asked for)",
+                        self._where,
+                        failures,
+                    )
+                    return
+                await anyio.sleep(state.retry * (2 ** max(0, failures - 1)))
+        finally:
+            if generation == self._get_generation:
+                self.hears_server = False
 
     async def _reinitialize(self, stale: str | None) -> bool:
         """The server forgot session ``stale`` (404): ``initialize`` again without it, once (§4.2).

@@ -77,6 +77,7 @@ class _MemoryChannel:
         self._incoming = incoming
 
     congested = False  # the streams are unbounded
+    hears_server = True
 
     async def send(self, message: dict[str, Any]) -> None:
         try:

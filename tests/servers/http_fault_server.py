@@ -66,6 +66,13 @@ Switches (each an argv flag, or a field of ``POST /_admin/set`` with a JSON obje
                       ``http://127.0.0.1:PORT/moved`` (the same origin). The targets serve MCP
                       normally, so a client that follows gets answers, and ``/_admin/seen`` shows
                       whether the redirected request carried an ``Authorization`` header.
+``list_changed``      ``{"list_changed": true}``: announce ``tools.listChanged`` (so a client watches
+                      the list: legacy on its GET stream, modern on ``subscriptions/listen``).
+``get_stream``        ``{"get_stream": "open"|"refuse"|"drop"}``: the legacy standalone GET stream is
+                      held open (default), refused with 405, or ended as soon as it starts.
+``listen_drop``       ``{"listen_drop": S}``: modern ``subscriptions/listen`` streams (acknowledged
+                      with the filter asked for) are cut S seconds after the acknowledgement, as a
+                      proxy that closes idle streams does; negative (default): held open.
 ``pad``               ``{"pad": N}``: ``echo`` answers its text followed by N bytes of ``x``, and
                       ``tools/list`` gives its first tool a description of N bytes: answers larger
                       than a client's ``max_message_bytes``, as an SSE event and as a JSON body.
@@ -149,6 +156,9 @@ class Switches:
     redirect: str = "off"  # off | other-port | localhost | same-origin
     redirect_status: int = 307
     pad: int = 0  # bytes added to echo's text and to tools/list (an answer over max_message_bytes)
+    list_changed: bool = False  # announce tools.listChanged (legacy: initialize; modern: discover)
+    get_stream: str = "open"  # legacy standalone GET stream: open | refuse (405) | drop (ends at once)
+    listen_drop: float = -1.0  # modern: end each subscriptions/listen stream this many s after its ack
 
     def update(self, changes: dict[str, Any]) -> None:
         known = {f.name for f in dataclasses.fields(self)}
@@ -157,6 +167,8 @@ class Switches:
             raise ValueError(f"unknown switches: {sorted(unknown)}")
         for name, value in changes.items():
             setattr(self, name, value)
+        if self.get_stream not in ("open", "refuse", "drop"):
+            raise ValueError(f"get_stream must be open, refuse or drop, not {self.get_stream!r}")
         if self.drop not in ("off", "end", "abort"):
             raise ValueError(f"drop must be off, end or abort, not {self.drop!r}")
         if self.redirect not in ("off", "other-port", "localhost", "same-origin"):
@@ -485,7 +497,7 @@ class FaultServer:
         version = requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE
         session = Session(uuid.uuid4().hex, version)
         self.sessions[session.id] = session
-        result = {"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": SERVER_INFO}
+        result = {"protocolVersion": version, "capabilities": self._capabilities(), "serverInfo": SERVER_INFO}
         await _respond(
             send,
             200,
@@ -565,7 +577,13 @@ class FaultServer:
             return
         last_event_id = headers.get("last-event-id")
         if last_event_id is None:  # the standalone stream: this server never sends anything on it
+            if self.switches.get_stream == "refuse":
+                await _respond(send, 405, b"", {"allow": "POST, DELETE"})
+                return
             await _start_sse(send, {"mcp-session-id": session.id})
+            if self.switches.get_stream == "drop":
+                await _end(send)
+                return
             await _until_disconnect(receive)
             return
         log = session.streams.get(last_event_id.split("/", 1)[0])
@@ -624,7 +642,7 @@ class FaultServer:
         if method == "server/discover":
             result = {
                 "supportedVersions": [MODERN],
-                "capabilities": {"tools": {}},
+                "capabilities": self._capabilities(),
                 "resultType": "complete",
                 "ttlMs": 0,
                 "cacheScope": "private",
@@ -641,6 +659,9 @@ class FaultServer:
         elif method == "tools/call":
             await self.modern_call(message, receive, send)
             return
+        elif method == "subscriptions/listen":
+            await self.modern_listen(message, receive, send)
+            return
         else:
             await _respond(send, 404, _error(request_id, -32601, f"Method not found: {method}"))
             return
@@ -650,6 +671,28 @@ class FaultServer:
             f"event: message\ndata: {_dumps({'jsonrpc': '2.0', 'id': request_id, 'result': result})}\n\n",
         )
         await _end(send)
+
+    async def modern_listen(self, message: dict[str, Any], receive: Receive, send: Send) -> None:
+        """Acknowledge what was asked for; then hold the stream, or drop it (``listen_drop``)."""
+        params = message.get("params") or {}
+        ack = {
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {
+                "_meta": {"io.modelcontextprotocol/subscriptionId": message["id"]},
+                "notifications": params.get("notifications") or {},
+            },
+        }
+        await _start_sse(send)
+        await _send_chunk(send, f"event: message\ndata: {_dumps(ack)}\n\n")
+        if self.switches.listen_drop < 0:
+            await _until_disconnect(receive)
+            return
+        await asyncio.sleep(self.switches.listen_drop)
+        raise _Abort  # a proxy cutting an idle stream: the connection closes mid-body
+
+    def _capabilities(self) -> dict[str, Any]:
+        return {"tools": {"listChanged": True} if self.switches.list_changed else {}}
 
     async def modern_call(self, message: dict[str, Any], receive: Receive, send: Send) -> None:
         request_id = message["id"]

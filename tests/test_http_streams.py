@@ -1,0 +1,74 @@
+"""Long-lived HTTP streams in the field: proxies that cut them, servers that refuse them.
+
+Against the raw fault server: a modern ``subscriptions/listen`` stream cut soon after its
+acknowledgement must be re-opened with a growing pause and must not re-fetch every list each time
+(a proxy that closes idle streams would otherwise turn the client into a request storm); a legacy
+standalone GET stream that is refused means no list change can arrive, so cached lists stop
+counting as watched; one that is dropped at once is retried with a growing pause.
+"""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from mcp_notebook import Client
+from tests.http_peers import FaultPeer, fault_http
+from tests.http_peers import fault_server_fixture as fault_server_fixture
+
+pytestmark = [pytest.mark.anyio]
+
+
+async def test_a_listen_stream_a_proxy_keeps_cutting_is_reopened_with_backoff_not_a_storm() -> None:
+    with fault_http("--modern") as server:
+        server.set(list_changed=True, listen_drop=0.1)
+        async with Client(server.url, timeout=10) as client:
+            assert client.era == "modern"
+            await client.list_tools()
+            await anyio.sleep(4.0)
+            listens = len(server.requests(rpc_method="subscriptions/listen"))
+            listings = len(server.requests(rpc_method="tools/list"))
+    # Re-opened at once every time, this is ~30 streams and as many listings in 4 s.
+    assert 2 <= listens <= 6, f"{listens} listen streams in 4 s"
+    assert listings <= 6, f"{listings} tools/list in 4 s"
+
+
+async def test_a_listen_stream_that_stays_up_is_opened_once() -> None:
+    with fault_http("--modern") as server:
+        server.set(list_changed=True)
+        async with Client(server.url, timeout=10) as client:
+            await client.list_tools()
+            await anyio.sleep(1.5)
+            assert client.freshness("tools").watched
+        assert len(server.requests(rpc_method="subscriptions/listen")) == 1
+
+
+async def _wait_for_get(server: FaultPeer, count: int = 1) -> None:
+    with anyio.fail_after(10):
+        while len(server.requests(method="GET")) < count:  # noqa: ASYNC110 - another process
+            await anyio.sleep(0.05)
+        await anyio.sleep(0.2)  # the client has read the answer
+
+
+@pytest.mark.parametrize(("get_stream", "watched"), [("open", True), ("refuse", False)])
+async def test_legacy_lists_count_as_watched_only_while_the_get_stream_can_carry_changes(
+    fault_server: FaultPeer, get_stream: str, watched: bool
+) -> None:
+    fault_server.set(list_changed=True, get_stream=get_stream)
+    async with Client(fault_server.url, timeout=10) as client:
+        assert client.era == "legacy"
+        await client.list_tools()
+        await _wait_for_get(fault_server)
+        freshness = client.freshness("tools")
+        assert freshness.watched is watched
+        assert freshness.fresh is watched  # legacy lists have no TTL: unwatched means fetch again
+
+
+async def test_a_get_stream_dropped_at_once_is_retried_with_a_growing_pause(fault_server: FaultPeer) -> None:
+    fault_server.set(list_changed=True, get_stream="drop")
+    async with Client(fault_server.url, timeout=10):
+        await _wait_for_get(fault_server)
+        await anyio.sleep(6.0)
+        gets = len(fault_server.requests(method="GET"))
+    # Every second for 6 s without the pause; with it: at 0, ~1, ~3 s (then ~7 s).
+    assert gets <= 4, f"{gets} GET streams in 6 s"
