@@ -36,6 +36,7 @@ from .cache import KINDS, CachedList, Freshness, ListKind, ttl_of
 from .connection import Connection, ConnectionEvent, ConnectionState, NotificationQueue
 from .protocol.envelope import META_SUBSCRIPTION_ID
 from .protocol.errors import METHOD_NOT_FOUND, McpError
+from .protocol.headers import split_by_header_rules
 from .protocol.jsonrpc import Notification, RequestId
 
 __all__ = ["Event", "LiveState"]
@@ -116,6 +117,7 @@ class LiveState:
         self._newest_acked: RequestId | None = None
         self._listen_changed = anyio.Event()
         self._listen_unsupported = False
+        self._warned_tools: set[str] = set()
         self._closed = anyio.Event()
         self._was_ready = False
         self._tg: anyio.abc.TaskGroup | None = None
@@ -180,6 +182,8 @@ class LiveState:
         generation = entry.generation
         started = anyio.current_time()
         items, ttl = await self._list_all(kind, timeout)
+        if name == "tools" and self._conn.negotiated_era() == "modern" and self._conn.routes_by_headers():
+            items = self._callable_over_http(items)
         convert = self._converters.get(name)
         value = [convert(item) for item in items] if convert else items
         stored = entry.store(generation, value, ttl if self._conn.negotiated_era() == "modern" else None)
@@ -221,6 +225,16 @@ class LiveState:
             seen.add(cursor)
         logger.warning("%s: stopped after %d pages", kind.method, _MAX_PAGES)
         return items, ttl
+
+    def _callable_over_http(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Leave out tools whose ``x-mcp-header`` declarations break the rules (§3.5: the HTTP
+        client MUST); one bad tool never costs the others. Each is warned about once."""
+        kept, dropped = split_by_header_rules(tools)
+        for name, why in dropped:
+            if name not in self._warned_tools:
+                self._warned_tools.add(name)
+                logger.warning("left out tool %r: %s", name, why)
+        return kept
 
     def _watched(self, kind: ListKind) -> bool:
         """Will the server tell us when this list changes?"""

@@ -104,7 +104,11 @@ async def test_the_engine_is_aiohttp_on_asyncio_and_httpx_on_trio(
         await engine.aclose()
     async with Client(transport, timeout=10) as client:
         assert (await client.call_tool("echo", {"text": anyio_backend})).text == anyio_backend
-    assert isinstance(HttpTransport(fault_server.url, proxy="http://127.0.0.1:9")._make_engine(), HttpxEngine)
+    proxied = HttpTransport(fault_server.url, proxy="http://127.0.0.1:9")._make_engine()
+    try:
+        assert isinstance(proxied, HttpxEngine)
+    finally:
+        await proxied.aclose()
 
 
 def test_the_default_allows_a_hundred_connections() -> None:

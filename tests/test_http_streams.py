@@ -72,3 +72,42 @@ async def test_a_get_stream_dropped_at_once_is_retried_with_a_growing_pause(faul
         gets = len(fault_server.requests(method="GET"))
     # Every second for 6 s without the pause; with it: at 0, ~1, ~3 s (then ~7 s).
     assert gets <= 4, f"{gets} GET streams in 6 s"
+
+
+# --- x-mcp-header: the tools an HTTP client may offer, and a server whose tool changed ----------
+
+
+async def test_tools_with_broken_header_declarations_are_left_out_and_the_others_kept(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with fault_http("--modern") as server:
+        server.set(header_tools=True)
+        async with Client(server.url, timeout=10) as client:
+            names = [tool.name for tool in await client.list_tools()]
+            assert "region_echo" in names
+            assert "echo" in names
+            assert "nullable_header" not in names, (
+                "a header on a ['string', 'null'] property breaks the rules"
+            )
+            assert "header_in_items" not in names, "a header under items breaks the rules"
+            result = await client.call_tool("region_echo", {"region": "eu-west"})
+            assert result.text == "region eu-west"
+    warned = [r.getMessage() for r in caplog.records if "left out tool" in r.getMessage()]
+    assert len(warned) == 2
+
+
+async def test_a_header_mismatch_relists_the_tools_and_resends_once() -> None:
+    with fault_http("--modern") as server:
+        server.set(header_tools=True)
+        async with Client(server.url, timeout=10) as client:
+            await client.list_tools()
+            assert (await client.call_tool("region_echo", {"region": "a"})).text == "region a"
+            listings = len(server.requests(rpc_method="tools/list"))
+            server.set(region_header="Zone")  # the server's tool now declares another header
+            assert (await client.call_tool("region_echo", {"region": "b"})).text == "region b"
+            calls = server.requests(rpc_method="tools/call")
+            assert [c["status"] for c in calls] == [200, 400, 200]
+            assert len(server.requests(rpc_method="tools/list")) >= listings + 1
+            with anyio.fail_after(5):  # the cache heard of the change and fetched the list again
+                while client.freshness("tools").stale:  # noqa: ASYNC110 - the live layer's own task
+                    await anyio.sleep(0.05)

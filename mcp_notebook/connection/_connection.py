@@ -33,12 +33,14 @@ import anyio.abc
 from ..protocol.envelope import result_type, stamp
 from ..protocol.errors import (
     CONNECTION_CLOSED,
+    HEADER_MISMATCH,
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
+from ..protocol.http_binding import is_session_expiry
 from ..protocol.jsonrpc import (
     ErrorResponse,
     FrameError,
@@ -61,6 +63,9 @@ from ._pending import EXPIRED, PendingRequest
 __all__ = ["Connection", "ConnectionEvent", "ConnectionState", "ConnectionStats", "ProgressCallback"]
 
 logger = logging.getLogger("mcp_notebook.connection")
+_MAX_RELIST_PAGES = 1000
+#: How a server says no to a handshake (as opposed to being unreachable or slow).
+_REFUSALS = frozenset({"version", "protocol", "server"})
 server_log = logging.getLogger("mcp_notebook.server")
 
 ConnectionState = Literal["connecting", "negotiating", "ready", "reconnecting", "closed"]
@@ -167,6 +172,10 @@ class Connection:
         self._listeners: list[Callable[[Notification], None]] = []
         self._negotiated: Negotiated | None = None
         self._known: Negotiated | None = None  # the era found, remembered across reconnects
+        self._session_generation = 0  # bumped by each renewal of a legacy HTTP session
+        self._renew_lock = anyio.Lock()
+        self._renewing: anyio.Event | None = None
+        self._relist_lock = anyio.Lock()
         self._channel: Channel | None = None
         self._attempt: _Attempt | None = None
         self._closing = False
@@ -211,6 +220,12 @@ class Connection:
         """Can a message the server sends on its own (a list change) reach us right now?"""
         channel = self._channel
         return channel is not None and channel.hears_server
+
+    def routes_by_headers(self) -> bool:
+        """Are modern requests routed by ``Mcp-*`` headers (Streamable HTTP)? Then a tool whose
+        ``x-mcp-header`` declarations break the rules cannot be called and is left out."""
+        channel = self._channel
+        return channel is not None and channel.routes_by_headers
 
     def negotiated_era(self) -> Era | None:
         return self._negotiated.era if self._negotiated is not None else None
@@ -386,20 +401,28 @@ class Connection:
         return ready
 
     async def _negotiate(self, attempt: _Attempt) -> Negotiated | None:
+        known = self._known or _hinted(self._transport, self._pin)
         with anyio.CancelScope() as scope:
             attempt.negotiation_scope = scope
             try:
                 with anyio.fail_after(self._opts.connect_timeout):
-                    return await negotiate(
-                        pin=self._pin,
-                        known=self._known or _hinted(self._transport, self._pin),
-                        exchange=self._exchange,
-                        notify=self.notify,
-                        capabilities=self._caps.__getitem__,
-                        client_info=self._opts.client_info,
-                        probe_timeout=self._opts.probe_timeout,
-                        handshake_timeout=self._opts.connect_timeout,
-                    )
+                    try:
+                        return await self._negotiate_from(known)
+                    except McpError as exc:
+                        if known is None or known.era != "legacy" or exc.kind not in _REFUSALS:
+                            raise
+                        # The handshake that worked before is refused now: the server may have
+                        # been upgraded. Probe its era afresh (a modern server never falls back).
+                        logger.info(
+                            "%s refused the handshake it accepted before (%s); probing its era again",
+                            self._transport.describe(),
+                            exc.message,
+                        )
+                        self._known = None
+                        forget = getattr(self._transport, "forget", None)
+                        if callable(forget):
+                            forget()
+                        return await self._negotiate_from(None)
             except TimeoutError:
                 self._end_attempt(
                     attempt,
@@ -414,6 +437,18 @@ class Connection:
                 fatal = exc.kind in ("version", "protocol", "server", "auth")
                 self._end_attempt(attempt, exc, fatal=fatal)
         return None
+
+    async def _negotiate_from(self, known: Negotiated | None) -> Negotiated:
+        return await negotiate(
+            pin=self._pin,
+            known=known,
+            exchange=self._exchange,
+            notify=self.notify,
+            capabilities=self._caps.__getitem__,
+            client_info=self._opts.client_info,
+            probe_timeout=self._opts.probe_timeout,
+            handshake_timeout=self._opts.connect_timeout,
+        )
 
     async def _after_ready(self, negotiated: Negotiated) -> None:
         level = self._opts.log_level
@@ -509,20 +544,34 @@ class Connection:
             raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
         label = label or method
         rounds = 0
-        rediscovered = False
+        rediscovered = renewed = relisted = False
         unsent_retried = False
         current = params
+        # One deadline for the whole logical request, across input rounds and resends; time spent
+        # in the client's own handlers (a person answering) is added back, as a pause.
+        deadline = self._clock() + timeout
         while True:
-            waited = await self._wait_ready(timeout, label)
+            if self._renewing is not None:
+                await self._renewing.wait()
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                self._counters.timeouts += 1
+                raise McpError(
+                    "timeout",
+                    f"{label} timed out after {timeout:g}s (across its resends)",
+                    code=REQUEST_TIMEOUT,
+                )
+            waited = await self._wait_ready(remaining, label)
             negotiated = self._negotiated
             assert negotiated is not None
+            session = self._session_generation
             try:
                 result = await self._send_request(
                     method,
                     current,
                     era=negotiated.era,
                     version=negotiated.version,
-                    timeout=max(timeout - waited, 0.001),
+                    timeout=max(remaining - waited, 0.001),
                     progress=progress,
                     label=label,
                     stream=stream,
@@ -547,6 +596,16 @@ class Connection:
                     rediscovered = True
                     await self._rediscover(exc)
                     continue
+                if is_session_expiry(exc) and negotiated.era == "legacy" and not renewed:
+                    # The server forgot the session and refused the request unexecuted (§4.2).
+                    renewed = True
+                    await self._renew_session(session)
+                    continue
+                if exc.code == HEADER_MISMATCH and method == "tools/call" and not relisted:
+                    # Our Mcp-Param-* headers disagree with the tool as the server has it now (§3.5).
+                    relisted = True
+                    await self._relist_tools(negotiated)
+                    continue
                 raise
             if negotiated.era == "modern" and result_type(result) == "input_required":
                 rounds += 1
@@ -556,9 +615,64 @@ class Connection:
                         f"{label}: the server asked for input more than max_input_rounds="
                         f"{self._opts.max_input_rounds} times",
                     )
+                asked = self._clock()
                 current = await self._answer_input_required(params, result, rounds, label)
+                deadline += self._clock() - asked
                 continue
             return result
+
+    async def _renew_session(self, sent_under: int) -> None:
+        """Run the handshake again on this channel, once for all the requests the 404 refused.
+
+        New requests wait until it is done (they would go without a session and be refused).
+        """
+        async with self._renew_lock:
+            if self._session_generation != sent_under:
+                return  # another request renewed it already
+            negotiated = self._negotiated
+            if negotiated is None or negotiated.era != "legacy":
+                return
+            self._renewing = anyio.Event()
+            try:
+                renewed = await negotiate(
+                    pin=Pin("legacy", negotiated.version),
+                    known=negotiated,
+                    exchange=self._exchange,
+                    notify=self.notify,
+                    capabilities=self._caps.__getitem__,
+                    client_info=self._opts.client_info,
+                    probe_timeout=self._opts.probe_timeout,
+                    handshake_timeout=self._opts.connect_timeout,
+                )
+                self._negotiated = self._known = renewed
+                logger.info("%s forgot our session; started a new one", self._transport.describe())
+            finally:
+                self._session_generation += 1
+                self._renewing.set()
+                self._renewing = None
+
+    async def _relist_tools(self, negotiated: Negotiated) -> None:
+        """Fetch ``tools/list`` again so the transport learns the tools' header parameters anew,
+        and tell the cache the list changed (a ``-32020`` means the server's tools did)."""
+        async with self._relist_lock:
+            cursor: Any = None
+            for _ in range(_MAX_RELIST_PAGES):
+                result = await self._exchange(
+                    "tools/list",
+                    {"cursor": cursor} if cursor else None,
+                    era=negotiated.era,
+                    version=negotiated.version,
+                    timeout=self._opts.timeout,
+                )
+                cursor = result.get("nextCursor")
+                if not isinstance(cursor, str) or not cursor:
+                    break
+        changed = Notification("notifications/tools/list_changed", None)
+        for listener in list(self._listeners):
+            try:
+                listener(changed)
+            except Exception:
+                logger.exception("a notification listener raised; ignored")
 
     async def _channel_replaced(self, dead: Channel | None, timeout: float) -> bool:
         """Wait until ``dead`` is no longer the current channel; False if it still is at the timeout.

@@ -21,10 +21,12 @@ from typing import Any
 __all__ = [
     "HeaderParam",
     "InvalidToolHeaders",
+    "ToolHeaderTable",
     "encode_header_value",
     "header_params",
     "mcp_name",
     "request_headers",
+    "split_by_header_rules",
 ]
 
 _SENTINEL = re.compile(r"^=\?base64\?.*\?=$", re.DOTALL)
@@ -89,7 +91,10 @@ def header_params(input_schema: Any) -> tuple[HeaderParam, ...]:
     if not isinstance(input_schema, Mapping):
         return ()
     found: list[HeaderParam] = []
-    _walk_properties(input_schema, (), found)
+    try:
+        _walk_properties(input_schema, (), found)
+    except RecursionError:
+        raise InvalidToolHeaders("the inputSchema is nested too deeply to check x-mcp-header") from None
     seen: set[str] = set()
     for param in found:
         folded = param.header.lower()
@@ -116,7 +121,7 @@ def _property(prop: Mapping[str, Any], path: tuple[str, ...], found: list[Header
         if not isinstance(name, str) or not _TOKEN.match(name):
             raise InvalidToolHeaders(f"x-mcp-header of {where!r} is not a valid header name: {name!r}")
         kind = prop.get("type")
-        if kind not in _HEADER_TYPES:
+        if not isinstance(kind, str) or kind not in _HEADER_TYPES:  # ["string", "null"] is a list
             raise InvalidToolHeaders(
                 f"x-mcp-header {name!r} is on {where!r} of type {kind!r}; "
                 "only string, integer and boolean properties may be headers"
@@ -169,3 +174,56 @@ def _lookup(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:
             return None
         value = value.get(key)
     return value
+
+
+def split_by_header_rules(tools: list[Any]) -> tuple[list[Any], list[tuple[str, str]]]:
+    """The tools an HTTP client may offer, and ``(name, why)`` for each it must leave out.
+
+    A tool whose ``x-mcp-header`` declarations break the rules cannot be called correctly over
+    HTTP, so the spec has the client drop it from its ``tools/list`` (and warn); one bad tool never
+    costs the others. Entries that are not objects are left for the caller's own checks.
+    """
+    kept: list[Any] = []
+    dropped: list[tuple[str, str]] = []
+    for tool in tools:
+        if isinstance(tool, Mapping):
+            try:
+                header_params(tool.get("inputSchema"))
+            except InvalidToolHeaders as exc:
+                dropped.append((str(tool.get("name"))[:200], str(exc)))
+                continue
+        kept.append(tool)
+    return kept, dropped
+
+
+class ToolHeaderTable:
+    """Each tool's header parameters, learnt from ``tools/list`` answers as they pass by.
+
+    The HTTP transport keeps one to write ``Mcp-Param-*`` headers for ``tools/call``; it reads the
+    answers, never rewrites them (leaving invalid tools out is the client's job, with
+    :func:`split_by_header_rules`).
+    """
+
+    __slots__ = ("_params",)
+
+    def __init__(self) -> None:
+        self._params: dict[str, tuple[HeaderParam, ...]] = {}
+
+    def learn(self, result: Mapping[str, Any]) -> None:
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            return
+        for tool in tools:
+            if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
+                continue
+            try:
+                self._params[tool["name"]] = header_params(tool.get("inputSchema"))
+            except InvalidToolHeaders:
+                self._params.pop(tool["name"], None)
+
+    def params_for(self, method: str, params: Mapping[str, Any] | None) -> tuple[HeaderParam, ...]:
+        """The header parameters of the tool a ``tools/call`` names (none for other requests)."""
+        if method != "tools/call" or params is None:
+            return ()
+        name = params.get("name")
+        return self._params.get(name, ()) if isinstance(name, str) else ()

@@ -4,7 +4,7 @@ The connection performs the I/O (a ``server/discover`` probe, an ``initialize`` 
 this module what each outcome means. Nothing here sends, sleeps or reads a clock, so every rule is a
 row in a table test.
 
-The rules, for stdio (HTTP adds status codes with its own issue):
+The rules, for stdio and HTTP alike (HTTP statuses arrive as ``data.httpStatus``):
 
 * A DiscoverResult that lists a modern version we speak -> modern at that version.
 * A DiscoverResult that lists no version we speak (or no ``supportedVersions`` at all: some mocks
@@ -15,6 +15,8 @@ The rules, for stdio (HTTP adds status codes with its own issue):
 * A second ``-32022`` after the retry -> a version error; we never loop.
 * ``-32021`` / ``-32020`` -> the server is modern but refused us: its error (kind ``server``), not a
   fallback.
+* Over HTTP, a 429 or 5xx (``data.httpStatus``) -> a failed attempt (kind ``transport``): a busy or
+  broken server says nothing about its era.
 * Any other error, or no answer within the probe timeout -> legacy, ``initialize``.
 """
 
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import (
+    CONNECTION_CLOSED,
     HEADER_MISMATCH,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -139,6 +142,17 @@ def after_discover(
             return Fail(_no_mutual_version(supported, pin))
         return Initialize(LATEST_HANDSHAKE_VERSION)
     if error is not None:
+        status = _http_status(error)
+        if status is not None and (status == 429 or status >= 500):
+            # Busy or broken: that says nothing about the era, so it is no reason to fall back.
+            return Fail(
+                McpError(
+                    "transport",
+                    f"server/discover: the server answered HTTP {status}; it is busy or failing, so its "
+                    "protocol era cannot be told yet",
+                    code=CONNECTION_CLOSED,
+                )
+            )
         code = error.get("code")
         if code == UNSUPPORTED_PROTOCOL_VERSION:
             data = error.get("data")
@@ -186,6 +200,13 @@ def check_initialize_result(pin: Pin, offered: str, result: dict[str, Any]) -> s
             data={"supported": list(HANDSHAKE_VERSIONS), "requested": offered},
         )
     return version
+
+
+def _http_status(error: dict[str, Any]) -> int | None:
+    """The HTTP status an error came with (the HTTP binding puts it in ``data.httpStatus``)."""
+    data = error.get("data")
+    status = data.get("httpStatus") if isinstance(data, dict) else None
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
 
 
 def _no_mutual_version(supported: Any, pin: Pin) -> McpError:

@@ -6,21 +6,17 @@ Kept apart from the channels so the rules that decide what a user reads when HTT
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
 
 import httpx
 
 from ..protocol.errors import (
     CONNECTION_CLOSED,
-    INTERNAL_ERROR,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
     McpError,
 )
+from ..protocol.http_binding import jsonrpc_error_in, refusal
 from ..protocol.jsonrpc import ErrorResponse, RequestId
 from ._http_engine import Engine, WireError, WireResponse
 
@@ -157,87 +153,20 @@ async def read_error_body(response: WireResponse) -> bytes:
         return b""
 
 
-def jsonrpc_error_in(body: bytes) -> dict[str, Any] | None:
-    """The JSON-RPC error object an HTTP error body carries, if it is one (era detection reads it)."""
-    try:
-        parsed = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if isinstance(parsed, dict):
-        error = parsed.get("error")
-        if isinstance(error, dict) and isinstance(error.get("code"), int):
-            return error
-    return None
-
-
 def error_from_status(
     request_id: RequestId, response: WireResponse, body: bytes, *, where: str, credentials: bool
 ) -> ErrorResponse | McpError:
-    """What a non-2xx answer to a request means for its caller.
-
-    A JSON-RPC error body is the server's answer and is passed on as it is. Otherwise 401/403 are
-    auth errors that say what to configure; 5xx from a gateway are transport errors (the server may
-    be restarting); other statuses become a JSON-RPC error carrying ``httpStatus`` so that era
-    detection can read them as "not this era" (PROTOCOL.md §3.3).
-    """
-    status = response.status
-    error = jsonrpc_error_in(body)
-    if error is not None:
-        return ErrorResponse(request_id, error)
-    if status == 401:
-        challenge = _challenge(response)
-        if credentials:
-            return McpError(
-                "auth",
-                f"{where} refused our credentials (HTTP 401{challenge}); check the token or sign in again",
-            )
-        return McpError(
-            "auth",
-            f"{where} requires authorization (HTTP 401{challenge}). Pass auth=mcp_notebook.auth.OAuth() to "
-            "sign in with OAuth, auth='<token>' for a bearer token, or headers={...} for an API key.",
-        )
-    if status == 403:
-        return McpError("auth", f"{where} refused access (HTTP 403{_challenge(response)})")
-    if status in (502, 503, 504):
-        return transport_error(
-            f"{where} answered HTTP {status} {response.reason}; the server may be restarting"
-        )
-    code = METHOD_NOT_FOUND if status in (404, 405) else INVALID_REQUEST if status < 500 else INTERNAL_ERROR
-    text = _first_line(body)
-    detail = f": {text}" if text else ""
-    return ErrorResponse(
+    """What a non-2xx answer means for its caller (the rules: :func:`..protocol.http_binding.refusal`)."""
+    return refusal(
         request_id,
-        {
-            "code": code,
-            "message": f"HTTP {status} {response.reason} from {where}{detail}",
-            "data": {"httpStatus": status},
-        },
+        response.status,
+        response.reason,
+        body,
+        challenge=response.headers.get("www-authenticate"),
+        where=where,
+        credentials=credentials,
     )
 
 
 def transport_error(message: str) -> McpError:
     return McpError("transport", message, code=CONNECTION_CLOSED)
-
-
-def _challenge(response: WireResponse) -> str:
-    """The useful, non-secret part of a WWW-Authenticate challenge: scheme, error, scope."""
-    value = response.headers.get("www-authenticate")
-    if not value:
-        return ""
-    scheme = value.split(None, 1)[0]
-    parts = [scheme]
-    for key in ("error", "scope", "resource_metadata"):
-        marker = f"{key}="
-        start = value.find(marker)
-        if start != -1:
-            rest = value[start + len(marker) :]
-            item = rest[1 : rest.find('"', 1)] if rest.startswith('"') else rest.split(",", 1)[0]
-            parts.append(f"{key}={item}")
-    return ", WWW-Authenticate: " + " ".join(parts)
-
-
-def _first_line(body: bytes) -> str:
-    text = body[:400].decode("utf-8", "replace").strip()
-    if text.startswith("<"):  # an HTML error page says nothing useful in one line
-        return ""
-    return text.splitlines()[0][:160] if text else ""

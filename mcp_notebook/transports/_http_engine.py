@@ -145,19 +145,18 @@ class AiohttpEngine:
     """
 
     def __init__(
-        self, *, max_connections: int, verify: Any = True, connect_timeout: float | None = 30.0
+        self, *, max_connections: int, https: bool, verify: Any = True, connect_timeout: float | None = 30.0
     ) -> None:
+        """Made when a connection starts, before any request: importing aiohttp (~0.3 s, more on a
+        loaded machine) and loading CA certificates must not eat into the first request's deadline
+        (the era probe's is a few seconds)."""
         self._max_connections = max_connections
-        self._verify = verify
         self._connect_timeout = connect_timeout
-        self._session: aiohttp.ClientSession | None = None
+        self._session = self._open_session(_ssl_context(verify) if https else True)
 
-    def _open_session(self, https: bool) -> aiohttp.ClientSession:
-        import aiohttp  # ~0.25 s to import: paid by the first HTTP connection, not by `import mcp_notebook`
+    def _open_session(self, tls: ssl.SSLContext | bool) -> aiohttp.ClientSession:
+        import aiohttp  # paid by the first HTTP connection, not by `import mcp_notebook`
 
-        tls: ssl.SSLContext | bool = True
-        if https:
-            tls = _ssl_context(self._verify)
         connector = aiohttp.TCPConnector(
             limit=self._max_connections, limit_per_host=0, ssl=tls, keepalive_timeout=KEEPALIVE_SECONDS
         )
@@ -177,8 +176,6 @@ class AiohttpEngine:
         content: bytes | None,
         auth: httpx.Auth | None,
     ) -> AsyncIterator[WireResponse]:
-        if self._session is None:
-            self._session = self._open_session(url.scheme == "https")
         if auth is None:
             response = await self._send(method, str(url), headers, content)
             try:
@@ -231,7 +228,6 @@ class AiohttpEngine:
     ) -> aiohttp.ClientResponse:
         import aiohttp
 
-        assert self._session is not None
         try:
             return await self._session.request(
                 method, url, headers=headers, data=content, allow_redirects=False
@@ -240,8 +236,7 @@ class AiohttpEngine:
             raise WireError(_describe(exc), before_response=True) from None
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+        await self._session.close()
 
 
 def _ssl_context(verify: Any) -> ssl.SSLContext | bool:

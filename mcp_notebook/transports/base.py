@@ -94,6 +94,12 @@ class Channel(Protocol):
         """
         ...
 
+    @property
+    def routes_by_headers(self) -> bool:
+        """True when modern requests carry ``Mcp-*`` routing headers (Streamable HTTP): a tool
+        whose ``x-mcp-header`` declarations break the rules must then be left out of the list."""
+        ...
+
     async def send(self, message: dict[str, Any]) -> None:
         """Send one JSON-RPC message; raises ``McpError(kind="transport")`` if the peer is gone.
 

@@ -27,7 +27,6 @@ handlers are the same code as for stdio.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import math
 from collections.abc import AsyncIterator, Mapping
@@ -40,17 +39,21 @@ import httpx
 
 from ..protocol.envelope import META_PROTOCOL_VERSION
 from ..protocol.errors import (
-    HEADER_MISMATCH,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
-    UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from ..protocol.headers import HeaderParam, InvalidToolHeaders, header_params, request_headers
+from ..protocol.headers import ToolHeaderTable, request_headers
+from ..protocol.http_binding import (
+    MODERN_ERRORS,
+    LegacySession,
+    body_kind,
+    classify_status,
+    refusal_means_sse,
+    session_expired_error,
+)
 from ..protocol.jsonrpc import (
     ErrorResponse,
     FrameError,
     Message,
-    Notification,
     RequestId,
     Response,
     decode,
@@ -109,7 +112,6 @@ _REPEATABLE = frozenset(
         "completion/complete",
     }
 )
-MODERN_ERRORS = (UNSUPPORTED_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY, HEADER_MISMATCH)
 _SECRET_HEADERS = ("authorization", "cookie", "proxy-authorization")
 
 
@@ -215,7 +217,10 @@ class HttpTransport:
             )
             return HttpxEngine(client, owned=True, connect_timeout=self._connect_timeout)
         return AiohttpEngine(
-            max_connections=self.max_connections, verify=self._verify, connect_timeout=self._connect_timeout
+            max_connections=self.max_connections,
+            https=self.url.scheme == "https",
+            verify=self._verify,
+            connect_timeout=self._connect_timeout,
         )
 
     @asynccontextmanager
@@ -250,19 +255,11 @@ class HttpTransport:
         self._remembered = None
 
 
-class _Retry(Exception):
-    """An exchange answered in a way that calls for one more attempt (not shown to the caller)."""
+class _FallBack(Exception):
+    """``initialize`` was refused the way a 2024-11-05 HTTP+SSE server refuses it."""
 
-    def __init__(
-        self,
-        why: Literal["session", "headers", "sse"],
-        answer: Message | McpError,
-        session: str | None = None,
-    ) -> None:
-        self.why = why
+    def __init__(self, answer: Message | McpError) -> None:
         self.answer = answer
-        #: The session id the failed exchange carried (a renewal is only needed if it is still ours).
-        self.session = session
 
 
 class _StreamableChannel:
@@ -282,15 +279,16 @@ class _StreamableChannel:
         self._incoming_send, self._incoming = anyio.create_memory_object_stream[Any](math.inf)
         self._closed = False
         self._posts: dict[RequestId, anyio.CancelScope] = {}
-        self._tool_headers: dict[str, tuple[HeaderParam, ...]] = {}
-        self._session_id: str | None = None
-        self._legacy_version: str | None = None
-        self._initialize: dict[str, Any] | None = None
-        self._session_lock = anyio.Lock()
+        self._tools = ToolHeaderTable()
+        self._session = LegacySession()
         self._get_generation = 0
-        self._internal_ids = itertools.count(1)
         self._sse: SseSession | None = None
         self._discover_refused = False
+
+    @property
+    def routes_by_headers(self) -> bool:
+        """Modern requests are routed by ``Mcp-*`` headers (not over the HTTP+SSE binding)."""
+        return self._sse is None
 
     # --- the Channel interface ------------------------------------------------------------------
 
@@ -302,8 +300,6 @@ class _StreamableChannel:
             return
         method = message.get("method")
         if method is not None and "id" in message:
-            if method == "initialize":
-                self._initialize = message
             scope = anyio.CancelScope()
             self._posts[message["id"]] = scope
             self._tg.start_soon(self._run_request, message, scope)
@@ -347,7 +343,7 @@ class _StreamableChannel:
             scope.cancel()
         if self._sse is not None:
             await self._sse.close()
-        elif self._session_id is not None:
+        elif self._session.id is not None:
             with anyio.CancelScope(shield=True), anyio.move_on_after(2.0):
                 try:
                     async with open_exchange(
@@ -371,7 +367,7 @@ class _StreamableChannel:
 
     async def _run_request(self, message: dict[str, Any], scope: anyio.CancelScope) -> None:
         request_id = message["id"]
-        retried: set[str] = set()
+        repeated = False
         try:
             with scope:
                 while True:
@@ -380,27 +376,18 @@ class _StreamableChannel:
                     except WireError as exc:
                         # A request that only reads may go once more if it never got an answer:
                         # typically a kept-alive connection the server closed as we sent.
-                        if (
-                            not exc.before_response
-                            or message["method"] not in _REPEATABLE
-                            or "wire" in retried
-                        ):
+                        if repeated or not (exc.before_response and message["method"] in _REPEATABLE):
                             raise
-                        retried.add("wire")
+                        repeated = True
                         continue
-                    except _Retry as retry:
-                        if retry.why in retried:
-                            answer = retry.answer
+                    except _FallBack as fallback:
+                        if not await self._fall_back_to_sse(message):
+                            answer = fallback.answer
                         else:
-                            retried.add(retry.why)
-                            if await self._recover(retry, message):
-                                continue
-                            answer = retry.answer
+                            return  # the request went on over HTTP+SSE; its answer comes there
                     if answer is not None:
                         self._deliver(message, answer)
                     return
-        except _Handled:
-            pass
         except McpError as exc:
             self._push(RequestFailed(request_id, exc))
         except WireError as exc:
@@ -413,25 +400,19 @@ class _StreamableChannel:
         finally:
             self._posts.pop(request_id, None)
 
-    async def _recover(self, retry: _Retry, message: dict[str, Any]) -> bool:
-        """Fix what made an exchange fail so it can be sent again; False if it cannot be fixed."""
-        why = retry.why
-        if why == "session":
-            return await self._reinitialize(retry.session)
-        if why == "headers":
-            await self._relist_tools(message)
-            return True
-        if why == "sse" and self._t.mode == "auto":
-            try:
-                await self.switch_to_sse()
-            except McpError as exc:
-                logger.debug("HTTP+SSE fallback failed: %s", exc)
-                return False
-            self._t._remember("legacy", str(message.get("params", {}).get("protocolVersion", "")), "sse")
-            assert self._sse is not None
-            await self._sse.post(message)
-            raise _Handled
-        return False
+    async def _fall_back_to_sse(self, initialize: dict[str, Any]) -> bool:
+        """Switch to HTTP+SSE (auto mode only) and send ``initialize`` there; False if it fails."""
+        if self._t.mode != "auto":
+            return False
+        try:
+            await self.switch_to_sse()
+        except McpError as exc:
+            logger.debug("HTTP+SSE fallback failed: %s", exc)
+            return False
+        self._t._remember("legacy", str(initialize.get("params", {}).get("protocolVersion", "")), "sse")
+        assert self._sse is not None
+        await self._sse.post(initialize)
+        return True
 
     def _deliver(self, request: dict[str, Any], answer: Message | McpError) -> None:
         if isinstance(answer, McpError):
@@ -445,34 +426,34 @@ class _StreamableChannel:
         method = message["method"]
         modern = _modern_version(message)
         headers = self._request_headers(message, modern)
-        session = self._session_id
+        sent_session = self._session.id
         async with open_exchange(
             self._engine, "POST", self._t.url, headers=headers, content=encode(message), auth=self._t._auth
         ) as response:
             status = response.status
-            if status == 404 and modern is None and session is not None and method != "initialize":
-                forgot = transport_error(f"{self._where} forgot our session (HTTP 404)")
-                raise _Retry("session", forgot, session)
-            if status >= 400:
+            meaning = classify_status(method, status, modern=modern is not None, sent_session=sent_session)
+            if meaning == "session-expired":
+                if self._session.expire(sent_session):
+                    self._get_generation += 1  # that session's GET stream is gone with it
+                return session_expired_error(self._where)
+            if meaning == "refused":
                 body = await read_error_body(response)
                 answer = error_from_status(
                     request_id, response, body, where=self._where, credentials=self._t.has_credentials
                 )
-                if method == "initialize" and status in (400, 404, 405) and jsonrpc_error_in(body) is None:
-                    raise _Retry("sse", answer)
-                if isinstance(answer, ErrorResponse):
-                    return self._inspect(message, answer)  # a -32020 re-lists the tools and resends
-                return answer
-            if status == 202 or status == 204:
+                if refusal_means_sse(method, status, body):
+                    raise _FallBack(answer)
+                return self._inspect(message, answer) if isinstance(answer, ErrorResponse) else answer
+            if meaning == "no-answer":
                 return McpError(
                     "protocol", f"{self._where} accepted {method} without answering it (HTTP {status})"
                 )
             if method == "initialize":
-                self._session_id = response.headers.get("mcp-session-id") or None
-            content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
-            if content_type == "text/event-stream":
+                self._session.begin(response.headers.get("mcp-session-id"))
+            kind = body_kind(response.headers.get("content-type"))
+            if kind == "sse":
                 return await self._read_request_stream(response, message, modern is not None)
-            if content_type == "application/json":
+            if kind == "json":
                 try:
                     body = await read_limited(response, self._t.max_message_bytes)
                 except TooLarge as exc:
@@ -480,6 +461,7 @@ class _StreamableChannel:
                         "transport", f"the server's answer was too large: {exc}; raise max_message_bytes"
                     )
                 return self._answer_from_json(message, body)
+            content_type = response.headers.get("content-type")
             return McpError("protocol", f"{self._where} answered {method} with content type {content_type!r}")
 
     def _answer_from_json(self, request: dict[str, Any], body: bytes) -> Message | McpError | None:
@@ -495,20 +477,18 @@ class _StreamableChannel:
         )
 
     def _inspect(self, request: dict[str, Any], answer: Response | ErrorResponse) -> Message | McpError:
-        """Look at a final answer on its way to the caller: learn the session, vet listed tools."""
+        """Look at a final answer on its way to the caller (never changing it): learn the session's
+        version, each tool's header parameters, and what the endpoint speaks."""
         method = request["method"]
         if isinstance(answer, Response):
             if method == "initialize":
-                version = answer.result.get("protocolVersion")
-                self._legacy_version = version if isinstance(version, str) else None
-                if self._legacy_version and self._discover_refused:
-                    self._t._remember("legacy", self._legacy_version, "streamable")
+                self._session.agreed(answer.result)
+                if self._session.version and self._discover_refused:
+                    self._t._remember("legacy", self._session.version, "streamable")
             elif method == "server/discover":
                 self._t._remember(None, "", "")
             elif method == "tools/list":
-                self._absorb_tools(answer.result)
-        elif method == "tools/call" and answer.error.get("code") == HEADER_MISMATCH:
-            raise _Retry("headers", answer)
+                self._tools.learn(answer.result)
         elif method == "server/discover" and answer.error.get("code") not in MODERN_ERRORS:
             self._discover_refused = True  # what the probe learnt; remembered once initialize works
         return answer
@@ -602,40 +582,14 @@ class _StreamableChannel:
         headers = {**self._t._headers, "Accept": _ACCEPT_POST, "Content-Type": "application/json"}
         if modern is not None:
             params = message.get("params")
-            tool = params.get("name") if message["method"] == "tools/call" and params else None
-            declared = self._tool_headers.get(tool, ()) if isinstance(tool, str) else ()
+            declared = self._tools.params_for(message["method"], params)
             headers.update(request_headers(message["method"], params, modern, declared))
         else:
             headers.update(self._legacy_headers())
         return headers
 
     def _legacy_headers(self) -> dict[str, str]:
-        headers = dict(self._t._headers)
-        if self._session_id is not None:
-            headers["Mcp-Session-Id"] = self._session_id
-        if self._legacy_version is not None:
-            headers["MCP-Protocol-Version"] = self._legacy_version
-        return headers
-
-    def _absorb_tools(self, result: dict[str, Any]) -> None:
-        """Learn each tool's header parameters; drop tools that declare them against the rules."""
-        tools = result.get("tools")
-        if not isinstance(tools, list):
-            return
-        kept = []
-        for tool in tools:
-            if not isinstance(tool, dict):
-                continue
-            try:
-                params = header_params(tool.get("inputSchema"))
-            except InvalidToolHeaders as exc:
-                logger.warning("ignoring tool %r from %s: %s", tool.get("name"), self._where, exc)
-                continue
-            name = tool.get("name")
-            if isinstance(name, str):
-                self._tool_headers[name] = params
-            kept.append(tool)
-        result["tools"] = kept
+        return {**self._t._headers, **self._session.headers()}
 
     # --- one-way messages, cancellation ---------------------------------------------------------
 
@@ -671,7 +625,7 @@ class _StreamableChannel:
         scope = self._posts.get(params.get("requestId"))  # type: ignore[arg-type]
         if scope is not None:
             scope.cancel()
-        if _modern_version(message) is None and self._legacy_version is not None:
+        if _modern_version(message) is None and self._session.version is not None:
             await self._post_one_way(message)
 
     # --- legacy session: GET stream, re-initialize ----------------------------------------------
@@ -728,65 +682,6 @@ class _StreamableChannel:
         finally:
             if generation == self._get_generation:
                 self.hears_server = False
-
-    async def _reinitialize(self, stale: str | None) -> bool:
-        """The server forgot session ``stale`` (404): ``initialize`` again without it, once (§4.2).
-
-        Many requests may fail with the same stale id at once; the first renews the session and
-        the others, finding a different id by the time they get the lock, just resend.
-        """
-        async with self._session_lock:
-            if self._session_id != stale:
-                return True  # another request already renewed it
-            if self._initialize is None:
-                return False
-            self._session_id = None
-            renewal = {**self._initialize, "id": f"mcp-notebook-reinit-{next(self._internal_ids)}"}
-            answer = await self._internal(renewal)
-            if not isinstance(answer, Response):
-                return False
-            logger.info("%s forgot our session; re-initialized", self._where)
-            await self._post_one_way({"jsonrpc": "2.0", "method": "notifications/initialized"})
-            self._start_get_stream()
-        return True
-
-    async def _relist_tools(self, request: dict[str, Any]) -> None:
-        """After ``-32020``: fetch ``tools/list`` again to learn the header parameters (§3.5)."""
-        meta = (request.get("params") or {}).get("_meta", {})
-        cursor: Any = None
-        self._tool_headers.clear()
-        while True:
-            params: dict[str, Any] = {
-                "_meta": {k: v for k, v in meta.items() if k.startswith("io.modelcontextprotocol/")}
-            }
-            if cursor is not None:
-                params["cursor"] = cursor
-            listing = {
-                "jsonrpc": "2.0",
-                "id": f"mcp-notebook-relist-{next(self._internal_ids)}",
-                "method": "tools/list",
-                "params": params,
-            }
-            answer = await self._internal(listing)
-            if not isinstance(answer, Response):
-                return
-            cursor = answer.result.get("nextCursor")
-            if not cursor:
-                break
-        self._push(Notification("notifications/tools/list_changed", None))
-
-    async def _internal(self, message: dict[str, Any]) -> Message | McpError | None:
-        """A request of the channel's own; its answer is kept, everything else is delivered."""
-        try:
-            return await self._exchange(message)
-        except _Retry as retry:
-            return retry.answer
-        except WireError as exc:
-            return self._network_error(exc)
-
-
-class _Handled(Exception):
-    """The request went on over another binding; this exchange has nothing more to deliver."""
 
 
 class _StreamState:

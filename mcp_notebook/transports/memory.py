@@ -78,6 +78,7 @@ class _MemoryChannel:
 
     congested = False  # the streams are unbounded
     hears_server = True
+    routes_by_headers = False
 
     async def send(self, message: dict[str, Any]) -> None:
         try:

@@ -218,7 +218,8 @@ class StdioTransport:
 class _StdioChannel:
     """One running server process: framed reads from stdout, serialized writes to stdin."""
 
-    hears_server = True  # the server writes to our pipe whenever it likes
+    hears_server = True
+    routes_by_headers = False  # the server writes to our pipe whenever it likes
 
     def __init__(self, transport: StdioTransport, pipes: Pipes) -> None:
         self._transport = transport

@@ -73,6 +73,13 @@ Switches (each an argv flag, or a field of ``POST /_admin/set`` with a JSON obje
 ``listen_drop``       ``{"listen_drop": S}``: modern ``subscriptions/listen`` streams (acknowledged
                       with the filter asked for) are cut S seconds after the acknowledgement, as a
                       proxy that closes idle streams does; negative (default): held open.
+``header_tools``      ``{"header_tools": true}`` (modern): ``tools/list`` adds ``region_echo``, whose
+                      ``region`` argument is declared ``x-mcp-header: <region_header>`` (default
+                      ``Region``; a call must carry it as ``Mcp-Param-<region_header>``, else 400
+                      -32020), and two tools whose declarations break the rules
+                      (``nullable_header``: on a ``["string", "null"]`` property; ``header_in_items``:
+                      under ``items``). Changing ``region_header`` mid-session makes a client's
+                      learnt header stale, as a server that changed its tool does.
 ``pad``               ``{"pad": N}``: ``echo`` answers its text followed by N bytes of ``x``, and
                       ``tools/list`` gives its first tool a description of N bytes: answers larger
                       than a client's ``max_message_bytes``, as an SSE event and as a JSON body.
@@ -159,6 +166,8 @@ class Switches:
     list_changed: bool = False  # announce tools.listChanged (legacy: initialize; modern: discover)
     get_stream: str = "open"  # legacy standalone GET stream: open | refuse (405) | drop (ends at once)
     listen_drop: float = -1.0  # modern: end each subscriptions/listen stream this many s after its ack
+    header_tools: bool = False  # modern: also list tools with x-mcp-header declarations (two broken)
+    region_header: str = "Region"  # the header name `region_echo` declares (change it: -32020)
 
     def update(self, changes: dict[str, Any]) -> None:
         known = {f.name for f in dataclasses.fields(self)}
@@ -635,6 +644,11 @@ class FaultServer:
             "name"
         ):
             mismatch = "Mcp-Name header missing or not the tool name"
+        elif method == "tools/call" and params.get("name") == "region_echo":
+            wanted = str((params.get("arguments") or {}).get("region"))
+            got = headers.get(f"mcp-param-{self.switches.region_header.lower()}")
+            if got is None or _decode_header_value(got) != wanted:
+                mismatch = f"Mcp-Param-{self.switches.region_header} missing or not the region argument"
         if mismatch is not None:
             await _respond(send, 400, _error(request_id, -32020, f"Header mismatch: {mismatch}"))
             return
@@ -650,7 +664,7 @@ class FaultServer:
             }
         elif method == "tools/list":
             result = {
-                "tools": TOOLS,
+                "tools": TOOLS + self._header_tools() if self.switches.header_tools else TOOLS,
                 "resultType": "complete",
                 "ttlMs": 0,
                 "cacheScope": "private",
@@ -690,6 +704,32 @@ class FaultServer:
             return
         await asyncio.sleep(self.switches.listen_drop)
         raise _Abort  # a proxy cutting an idle stream: the connection closes mid-body
+
+    def _header_tools(self) -> list[dict[str, Any]]:
+        """One tool with a valid ``x-mcp-header`` and two whose declarations break the rules."""
+        region = {"type": "string", "x-mcp-header": self.switches.region_header}
+        return [
+            {
+                "name": "region_echo",
+                "inputSchema": {"type": "object", "properties": {"region": region}, "required": ["region"]},
+            },
+            {
+                "name": "nullable_header",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"zone": {"type": ["string", "null"], "x-mcp-header": "Zone"}},
+                },
+            },
+            {
+                "name": "header_in_items",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "tags": {"type": "array", "items": {"type": "string", "x-mcp-header": "Tag"}}
+                    },
+                },
+            },
+        ]
 
     def _capabilities(self) -> dict[str, Any]:
         return {"tools": {"listChanged": True} if self.switches.list_changed else {}}
@@ -755,6 +795,8 @@ class FaultServer:
         token = (params.get("_meta") or {}).get("progressToken")
         if name == "echo":
             text = str(arguments.get("text", "")) + "x" * self.switches.pad
+        elif name == "region_echo":
+            text = f"region {arguments.get('region')}"
         elif name == "slow":
             seconds = float(arguments.get("seconds", 1.0))
             steps = max(1, int(arguments.get("steps", 1)))
