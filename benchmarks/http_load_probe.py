@@ -11,7 +11,9 @@ against another's.
   fatal: "every call completes" is what is measured.
 - Memory (psutil, this process): RSS before batch 1, after batch 1 and after the last one (flat
   memory: no growth from batch 1 to the last), and the peak during all batches above the start
-  (Linux ``VmHWM``).
+  (Linux ``VmHWM``). Then as many batches again with tracemalloc on: the Python heap's growth from
+  the first of them to the last, which tells a leak from the allocator's noise in RSS (the rule of
+  the stdio memory case).
 - Sockets: a sampler counts this process's TCP sockets whose remote port is the server's, every
   ``--sample-ms``, in a worker thread (psutil walks ``/proc``: a few milliseconds with a thousand
   sockets, which would otherwise stall the event loop that is serving the calls), and keeps the peak.
@@ -28,6 +30,7 @@ import json
 import statistics
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -125,6 +128,7 @@ async def measure(adapter: Adapter, size: int, batches: int, settle_s: float, ou
         out["rss_growth_mb"] = (rss() - after_one) / MB
         if has_hwm:
             out["rss_peak_mb"] = (peak() - before) / MB
+        out["heap_growth_kb"] = await heap_growth(adapter, size, batches, settle_s, tally) / 1024
     finally:
         out["completed"] = tally.completed
         out["failed"] = tally.failed
@@ -132,12 +136,28 @@ async def measure(adapter: Adapter, size: int, batches: int, settle_s: float, ou
         out["batch_s"] = statistics.median(durations) if durations else None
 
 
+async def heap_growth(adapter: Adapter, size: int, batches: int, settle_s: float, tally: Tally) -> int:
+    """Bytes of traced Python heap gained from the first of ``batches`` batches to the last."""
+    tracemalloc.start()
+    try:
+        await batch(adapter, size, tally)
+        await settle(settle_s)
+        first = tracemalloc.get_traced_memory()[0]
+        for _ in range(batches - 1):
+            await batch(adapter, size, tally)
+        await settle(settle_s)
+        return tracemalloc.get_traced_memory()[0] - first
+    finally:
+        tracemalloc.stop()
+
+
 async def probe(
     name: str, url: str, size: int, batches: int, settle_s: float, sample_ms: float, limit: float
 ) -> dict[str, Any]:
     adapter = make(name, http=True, raw_connections=size)
     await adapter.connect(Target(url=url))
-    out: dict[str, Any] = {"client": name, "calls": size * batches, "batch": size, "batches": batches}
+    calls = 2 * size * batches  # the RSS batches, then the traced ones
+    out: dict[str, Any] = {"client": name, "calls": calls, "batch": size, "batches": batches}
     try:
         await batch(adapter, min(size, 100), Tally())  # warm: lazy imports, first validation, a pool
         await settle(settle_s)

@@ -92,7 +92,7 @@ def test_load_case_counts_every_call_memory_and_sockets(report: dict) -> None:
     ours = load["results"]["ours"]
     assert ours["metrics"]["completed"]["median"] == load["params"]["calls"]  # every call answered
     assert ours["extra"]["failed"] == 0
-    for key in ("rss_first_batch_mb", "rss_growth_mb", "peak_sockets"):
+    for key in ("rss_first_batch_mb", "rss_growth_mb", "heap_growth_kb", "peak_sockets"):
         assert key in ours["metrics"], key
     assert len(report["load_table"]["rows"]) == len(CLIENTS)
     assert not any(row[0].startswith("load-") for row in report["table"]["rows"])  # its own table
