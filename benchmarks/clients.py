@@ -96,6 +96,11 @@ class Adapter:
     def notifications_seen(self) -> int:
         return self.logs.n
 
+    def connection_cap(self) -> int | None:
+        """The most HTTP connections this client opens to one server, where the client says so
+        (HTTP/1.1 carries one request per connection, so this bounds the calls truly in flight)."""
+        return None
+
     async def close(self) -> None:
         raise NotImplementedError
 
@@ -140,6 +145,11 @@ class Ours(Adapter):
         # Our client handles notifications/message itself (it logs them); its counter is the
         # application-visible count.
         return int(self.client.stats.notifications)
+
+    def connection_cap(self) -> int | None:
+        # No public accessor yet: the HTTP transport's own setting, if this client has one.
+        cap = getattr(getattr(self.client, "_transport", None), "max_connections", None)
+        return cap if isinstance(cap, int) else None
 
     async def close(self) -> None:
         if self.client is not None:
@@ -424,8 +434,10 @@ class RawStdio(_RawBase):
 
 
 class RawHttp(_RawBase):
-    """Hand-written HTTP/1.1 POSTs over a pool of keep-alive connections (at most ``max_connections``,
-    the same cap as the SDK's httpx2 default)."""
+    """Hand-written HTTP/1.1 POSTs over a pool of keep-alive connections, opened on demand up to
+    ``max_connections``. The default (100) is the SDK's httpx2 pool size; the in-flight cases raise it
+    to the number of calls in flight, so that raw stays the limit when each call waits on a slow
+    server (HTTP/1.1 without pipelining: one call per connection at a time)."""
 
     name = "raw"
 
@@ -434,6 +446,7 @@ class RawHttp(_RawBase):
         self._ids = itertools.count(1)
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
         self._all: list[asyncio.StreamWriter] = []
+        self._cap = max_connections
         self._slots = asyncio.Semaphore(max_connections)
         self._host = ""
         self._port = 0
@@ -495,6 +508,9 @@ class RawHttp(_RawBase):
     async def call_with_progress(self, name: str, args: dict[str, Any], counter: Counter) -> Any:
         raise NotSupported("progress over HTTP is not benchmarked")
 
+    def connection_cap(self) -> int | None:
+        return self._cap
+
     async def close(self) -> None:
         for writer in self._all:
             writer.close()
@@ -505,7 +521,9 @@ class RawHttp(_RawBase):
         self._idle.clear()
 
 
-def make(name: str, *, http: bool = False) -> Adapter:
+def make(name: str, *, http: bool = False, raw_connections: int = 100) -> Adapter:
+    """The adapter for client ``name``; ``raw_connections`` caps the raw HTTP client's pool only (the
+    libraries keep their own defaults: they are what users get)."""
     if name == "ours":
         return Ours(validate=True)
     if name == "ours_novalidate":
@@ -515,7 +533,7 @@ def make(name: str, *, http: bool = False) -> Adapter:
     if name == "fastmcp":
         return FastMcp()
     if name == "raw":
-        return RawHttp() if http else RawStdio()
+        return RawHttp(raw_connections) if http else RawStdio()
     raise ValueError(f"unknown client {name!r}")
 
 

@@ -320,6 +320,8 @@ async def _http_connection(
                 + data
             )
             await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass  # a client cut off mid-request or mid-answer (a benchmark row that timed out): done
     finally:
         writer.close()
 

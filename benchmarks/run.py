@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fnmatch
 import gc
 import json
 import os
@@ -52,7 +53,16 @@ SIZES: dict[str, dict[str, Any]] = {
         "seq_demo_calls": 300,
         "seq_http_calls": 500,
         "in_flight": {10: 2000, 100: 3000, 1000: 5000},
-        "http_in_flight": {10: 1000, 100: 2000},
+        # HTTP in flight: calls at once x the server's ms per call; a row lasts about row_seconds at
+        # the ideal rate, with min_rounds calls per worker, zero_calls at 0 ms, max_calls at most.
+        "http_levels": (1, 10, 100, 1000),
+        "http_delays": (0, 20, 100),
+        "http_row_seconds": 2.0,
+        "http_min_rounds": 5,
+        "http_max_calls": 5000,
+        "http_zero_calls": 2000,
+        "http_timeout": 60.0,
+        "load_batches": 5,
         "tools": 5000,
         "big_bytes": 10_000_000,
         "flood": 10_000,
@@ -70,7 +80,14 @@ SIZES: dict[str, dict[str, Any]] = {
         "seq_demo_calls": 100,
         "seq_http_calls": 200,
         "in_flight": {10: 500, 100: 1000, 1000: 2000},
-        "http_in_flight": {10: 300, 100: 500},
+        "http_levels": (1, 100, 1000),
+        "http_delays": (0, 20, 100),
+        "http_row_seconds": 1.0,
+        "http_min_rounds": 3,
+        "http_max_calls": 3000,
+        "http_zero_calls": 500,
+        "http_timeout": 30.0,
+        "load_batches": 2,
         "tools": 5000,
         "big_bytes": 10_000_000,
         "flood": 10_000,
@@ -89,7 +106,14 @@ SIZES: dict[str, dict[str, Any]] = {
         "seq_demo_calls": 3,
         "seq_http_calls": 5,
         "in_flight": {10: 20, 100: 100, 1000: 200},
-        "http_in_flight": {10: 10, 100: 20},
+        "http_levels": (1, 1000),
+        "http_delays": (0, 5),
+        "http_row_seconds": 0.05,
+        "http_min_rounds": 2,
+        "http_max_calls": 200,
+        "http_zero_calls": 20,
+        "http_timeout": 30.0,
+        "load_batches": 2,
         "tools": 50,
         "big_bytes": 100_000,
         "flood": 100,
@@ -122,6 +146,20 @@ class Case:
     not_applicable: dict[str, str] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    #: Seconds one client gets for one repetition; past it the cell reads "timeout", and the run goes on.
+    timeout: float = RUN_TIMEOUT
+    #: The server's milliseconds per call, for the cases against a slow server: their rows show the
+    #: ideal calls/s (in flight / delay) and each client's share of it.
+    delay_ms: float | None = None
+    #: Shown in a table of its own (its metrics are not comparable row by row with the others').
+    own_table: bool = False
+
+    @property
+    def ideal_rate(self) -> float | None:
+        """Calls/s if every call took exactly the server's delay and nothing else (None at 0 ms)."""
+        if not self.delay_ms:
+            return None
+        return float(self.params["in_flight"]) / (self.delay_ms / 1000)
 
 
 # --- helpers --------------------------------------------------------------------------------------
@@ -131,8 +169,8 @@ def echo_target(*args: str) -> Target:
     return Target(argv=(*ECHO, *args))
 
 
-async def connected(client: str, target: Target, mode: str = "auto") -> Adapter:
-    adapter = make(client, http=target.http)
+async def connected(client: str, target: Target, mode: str = "auto", raw_connections: int = 100) -> Adapter:
+    adapter = make(client, http=target.http, raw_connections=raw_connections)
     try:
         await adapter.connect(target, mode)
     except BaseException:
@@ -195,14 +233,21 @@ def sequential(target: Target, calls: int) -> Callable[[str], Awaitable[dict[str
     return run
 
 
-def in_flight(target: Target, concurrency: int, calls: int) -> Callable[[str], Awaitable[dict[str, Any]]]:
+def in_flight(
+    target: Target, concurrency: int, calls: int, *, warm_calls: int = 20, warm_round: int | None = None
+) -> Callable[[str], Awaitable[dict[str, Any]]]:
+    """N workers calling in a loop. ``warm_calls`` sequential calls and one round of ``warm_round``
+    concurrent calls (default: up to 100) come first, untimed; against a slow server both are kept
+    small, or the warm-up would take longer than the row. Over HTTP the raw client may open one
+    connection per call in flight, so it stays the limit."""
     per_worker = max(1, calls // concurrency)
+    round_size = min(concurrency, 100) if warm_round is None else warm_round
 
     async def run(client: str) -> dict[str, Any]:
-        adapter = await connected(client, target)
+        adapter = await connected(client, target, raw_connections=min(max(concurrency, 1), 1000))
         try:
-            await warm_up(adapter)
-            await asyncio.gather(*(adapter.call("echo", {"text": "w"}) for _ in range(min(concurrency, 100))))
+            await warm_up(adapter, warm_calls)
+            await asyncio.gather(*(adapter.call("echo", {"text": "w"}) for _ in range(round_size)))
 
             async def worker() -> None:
                 args = {"text": "hello"}
@@ -213,11 +258,27 @@ def in_flight(target: Target, concurrency: int, calls: int) -> Callable[[str], A
             started = time.perf_counter()
             await asyncio.gather(*(worker() for _ in range(concurrency)))
             elapsed = time.perf_counter() - started
+            cap = adapter.connection_cap()
         finally:
             await adapter.close()
-        return {"rate": concurrency * per_worker / elapsed}
+        out: dict[str, Any] = {"rate": concurrency * per_worker / elapsed}
+        if target.http and cap is not None:
+            out["_max_connections"] = cap
+        return out
 
     return run
+
+
+def http_calls(sizes: dict[str, Any], concurrency: int, delay_ms: float) -> int:
+    """Calls for one HTTP in-flight row: enough rounds of ``concurrency`` calls to last about
+    ``http_row_seconds`` at the ideal rate (at 0 ms: a fixed count), at least ``http_min_rounds``
+    per worker, and at most ``http_max_calls`` so that the clients far below the ideal still finish
+    a row in seconds."""
+    floor = concurrency * sizes["http_min_rounds"]
+    if not delay_ms:
+        return max(sizes["http_zero_calls"], floor)
+    rounds = round(sizes["http_row_seconds"] * 1000 / delay_ms)
+    return max(floor, min(concurrency * rounds, sizes["http_max_calls"]))
 
 
 def list_tools(tools: int) -> Callable[[str], Awaitable[dict[str, Any]]]:
@@ -355,31 +416,69 @@ async def import_time(client: str) -> dict[str, Any]:
     return {"ms": float(seconds) * 1000, "_notebook_libs": loaded}
 
 
+async def probe_json(*argv: str) -> dict[str, Any]:
+    """Run a probe module in a fresh interpreter and return the JSON object it prints last; the
+    probe is killed if this coroutine is cancelled (a row's timeout), so no process outlives it."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        *argv,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=str(ROOT),
+    )
+    try:
+        out, err = await proc.communicate()
+    except BaseException:
+        proc.kill()
+        await proc.wait()
+        raise
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[0]} failed: {err.decode()[-500:]}")
+    return json.loads(out.decode().strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
 def memory(sizes: dict[str, Any]) -> Callable[[str], Awaitable[dict[str, Any]]]:
     async def run(client: str) -> dict[str, Any]:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
+        data = await probe_json(
             "benchmarks.memory_probe",
-            "--client",
-            client,
-            "--flood",
-            str(sizes["flood"]),
-            "--batch",
-            str(sizes["mem_batch"]),
-            "--batches",
-            str(sizes["mem_batches"]),
-            "--settle",
-            str(sizes.get("mem_settle", 0.2)),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=str(ROOT),
+            *("--client", client, "--flood", str(sizes["flood"])),
+            *("--batch", str(sizes["mem_batch"]), "--batches", str(sizes["mem_batches"])),
+            *("--settle", str(sizes.get("mem_settle", 0.2))),
         )
-        out, err = await proc.communicate()
-        if proc.returncode != 0:
-            raise RuntimeError(f"memory probe failed: {err.decode()[-500:]}")
-        data = json.loads(out.decode().strip().splitlines()[-1])
         return {k: v for k, v in data.items() if isinstance(v, int | float) and v is not None}
+
+    return run
+
+
+LOAD_EXTRAS = ("calls", "failed", "max_connections", "first_error", "timed_out", "socket_samples")
+
+
+def http_load(
+    url: str, batch: int, batches: int, settle: float, limit: float
+) -> Callable[[str], Awaitable[dict[str, Any]]]:
+    """``batches`` batches of ``batch`` concurrent calls in a fresh process (benchmarks.http_load_probe):
+    completed calls, memory across batches, peak sockets to the server."""
+
+    async def run(client: str) -> dict[str, Any]:
+        data = await probe_json(
+            "benchmarks.http_load_probe",
+            *("--client", client, "--url", url, "--batch", str(batch), "--batches", str(batches)),
+            *("--settle", str(settle), "--timeout", str(limit)),
+        )
+        out: dict[str, Any] = {f"_{key}": data[key] for key in LOAD_EXTRAS if data.get(key) is not None}
+        for key in (
+            "completed",
+            "rss_first_batch_mb",
+            "rss_growth_mb",
+            "rss_peak_mb",
+            "heap_growth_kb",
+            "peak_sockets",
+            "batch_s",
+        ):
+            if data.get(key) is not None:
+                out[key] = data[key]
+        return out
 
     return run
 
@@ -481,19 +580,7 @@ def build_cases(sizes: dict[str, Any], http_urls: dict[str, str]) -> list[Case]:
                 params={"in_flight": concurrency, "calls": calls},
             )
         )
-    for level, calls in sizes["http_in_flight"].items():
-        concurrency = max(1, level // div)
-        cases.append(
-            Case(
-                f"in-flight-{level}/http/echo",
-                f"throughput, {level:,} calls in flight on one connection, HTTP, echo server",
-                [Metric("rate", "calls/s", "calls/s", "higher")],
-                in_flight(Target(url=http_urls["modern"]), concurrency, calls),
-                heavy,
-                params={"in_flight": concurrency, "calls": calls},
-                note="HTTP/1.1: at most 100 connections (httpx2's default pool), so ≤ 100 truly in flight",
-            )
-        )
+    cases += http_in_flight_cases(sizes, http_urls)
     cases += [
         Case(
             "list-tools/stdio/echo",
@@ -590,6 +677,70 @@ def build_cases(sizes: dict[str, Any], http_urls: dict[str, str]) -> list[Case]:
     return cases
 
 
+def http_in_flight_cases(sizes: dict[str, Any], http_urls: dict[str, str]) -> list[Case]:
+    """Issue #13: every in-flight level against every server delay, then the load case (the highest
+    level against the longest delay, in batches) for completion, memory and sockets."""
+    div = sizes.get("concurrency_divisor", 1)
+    note = (
+        "HTTP/1.1, one call per connection at a time: raw opens up to one connection per call in "
+        "flight (the limit); ours uses its default max_connections, the SDK and fastmcp their "
+        "httpx pools' defaults"
+    )
+    cases = []
+    for delay in sizes["http_delays"]:
+        for level in sizes["http_levels"]:
+            concurrency = max(1, level // div)
+            calls = http_calls(sizes, concurrency, delay)
+            cases.append(
+                Case(
+                    f"in-flight-{level}/http/echo/delay-{delay}",
+                    f"throughput, {level:,} calls in flight on one connection, HTTP, echo server "
+                    f"taking {delay} ms per call",
+                    [Metric("rate", "calls/s", "calls/s", "higher")],
+                    in_flight(
+                        Target(url=http_urls[f"delay-{delay}"]),
+                        concurrency,
+                        calls,
+                        warm_calls=20 if not delay else 2,
+                        warm_round=None if not delay else concurrency,
+                    ),
+                    sizes["heavy_repeat"],
+                    params={"in_flight": concurrency, "calls": calls, "delay_ms": delay},
+                    note=note,
+                    timeout=sizes["http_timeout"],
+                    delay_ms=delay,
+                )
+            )
+    level, delay = max(sizes["http_levels"]), max(sizes["http_delays"])
+    batch, batches = max(1, level // div), sizes["load_batches"]
+    limit = 3 * sizes["http_timeout"]  # twice the batches of a row, and room for a slow client
+    cases.append(
+        Case(
+            f"load-{level}/http/echo/delay-{delay}",
+            f"{level:,} calls at once against {delay} ms per call, {batches} batches (fresh process "
+            "per client): every call completes, memory flat, sockets bounded",
+            [
+                Metric("completed", f"calls completed of {2 * batch * batches:,}", "calls", "higher"),
+                Metric("rss_first_batch_mb", "RSS after batch 1", "MB", "lower"),
+                Metric("rss_growth_mb", f"RSS growth, 1 → {batches} batches", "MB", "lower"),
+                Metric("rss_peak_mb", "peak RSS above start", "MB", "lower"),
+                Metric("heap_growth_kb", f"heap growth, 1 → {batches} batches", "KB", "lower"),
+                Metric("peak_sockets", "peak TCP sockets to the server", "sockets", "lower"),
+                Metric("batch_s", "seconds per batch", "s", "lower"),
+            ],
+            http_load(http_urls[f"delay-{delay}"], batch, batches, sizes.get("mem_settle", 0.2), limit),
+            sizes["memory_repeat"],
+            params={"in_flight": batch, "batches": batches, "calls": 2 * batch * batches, "delay_ms": delay},
+            note="RSS: psutil in the client's process; sockets: psutil net_connections to the server's "
+            "port, sampled every 20 ms in a thread; max_connections: the client's own setting where it "
+            "has one (raw: the batch size)",
+            timeout=limit + 30,
+            own_table=True,
+        )
+    )
+    return cases
+
+
 # --- running --------------------------------------------------------------------------------------
 
 
@@ -598,6 +749,7 @@ async def run_case(case: Case, clients: tuple[str, ...], log: Callable[[str], No
     samples: dict[str, dict[str, list[float]]] = {c: {} for c in active}
     extras: dict[str, dict[str, Any]] = {c: {} for c in active}
     errors: dict[str, str] = {}
+    timeouts: set[str] = set()
     started = time.perf_counter()
     for rep in range(case.repeat):
         shift = rep % max(1, len(active))
@@ -606,7 +758,12 @@ async def run_case(case: Case, clients: tuple[str, ...], log: Callable[[str], No
                 continue
             gc.collect()
             try:
-                values = await asyncio.wait_for(case.run(client), RUN_TIMEOUT)
+                values = await bounded(case.run(client), case.timeout)
+            except RowTimeout as exc:
+                timeouts.add(client)
+                errors[client] = str(exc)
+                log(f"  {client}: TIMEOUT {errors[client]}")
+                continue
             except Exception as exc:  # a client failing one case must not stop the run
                 errors[client] = f"{type(exc).__name__}: {exc}"[:300]
                 log(f"  {client}: ERROR {errors[client]}")
@@ -623,7 +780,10 @@ async def run_case(case: Case, clients: tuple[str, ...], log: Callable[[str], No
         elif client not in case.clients:
             results[client] = {"status": "skipped", "reason": "not run at this size (--smoke)"}
         elif client in errors:
-            results[client] = {"status": "error", "reason": errors[client]}
+            results[client] = {
+                "status": "timeout" if client in timeouts else "error",
+                "reason": errors[client],
+            }
         else:
             results[client] = {
                 "status": "ok",
@@ -644,7 +804,7 @@ async def run_case(case: Case, clients: tuple[str, ...], log: Callable[[str], No
             if ours is not None and theirs:
                 row[f"ours/{other}"] = ours / theirs
         ratios[metric.key] = row
-    return {
+    report: dict[str, Any] = {
         "id": case.id,
         "title": case.title,
         "note": case.note,
@@ -655,6 +815,44 @@ async def run_case(case: Case, clients: tuple[str, ...], log: Callable[[str], No
         "ratios": ratios,
         "seconds": time.perf_counter() - started,
     }
+    if case.own_table:
+        report["own_table"] = True
+    if case.delay_ms is not None:
+        report["ideal"] = ideal_of(case, results)
+        if report["ideal"]["share"].get("ours") is not None:
+            ratios["rate"]["ours/ideal"] = report["ideal"]["share"]["ours"]
+    return report
+
+
+class RowTimeout(Exception):
+    """One client's repetition of a case ran past the case's timeout."""
+
+
+async def bounded(run: Awaitable[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    """``run`` within ``seconds``; past them the run is cancelled and ``RowTimeout`` raised.
+
+    Whatever the cancelled run raises on its way out counts as the timeout when this scope expired:
+    the SDK's client, closed while its requests are cancelled, raises an ExceptionGroup of
+    BrokenResourceError instead of letting the cancellation through."""
+    scope = asyncio.timeout(seconds)
+    try:
+        async with scope:
+            return await run
+    except BaseException:
+        if scope.expired():
+            raise RowTimeout(f"no result within {seconds:g} s") from None
+        raise
+
+
+def ideal_of(case: Case, results: dict[str, Any]) -> dict[str, Any]:
+    """The ideal calls/s of a case against a slow server, and each client's share of it."""
+    ideal = case.ideal_rate
+    share: dict[str, float] = {}
+    for client, result in results.items():
+        rate = _median(result, "rate")
+        if ideal and rate is not None:
+            share[client] = rate / ideal
+    return {"rate": ideal, "delay_ms": case.delay_ms, "in_flight": case.params["in_flight"], "share": share}
 
 
 def _median(result: dict[str, Any] | None, key: str) -> float | None:
@@ -664,19 +862,31 @@ def _median(result: dict[str, Any] | None, key: str) -> float | None:
     return float(metric["median"]) if metric else None
 
 
-def start_http_servers() -> tuple[dict[str, str], list[subprocess.Popen[str]]]:
+def start_http_servers(delays: tuple[int, ...] = ()) -> tuple[dict[str, str], list[subprocess.Popen[str]]]:
+    """One HTTP echo server per era, and one per server delay (``delay-{ms}``; 0 ms is the modern one).
+
+    A server per delay, not a delay per request, so that every client sends the same requests."""
     urls: dict[str, str] = {}
     procs: list[subprocess.Popen[str]] = []
-    for era in ("modern", "legacy"):
-        proc = subprocess.Popen(
-            [*ECHO, "--era", era, "--http", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-        )
-        procs.append(proc)
-        assert proc.stdout is not None
-        line = proc.stdout.readline().split()
-        if len(line) != 2 or line[0] != "listening":
-            raise RuntimeError(f"the HTTP echo server did not start (said {line!r})")
-        urls[era] = f"http://127.0.0.1:{line[1]}/mcp"
+    wanted: dict[str, tuple[str, ...]] = {"modern": ("--era", "modern"), "legacy": ("--era", "legacy")}
+    for delay in delays:
+        if delay:
+            wanted[f"delay-{delay}"] = ("--era", "modern", "--delay", str(delay))
+    try:
+        for key, args in wanted.items():
+            proc = subprocess.Popen(
+                [*ECHO, *args, "--http", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+            )
+            procs.append(proc)
+            assert proc.stdout is not None
+            line = proc.stdout.readline().split()
+            if len(line) != 2 or line[0] != "listening":
+                raise RuntimeError(f"the HTTP echo server {' '.join(args)} did not start (said {line!r})")
+            urls[key] = f"http://127.0.0.1:{line[1]}/mcp"
+    except BaseException:
+        stop(procs)
+        raise
+    urls["delay-0"] = urls["modern"]
     return urls, procs
 
 
@@ -745,7 +955,7 @@ def code_state() -> dict[str, Any]:
 def fmt(value: float | None, unit: str) -> str:
     if value is None:
         return "—"
-    if unit == "calls/s":
+    if unit in ("calls/s", "calls", "sockets"):
         return f"{value:,.0f}"
     if unit in ("MB",):
         return f"{value:.2f}"
@@ -760,56 +970,131 @@ def fmt(value: float | None, unit: str) -> str:
 
 def cell(result: dict[str, Any], metric: Metric) -> str:
     status = result.get("status")
-    if status == "n/a":
-        return "n/a"
-    if status == "skipped":
-        return "skipped"
-    if status == "error":
-        return "error"
+    if status in ("n/a", "skipped", "error", "timeout"):
+        return str(status)
     return fmt(_median(result, metric.key), metric.unit)
 
 
+def main_cases(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [case for case in report["cases"] if not case.get("own_table")]
+
+
+def has_ideal(report: dict[str, Any]) -> bool:
+    """Whether the table needs the ideal columns (a run without the slow-server cases keeps today's)."""
+    return any("ideal" in case for case in main_cases(report))
+
+
+def ideal_cells(case: dict[str, Any]) -> tuple[str, str]:
+    """The ideal calls/s and ours' share of it: blank for cases without a slow server, "-" at 0 ms."""
+    if "ideal" not in case:
+        return "", ""
+    rate = case["ideal"]["rate"]
+    if rate is None:
+        return "-", "-"
+    share = case["ideal"]["share"].get("ours")
+    return fmt(rate, "calls/s"), f"{share:.2f}" if share is not None else "—"
+
+
 def table_rows(report: dict[str, Any], clients: tuple[str, ...]) -> list[list[str]]:
+    with_ideal = has_ideal(report)
     rows = []
-    for case in report["cases"]:
+    for case in main_cases(report):
+        ideal, share = ideal_cells(case)
         for m in case["metrics"]:
             metric = Metric(**m)
             row = [case["id"], f"{metric.label} ({metric.unit})", "↓" if metric.better == "lower" else "↑"]
             row += [cell(case["results"][c], metric) for c in clients]
+            if with_ideal:
+                row.append(ideal)
             ratios = case["ratios"].get(metric.key, {})
             for other in ("sdk", "fastmcp", "raw"):
                 value = ratios.get(f"ours/{other}")
                 row.append(f"{value:.2f}" if value is not None else "—")
+            if with_ideal:
+                row.append(share)
             rows.append(row)
     return rows
 
 
-def header(clients: tuple[str, ...]) -> list[str]:
-    return ["case", "metric", "better", *(LABELS[c] for c in clients), "ours/SDK", "ours/fastmcp", "ours/raw"]
+def header(clients: tuple[str, ...], with_ideal: bool = False) -> list[str]:
+    ideal, share = (["ideal"], ["ours/ideal"]) if with_ideal else ([], [])
+    return [
+        "case",
+        "metric",
+        "better",
+        *(LABELS[c] for c in clients),
+        *ideal,
+        "ours/SDK",
+        "ours/fastmcp",
+        "ours/raw",
+        *share,
+    ]
 
 
-def text_table(report: dict[str, Any], clients: tuple[str, ...]) -> str:
-    rows = [header(clients), *table_rows(report, clients)]
+LOAD_HEADER = [
+    "case",
+    "client",
+    "completed / calls",
+    "failed",
+    "RSS after batch 1 (MB)",
+    "RSS growth (MB)",
+    "peak RSS (MB)",
+    "heap growth (KB)",
+    "peak sockets",
+    "max_connections",
+    "s per batch",
+]
+
+
+def load_rows(report: dict[str, Any], clients: tuple[str, ...]) -> list[list[str]]:
+    """One row per client of each load case: did every call complete, memory, sockets."""
+    rows = []
+    for case in report["cases"]:
+        if not case.get("own_table"):
+            continue
+        for client in clients:
+            result = case["results"][client]
+            row = [case["id"], LABELS[client]]
+            if result.get("status") != "ok":
+                rows.append(row + [str(result.get("status"))] + [""] * (len(LOAD_HEADER) - 3))
+                continue
+            extra = result.get("extra", {})
+            done = _median(result, "completed")
+            calls = extra.get("calls", case["params"]["calls"])
+            row.append(f"{done:,.0f} / {calls:,}" if done is not None else f"— / {calls:,}")
+            row.append(f"{extra.get('failed', 0):,}" + (" (timed out)" if extra.get("timed_out") else ""))
+            for key in ("rss_first_batch_mb", "rss_growth_mb", "rss_peak_mb"):
+                row.append(fmt(_median(result, key), "MB"))
+            row.append(fmt(_median(result, "heap_growth_kb"), "KB"))
+            row.append(fmt(_median(result, "peak_sockets"), "sockets"))
+            cap = extra.get("max_connections")
+            row.append(f"{cap:,}" if cap is not None else "—")
+            row.append(fmt(_median(result, "batch_s"), "s"))
+            rows.append(row)
+    return rows
+
+
+def text_table(head: list[str], rows: list[list[str]], left: int = 2) -> str:
+    """Aligned columns: the first ``left`` to the left (names), the rest to the right (numbers)."""
+    rows = [head, *rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, row in enumerate(rows):
         lines.append(
             "  ".join(
-                v.ljust(w) if i < 2 else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths, strict=True))
-            )
+                v.ljust(w) if i < left else v.rjust(w)
+                for i, (v, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
         )
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
 
-def markdown_table(report: dict[str, Any], clients: tuple[str, ...]) -> str:
-    head = header(clients)
-    lines = [
-        "| " + " | ".join(head) + " |",
-        "|" + "|".join(["---", "---", ":-:"] + ["--:"] * (len(head) - 3)) + "|",
-    ]
-    for row in table_rows(report, clients):
+def markdown_table(head: list[str], rows: list[list[str]], align: list[str]) -> str:
+    """``align``: one Markdown alignment marker per column (``---``, ``:-:``, ``--:``)."""
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    for row in rows:
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -860,12 +1145,31 @@ def evaluate_targets(report: dict[str, Any]) -> list[dict[str, Any]]:
     )
     ratio_target(
         "≥ 2× the SDK over HTTP",
-        "calls/s ours/SDK ≥ 2 (HTTP, 100 in flight, echo server)",
-        "in-flight-100/http/echo",
+        "calls/s ours/SDK ≥ 2 (HTTP, 100 in flight, echo server answering at once)",
+        "in-flight-100/http/echo/delay-0",
         "sdk",
         2,
         "{:.2f}×",
     )
+    ratio_target(
+        "≥ 3× the SDK over HTTP at 20 ms per call",
+        "calls/s ours/SDK ≥ 3 (HTTP, 100 in flight, echo server taking 20 ms per call)",
+        "in-flight-100/http/echo/delay-20",
+        "sdk",
+        3,
+        "{:.2f}×",
+    )
+    ideal = cases.get("in-flight-100/http/echo/delay-20", {}).get("ideal", {})
+    for client in ("ours", "ours_novalidate"):
+        share = ideal.get("share", {}).get(client)
+        add(
+            f"≥ 60 % of the ideal over HTTP at 20 ms per call ({LABELS[client]})",
+            "calls/s ≥ 0.6 × in flight / delay (HTTP, 100 in flight, 20 ms per call: 5,000 calls/s)",
+            share,
+            None if share is None else share >= 0.6,
+            "not measured" if share is None else f"{share:.0%} of {ideal['rate']:,.0f} calls/s",
+        )
+    targets += load_targets(report)
     first = med("memory/stdio/echo", "ours", "inflight_rss_first_batch_mb")
     growth = med("memory/stdio/echo", "ours", "inflight_rss_growth_mb")
     heap = med("memory/stdio/echo", "ours", "inflight_heap_growth_kb")
@@ -894,6 +1198,67 @@ def evaluate_targets(report: dict[str, Any]) -> list[dict[str, Any]]:
     return targets
 
 
+def load_targets(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue #13's load targets for our client: every call of the load case completed, memory flat
+    across its batches (the rule of the stdio memory target), peak sockets ≤ its max_connections."""
+    case = next((c for c in report["cases"] if c["id"].startswith("load-")), None)
+    result = case["results"].get("ours", {}) if case else {}
+    where = f"({case['id']})" if case else ""
+    extra = result.get("extra", {})
+    done, calls = _median(result, "completed"), extra.get("calls")
+    first, growth = _median(result, "rss_first_batch_mb"), _median(result, "rss_growth_mb")
+    heap = _median(result, "heap_growth_kb")
+    sockets, cap = _median(result, "peak_sockets"), extra.get("max_connections")
+    status = result.get("status", "not measured")
+    if status == "ok":  # the probe ran but some readings are missing: it ran out of time before them
+        status = "not measured (the probe timed out)" if extra.get("timed_out") else "not measured"
+
+    def row(name: str, goal: str, value: float | None, met: bool | None, detail: str) -> dict[str, Any]:
+        return {
+            "target": f"{name} (ours)",
+            "goal": f"{goal} {where}".strip(),
+            "value": value,
+            "met": met,
+            "detail": detail,
+        }
+
+    complete = None if done is None or calls is None else done >= calls and not extra.get("failed")
+    flat = None
+    if growth is not None and first is not None and heap is not None:
+        flat = growth <= max(1.0, 0.1 * first) and heap <= 256
+    bounded = None if sockets is None or cap is None else sockets <= cap
+    return [
+        row(
+            "1,000 in flight over HTTP: every call completes",
+            "every call of the load case answered",
+            done,
+            complete,
+            status
+            if done is None
+            else f"{done:,.0f} of {calls:,} completed, {extra.get('failed', 0)} failed",
+        ),
+        row(
+            "1,000 in flight over HTTP with flat memory",
+            "RSS growth from batch 1 to the last ≤ max(1 MB, 10 % of the first batch's); "
+            "heap growth ≤ 256 KB (the stdio rule)",
+            growth,
+            flat,
+            status
+            if growth is None or heap is None
+            else f"RSS +{first:.2f} MB after batch 1, then {growth:+.2f} MB; heap {heap:+.1f} KB",
+        ),
+        row(
+            "1,000 in flight over HTTP: sockets bounded by max_connections",
+            "peak TCP sockets to the server ≤ the client's max_connections",
+            sockets,
+            bounded,
+            status
+            if sockets is None
+            else f"peak {sockets:.0f} sockets; max_connections {cap if cap is not None else 'not readable'}",
+        ),
+    ]
+
+
 def targets_text(targets: list[dict[str, Any]]) -> str:
     lines = []
     for t in targets:
@@ -903,6 +1268,18 @@ def targets_text(targets: list[dict[str, Any]]) -> str:
 
 
 # --- main -----------------------------------------------------------------------------------------
+
+
+def selected(case_id: str, spec: str) -> bool:
+    """``--cases``: a part with a wildcard matches whole ids (``in-flight-1/*`` is not in-flight-10),
+    any other part is a substring (``http`` selects every HTTP case), as before wildcards existed."""
+    for part in spec.split(","):
+        if any(c in part for c in "*?["):
+            if fnmatch.fnmatchcase(case_id, part):
+                return True
+        elif part in case_id:
+            return True
+    return False
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
@@ -923,7 +1300,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         if not args.quiet:
             print(message, file=sys.stderr, flush=True)
 
-    urls, servers = start_http_servers()
+    urls, servers = start_http_servers(tuple(sizes["http_delays"]))
     started = time.perf_counter()
     report: dict[str, Any] = {
         "mode": mode,
@@ -936,7 +1313,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     }
     try:
         for case in build_cases(sizes, urls):
-            if args.cases and not any(part in case.id for part in args.cases.split(",")):
+            if args.cases and not selected(case.id, args.cases):
                 continue
             log(f"{case.id} ({case.repeat}×)")
             report["cases"].append(await run_case(case, clients, log))
@@ -944,7 +1321,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         stop(servers)
     report["seconds"] = time.perf_counter() - started
     report["targets"] = evaluate_targets(report)
-    report["table"] = {"header": header(clients), "rows": table_rows(report, clients)}
+    report["table"] = {"header": header(clients, has_ideal(report)), "rows": table_rows(report, clients)}
+    if any(case.get("own_table") for case in report["cases"]):
+        report["load_table"] = {"header": LOAD_HEADER, "rows": load_rows(report, clients)}
     return report
 
 
@@ -960,22 +1339,39 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeat", type=int, default=None, help="repetitions of the timing cases")
     parser.add_argument("--clients", default=None, help=f"comma-separated subset of {','.join(CLIENTS)}")
-    parser.add_argument("--cases", default=None, help="comma-separated substrings of case ids to run")
+    parser.add_argument(
+        "--cases",
+        default=None,
+        help="comma-separated substrings of case ids to run (`http`: every HTTP case), "
+        "or shell-style patterns matching whole ids ('in-flight-100/http/*')",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args(argv)
 
     report = asyncio.run(main_async(args))
-    clients = tuple(report["clients"])
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
-    markdown = markdown_table(report, clients) + "\n\nTargets:\n\n" + targets_text(report["targets"]) + "\n"
+    table, load = report["table"], report.get("load_table")
+    align = ["---", "---", ":-:"] + ["--:"] * (len(table["header"]) - 3)
+    markdown = markdown_table(table["header"], table["rows"], align)
+    if load:
+        markdown += "\n\n" + markdown_table(
+            load["header"], load["rows"], ["---", "---"] + ["--:"] * (len(load["header"]) - 2)
+        )
+    markdown += "\n\nTargets:\n\n" + targets_text(report["targets"]) + "\n"
     args.json.with_suffix(".md").write_text(markdown)
-    print(text_table(report, clients))
-    print()
+    if table["rows"]:
+        print(text_table(table["header"], table["rows"]))
+        print()
+    if load:
+        print(text_table(load["header"], load["rows"]))
+        print()
     print(
         "ratio = ours / theirs; ↓ lower is better (ratio < 1: ours is better), ↑ higher is better (ratio > 1)"
     )
     print("raw column of 'DataFrame(result's records)': ours/raw compares with pandas.DataFrame(records)")
+    if has_ideal(report):
+        print("ideal = calls in flight / the server's delay per call (- at 0 ms); ours/ideal: ours' share")
     print()
     print(targets_text(report["targets"]))
     code = report["code"]

@@ -23,8 +23,13 @@ EXPECTED_CASES = {
     "in-flight-10/stdio/echo",
     "in-flight-100/stdio/echo",
     "in-flight-1000/stdio/echo",
-    "in-flight-10/http/echo",
-    "in-flight-100/http/echo",
+    # HTTP in flight at smoke size: levels 1 and 1,000 (1 and 100 truly in flight), the server
+    # answering at once or after 5 ms; the load case runs the highest level against the longest delay.
+    "in-flight-1/http/echo/delay-0",
+    "in-flight-1000/http/echo/delay-0",
+    "in-flight-1/http/echo/delay-5",
+    "in-flight-1000/http/echo/delay-5",
+    "load-1000/http/echo/delay-5",
     "list-tools/stdio/echo",
     "big-result/stdio/echo",
     "flood-log/stdio/echo",
@@ -45,7 +50,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=300,  # ~100 s on a busy 2-core machine; the bound is for a hang, not a timing
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "ratio = ours / theirs" in proc.stdout
@@ -58,7 +63,7 @@ def test_every_case_is_present_and_ran(report: dict) -> None:
     for case_id, case in cases.items():
         assert set(case["results"]) == CLIENTS, case_id
         statuses = {client: result["status"] for client, result in case["results"].items()}
-        assert "error" not in statuses.values(), (case_id, case["results"])
+        assert not {"error", "timeout"} & set(statuses.values()), (case_id, case["results"])
         assert statuses["ours"] == "ok", case_id  # every case, stdio and HTTP
         for client, status in statuses.items():
             if status == "ok":
@@ -66,6 +71,42 @@ def test_every_case_is_present_and_ran(report: dict) -> None:
                 assert metrics, (case_id, client)
                 for values in metrics.values():
                     assert isinstance(values["median"], int | float)
+
+
+def test_delayed_http_rows_show_the_ideal_and_each_clients_share(report: dict) -> None:
+    cases = {case["id"]: case for case in report["cases"]}
+    delayed = cases["in-flight-1000/http/echo/delay-5"]
+    in_flight = delayed["params"]["in_flight"]
+    assert delayed["ideal"]["rate"] == pytest.approx(in_flight / 0.005)
+    assert set(delayed["ideal"]["share"]) == CLIENTS
+    assert delayed["ratios"]["rate"]["ours/ideal"] == delayed["ideal"]["share"]["ours"]
+    assert cases["in-flight-1/http/echo/delay-0"]["ideal"]["rate"] is None  # no delay: no ideal
+    header = report["table"]["header"]
+    assert {"ideal", "ours/ideal"} <= set(header)
+    row = next(r for r in report["table"]["rows"] if r[0] == "in-flight-1/http/echo/delay-0")
+    assert row[header.index("ideal")] == "-"
+
+
+def test_load_case_counts_every_call_memory_and_sockets(report: dict) -> None:
+    load = next(case for case in report["cases"] if case["id"] == "load-1000/http/echo/delay-5")
+    ours = load["results"]["ours"]
+    assert ours["metrics"]["completed"]["median"] == load["params"]["calls"]  # every call answered
+    assert ours["extra"]["failed"] == 0
+    for key in ("rss_first_batch_mb", "rss_growth_mb", "heap_growth_kb", "peak_sockets"):
+        assert key in ours["metrics"], key
+    assert len(report["load_table"]["rows"]) == len(CLIENTS)
+    assert not any(row[0].startswith("load-") for row in report["table"]["rows"])  # its own table
+
+
+def test_cases_selects_by_substring_or_by_whole_id_pattern() -> None:
+    from benchmarks.run import selected
+
+    assert selected("in-flight-100/http/echo/delay-20", "http")
+    assert selected("connect/http/echo/modern", "http")
+    assert not selected("in-flight-100/stdio/echo", "http")
+    assert selected("in-flight-1/http/echo/delay-0", "in-flight-1/*")
+    assert not selected("in-flight-10/http/echo/delay-0", "in-flight-1/*")
+    assert selected("in-flight-10/http/echo/delay-0", "stdio,in-flight-1*")
 
 
 def test_report_has_the_table_the_machine_and_the_targets(report: dict) -> None:
@@ -77,6 +118,11 @@ def test_report_has_the_table_the_machine_and_the_targets(report: dict) -> None:
         "sequential ≥ 85 % of the raw limit",
         "100 in flight ≥ 10× the SDK client",
         "≥ 2× the SDK over HTTP",
+        "≥ 3× the SDK over HTTP at 20 ms per call",
+        "≥ 60 % of the ideal over HTTP at 20 ms per call",
+        "1,000 in flight over HTTP: every call completes",
+        "1,000 in flight over HTTP with flat memory",
+        "1,000 in flight over HTTP: sockets bounded by max_connections",
         "1,000 in flight with flat memory",
         "import < 100 ms without notebook libraries",
     }
