@@ -144,3 +144,21 @@ async def test_connections_are_bounded_by_max_connections(fault_server: FaultPee
                 await anyio.sleep(0.05)
     assert done == 16
     assert 1 <= peak <= 4, f"{peak} sockets with max_connections=4"
+
+
+@pytest.mark.parametrize(("no_proxy", "engine"), [("", HttpxEngine), ("127.0.0.1", AiohttpEngine)])
+async def test_a_proxy_named_by_the_environment_goes_through_httpx(
+    monkeypatch: pytest.MonkeyPatch, no_proxy: str, engine: type
+) -> None:
+    """aiohttp reads proxy settings in a thread on every request if asked to (trust_env), so an
+    endpoint the environment proxies gets the httpx engine, which honours HTTP(S)_PROXY itself."""
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", no_proxy)
+    monkeypatch.setenv("no_proxy", no_proxy)
+    made = HttpTransport("http://127.0.0.1:8000/mcp")._make_engine()
+    try:
+        assert isinstance(made, engine)
+    finally:
+        await made.aclose()

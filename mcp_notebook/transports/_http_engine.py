@@ -12,7 +12,7 @@ connections it holds), httpx on the httpx-aiohttp transport ~40-60 %, and aiohtt
 cost more than the exchange). So on asyncio the default is :class:`AiohttpEngine`, which keeps
 httpx only where a user's ``httpx.Auth`` needs its ``Request``/``Response`` objects.
 :class:`HttpxEngine` serves trio (aiohttp is asyncio-only), a user's own ``httpx.AsyncClient``,
-and proxies (httpx also speaks SOCKS).
+and proxies, given or named by the environment (httpx also speaks SOCKS).
 
 Both engines raise :class:`WireError` when an exchange fails below HTTP (refused, reset, TLS,
 DNS), so the bindings catch one exception whatever carries them.
@@ -21,6 +21,7 @@ DNS), so the bindings catch one exception whatever carries them.
 from __future__ import annotations
 
 import ssl
+import urllib.request
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -30,7 +31,15 @@ import httpx
 if TYPE_CHECKING:
     import aiohttp
 
-__all__ = ["AiohttpEngine", "Engine", "EngineName", "HttpxEngine", "WireError", "WireResponse"]
+__all__ = [
+    "AiohttpEngine",
+    "Engine",
+    "EngineName",
+    "HttpxEngine",
+    "WireError",
+    "WireResponse",
+    "environment_proxy",
+]
 
 EngineName = Literal["auto", "aiohttp", "httpx"]
 #: How long an idle connection is kept for reuse: under the 5 s after which uvicorn and Node close
@@ -163,7 +172,10 @@ class AiohttpEngine:
         return aiohttp.ClientSession(
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout),
-            trust_env=True,  # HTTP(S)_PROXY / NO_PROXY, as httpx honours them
+            # Not trust_env: aiohttp then reads netrc and the proxy settings in a worker thread on
+            # every request (two thread hops a call). An endpoint that the environment sends
+            # through a proxy gets the httpx engine instead (see environment_proxy).
+            trust_env=False,
             skip_auto_headers=("User-Agent",),
         )
 
@@ -237,6 +249,15 @@ class AiohttpEngine:
 
     async def aclose(self) -> None:
         await self._session.close()
+
+
+def environment_proxy(url: httpx.URL) -> str | None:
+    """The proxy that HTTP(S)_PROXY / ALL_PROXY (less NO_PROXY) name for ``url``, if any."""
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(url.host):
+        return None
+    return proxy
 
 
 def _ssl_context(verify: Any) -> ssl.SSLContext | bool:

@@ -72,7 +72,15 @@ from ._http_common import (
     safe_url,
     transport_error,
 )
-from ._http_engine import AiohttpEngine, Engine, EngineName, HttpxEngine, WireError, WireResponse
+from ._http_engine import (
+    AiohttpEngine,
+    Engine,
+    EngineName,
+    HttpxEngine,
+    WireError,
+    WireResponse,
+    environment_proxy,
+)
 from ._http_sse import SseSession
 from .base import OversizedFrame, RequestFailed
 
@@ -123,12 +131,14 @@ class HttpTransport:
     (Streamable HTTP, falling back to HTTP+SSE), "streamable" or "sse".
 
     The HTTP engine (``engine="auto"``) is aiohttp on asyncio, several times faster than httpx
-    with many calls in flight, and httpx on trio or when ``proxy`` is given. Give ``http_client``
-    to use your own ``httpx.AsyncClient`` (event hooks, mounts, custom transports); it is not
-    closed for you, its timeouts are replaced per request by ours (no read timeout: deadlines are
-    the connection's), and it costs speed: httpx reaches a fraction of aiohttp's rate with many
-    calls in flight. ``max_connections`` bounds the HTTP/1.1 connections at once (a request holds
-    one until answered; a listen or GET stream holds one while open); more requests wait in order.
+    with many calls in flight, and httpx on trio, when ``proxy`` is given, or when the
+    environment (``HTTPS_PROXY`` and the like, less ``NO_PROXY``) sends the URL through a
+    proxy. Give ``http_client`` to use your own ``httpx.AsyncClient`` (event hooks, mounts,
+    custom transports); it is not closed for you, its timeouts are replaced per request by ours
+    (no read timeout: deadlines are the connection's), and it costs speed: httpx reaches a
+    fraction of aiohttp's rate with many calls in flight. ``max_connections`` bounds the
+    HTTP/1.1 connections at once (a request holds one until answered; a listen or GET stream
+    holds one while open); more requests wait in order.
     ``timeout`` bounds opening a connection.
 
     What the endpoint turned out to speak (the binding, and the era if legacy) is remembered by
@@ -204,7 +214,8 @@ class HttpTransport:
         if self._http_client is not None:
             return HttpxEngine(self._http_client, owned=False, connect_timeout=self._connect_timeout)
         use_httpx = self.engine == "httpx" or (
-            self.engine == "auto" and (self._proxy is not None or not _on_asyncio())
+            self.engine == "auto"
+            and (self._proxy is not None or not _on_asyncio() or environment_proxy(self.url) is not None)
         )
         if use_httpx:
             client = httpx.AsyncClient(
