@@ -16,7 +16,8 @@ Eras (``--era``): ``modern`` answers ``server/discover`` (2026-07-28, every resu
 -32601 and answers the ``initialize`` handshake; ``dual`` does both, like the SDK: a request whose
 ``_meta`` names a protocol version gets a modern result, any other a legacy one.
 
-Tools: ``echo(text)`` returns its text; ``big(size)`` a text block of ``size`` bytes;
+Tools: ``garbage()`` writes malformed and stray lines before its result (stdio; a server that
+breaks the protocol); ``echo(text)`` returns its text; ``big(size)`` a text block of ``size`` bytes;
 ``flood(count, kind?)`` sends ``count`` notifications first (progress notifications if the request has a
 progressToken, ``notifications/message`` otherwise or when ``kind`` is ``"log"``), then its result;
 ``records(count)`` returns ``count`` rows as ``structuredContent: {"result": [...]}``. ``--tools N``
@@ -70,7 +71,24 @@ BASE_TOOLS = [
         "description": "Return `count` records as structured content.",
         "inputSchema": _schema(count="integer"),
     },
+    {
+        "name": "garbage",
+        "description": "Write malformed and stray lines (stdio), then the result.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
 ]
+
+#: What ``garbage`` writes before its answer: each line something a broken server sends.
+GARBAGE = (
+    "this is not json",
+    '{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": [1], "progress": 1}}',
+    '{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {"a": 1}}}',
+    '{"jsonrpc": "2.0", "id": 987654321, "result": {}}',
+    '{"jsonrpc": "2.0", "id": [1, 2], "result": {}}',
+    '{"jsonrpc": "2.0", "result": {"content": []}}',
+    "[1, 2, 3]",
+    '{"jsonrpc": "2.0", "method": "notifications/message", "params": "not an object"}',
+)
 
 
 def make_tools(total: int) -> list[dict[str, Any]]:
@@ -122,7 +140,8 @@ class EchoServer:
         self.tools = make_tools(max(tools, len(BASE_TOOLS)))
         self._records: dict[int, list[dict[str, Any]]] = {}
 
-    def handle(self, msg: Any) -> list[dict[str, Any]]:
+    def handle(self, msg: Any) -> list[Any]:
+        """The messages to send (dicts), or raw lines (str) for ``garbage``."""
         if not isinstance(msg, dict):
             return [_error(None, -32600, "not a JSON-RPC message")]
         method = msg.get("method")
@@ -142,11 +161,11 @@ class EchoServer:
 
     def _dispatch(
         self, rid: Any, method: str, params: dict[str, Any], meta: dict[str, Any], modern: bool
-    ) -> list[dict[str, Any]]:
+    ) -> list[Any]:
         if method == "tools/call":
             name = params["name"]
             args = params.get("arguments") or {}
-            notes: list[dict[str, Any]] = []
+            notes: list[Any] = []
             if name == "echo":
                 result: dict[str, Any] = {"content": [{"type": "text", "text": str(args.get("text", ""))}]}
             elif name == "big":
@@ -173,6 +192,9 @@ class EchoServer:
                         for i in range(count)
                     ]
                 result = {"content": [{"type": "text", "text": f"sent {count}"}]}
+            elif name == "garbage":
+                notes = list(GARBAGE)
+                result = {"content": [{"type": "text", "text": "after the garbage"}]}
             elif name == "records":
                 count = int(args["count"])
                 rows = self._records.get(count)
@@ -268,7 +290,7 @@ def serve_stdio(server: EchoServer) -> None:
                 replies.append(_dumps(_error(None, -32700, "parse error")))
                 continue
             for reply in handle(msg):
-                replies.append(_dumps(reply))
+                replies.append(reply if isinstance(reply, str) else _dumps(reply))
                 if len(replies) >= 1000:  # a flood: let the client start reading
                     out.write(("\n".join(replies) + "\n").encode())
                     out.flush()
@@ -310,7 +332,7 @@ async def _http_connection(
                 await asyncio.sleep(delay)  # a remote server: the network and the tool's own work
             # Over HTTP, only the response goes in the body; notifications sent before it are dropped
             # (a JSON answer cannot carry them). The flood tool is a stdio case.
-            final = [r for r in replies if "id" in r]
+            final = [r for r in replies if isinstance(r, dict) and "id" in r]
             if not final:
                 writer.write(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
                 continue

@@ -21,6 +21,7 @@ from mcp_notebook.protocol.http_binding import (
     jsonrpc_error_in,
     refusal,
     refusal_means_sse,
+    retry_delay,
     session_expired_error,
 )
 from mcp_notebook.protocol.jsonrpc import ErrorResponse
@@ -139,6 +140,13 @@ def test_a_session_ends_once_for_the_id_that_is_current() -> None:
     assert session.expire("s1") is False
     assert session.id == "s2"
     assert is_session_expiry(session_expired_error("W"))
+
+
+@pytest.mark.parametrize(
+    ("retry_ms", "seconds"), [(500, 0.5), (0, 0.1), (1, 0.1), (30_000, 30.0), (10**12, 30.0)]
+)
+def test_the_servers_retry_is_clamped(retry_ms: int, seconds: float) -> None:
+    assert retry_delay(retry_ms) == seconds
 
 
 # --- era evidence: one function for stdio and HTTP ----------------------------------------------

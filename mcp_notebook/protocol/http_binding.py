@@ -14,6 +14,7 @@ table test (PROTOCOL.md §3.3, §3.5, §4.2, §4.3):
   error saying what to configure, a transport error for a gateway that is restarting, or a
   JSON-RPC error carrying ``httpStatus`` so that era negotiation (one function for stdio and HTTP,
   :func:`mcp_notebook.protocol.negotiation.after_discover`) can weigh it.
+* :func:`retry_delay`: the server's SSE ``retry`` within sane bounds.
 * :class:`LegacySession`: the ``Mcp-Session-Id`` and negotiated version of a legacy session, and
   the rule that only the request which carried the current id may end it.
 
@@ -49,6 +50,7 @@ __all__ = [
     "jsonrpc_error_in",
     "refusal",
     "refusal_means_sse",
+    "retry_delay",
     "session_expired_error",
 ]
 
@@ -57,6 +59,10 @@ MODERN_ERRORS = frozenset({UNSUPPORTED_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT
 #: ``McpError.data`` marker of a request the server refused because it forgot the session: the
 #: request never ran, so the connection renews the session and sends it once more (§4.2).
 SESSION_EXPIRED = "sessionExpired"
+
+#: The server's SSE ``retry`` is honoured within these bounds (seconds): a hostile or broken value
+#: can neither hammer the server nor park a stream for hours.
+RETRY_BOUNDS = (0.1, 30.0)
 
 StatusMeaning = Literal["body", "no-answer", "session-expired", "refused"]
 
@@ -155,6 +161,11 @@ def refusal(
             "data": {"httpStatus": status},
         },
     )
+
+
+def retry_delay(retry_ms: int) -> float:
+    """Seconds to wait before resuming a stream, from the server's ``retry:`` (clamped)."""
+    return min(max(retry_ms / 1000, RETRY_BOUNDS[0]), RETRY_BOUNDS[1])
 
 
 def session_expired_error(where: str) -> McpError:

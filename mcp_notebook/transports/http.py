@@ -48,6 +48,7 @@ from ..protocol.http_binding import (
     body_kind,
     classify_status,
     refusal_means_sse,
+    retry_delay,
     session_expired_error,
 )
 from ..protocol.jsonrpc import (
@@ -97,9 +98,6 @@ DEFAULT_MAX_CONNECTIONS = 100
 #: Opening a connection; there is no read timeout: a request's deadline is the connection's
 #: business, and streams are long-lived.
 DEFAULT_CONNECT_TIMEOUT = 30.0
-#: The server's SSE ``retry`` is honoured within these bounds (seconds): a hostile or broken value
-#: can neither hammer the server nor park a stream for hours.
-RETRY_BOUNDS = (0.1, 30.0)
 _ACCEPT_POST = "application/json, text/event-stream"
 _RESUME_ATTEMPTS = 3
 _GET_STREAM_FAILURES = 5
@@ -577,7 +575,7 @@ class _StreamableChannel:
                     self._push(message)
                 state.last_event_id = decoder.last_event_id
                 if decoder.retry is not None:
-                    state.retry = min(max(decoder.retry / 1000, RETRY_BOUNDS[0]), RETRY_BOUNDS[1])
+                    state.retry = retry_delay(decoder.retry)
         except WireError:
             return None  # broken off; the caller decides whether to resume
         finally:
