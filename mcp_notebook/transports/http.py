@@ -1,7 +1,9 @@
 """MCP over HTTP: Streamable HTTP in both eras, and the 2024-11-05 HTTP+SSE binding as a fallback.
 
-:class:`HttpTransport` is the recipe (URL, headers, auth, httpx settings); each ``connect()`` opens a
-:class:`_StreamableChannel`, which turns the connection's JSON-RPC messages into HTTP exchanges
+:class:`HttpTransport` is the recipe (URL, headers, auth, engine settings); each ``connect()`` opens
+a :class:`_StreamableChannel`, which turns the connection's JSON-RPC messages into HTTP exchanges
+over an engine (aiohttp or httpx, :mod:`._http_engine`). It moves bytes and streams; what a status,
+a content type or an error body *means* is decided by :mod:`mcp_notebook.protocol.http_binding`
 (PROTOCOL.md §3.5, §4.2, §4.3):
 
 * Every request is its own POST, run in a task of the channel; its answer (a JSON body or an SSE
@@ -9,19 +11,21 @@
   failure of one exchange fails that request only (:class:`~.base.RequestFailed`); HTTP has no
   connection whose loss would end all of them.
 * Modern requests carry ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*``
-  (rules in :mod:`mcp_notebook.protocol.headers`). Tools whose ``x-mcp-header`` declarations break
-  the rules are dropped from ``tools/list`` with a warning; a ``-32020`` answer re-lists the tools
-  and resends once. Cancelling closes the request's response stream.
+  (rules in :mod:`mcp_notebook.protocol.headers`; each tool's header parameters are learnt from the
+  ``tools/list`` answers passing by, which are never rewritten). Cancelling closes the request's
+  response stream.
 * Legacy requests carry ``Mcp-Session-Id`` and the negotiated version; server messages also arrive
   on a GET stream; an SSE stream cut short is resumed with ``Last-Event-ID`` after the server's
-  ``retry``; a 404 on a session re-initializes without the old id and resends once; ``DELETE`` ends
-  the session on close.
+  ``retry``; a 404 on a session ends it and fails the request as "session expired" (the connection
+  renews the session and resends); ``DELETE`` ends the session on close.
 * In ``mode="auto"``, an ``initialize`` refused with 400/404/405 and no JSON-RPC body switches the
-  channel to the HTTP+SSE binding (:mod:`._http_sse`). What an endpoint turned out to speak is
-  remembered for the process, so the next client of a legacy endpoint does not probe again.
+  channel to the HTTP+SSE binding (:mod:`._http_sse`) and sends it there. What an endpoint turned
+  out to speak is remembered by this transport (so by its client), not for the process.
 
-The connection above sees one message channel either way, so era negotiation, deadlines and
-handlers are the same code as for stdio.
+The transport sends no request of its own: renewing a session and re-listing tools after a
+``-32020`` are the connection's, and leaving out tools with broken ``x-mcp-header`` declarations is
+the live layer's. The connection above sees one message channel either way, so era negotiation,
+deadlines and handlers are the same code as for stdio.
 """
 
 from __future__ import annotations
