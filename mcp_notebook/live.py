@@ -123,7 +123,11 @@ class LiveState:
         self._tg: anyio.abc.TaskGroup | None = None
         connection.on_notification(self._on_notification)
         connection.on_state_change(self._on_state)
-        connection.on_event(self._on_connection_event)
+        # The connection's telemetry (two events a request) is heard only while someone listens:
+        # building events nobody reads costs the hot path.
+        self._unhear_connection: Callable[[], None] | None = None
+        if event_log.isEnabledFor(logging.DEBUG):
+            self._unhear_connection = connection.on_event(self._on_connection_event)
 
     # --- what the client reads ------------------------------------------------------------------
 
@@ -144,7 +148,21 @@ class LiveState:
 
     def on_event(self, hook: Callable[[Event], Any]) -> Callable[[], None]:
         self._event_hooks.append(hook)
-        return lambda: self._event_hooks.remove(hook) if hook in self._event_hooks else None
+        if self._unhear_connection is None:
+            self._unhear_connection = self._conn.on_event(self._on_connection_event)
+
+        def remove() -> None:
+            if hook in self._event_hooks:
+                self._event_hooks.remove(hook)
+            if (
+                not self._event_hooks
+                and self._unhear_connection is not None
+                and not event_log.isEnabledFor(logging.DEBUG)
+            ):
+                self._unhear_connection()
+                self._unhear_connection = None
+
+        return remove
 
     # --- lifetime -------------------------------------------------------------------------------
 

@@ -7,8 +7,7 @@ Kept apart from the channels so the rules that decide what a user reads when HTT
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 
 import httpx
 
@@ -18,7 +17,7 @@ from ..protocol.errors import (
 )
 from ..protocol.http_binding import jsonrpc_error_in, refusal
 from ..protocol.jsonrpc import ErrorResponse, RequestId
-from ._http_engine import Engine, WireError, WireResponse
+from ._http_engine import Engine, TooLarge, WireError, WireResponse
 
 __all__ = [
     "MAX_REDIRECTS",
@@ -37,15 +36,6 @@ MAX_REDIRECTS = 5
 _FOLLOWED = (307, 308)  # the only redirects that keep a POST a POST with its body
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _ERROR_BODY_LIMIT = 64 * 1024
-
-
-class TooLarge(Exception):
-    """A body exceeded max_message_bytes; it was not read to the end."""
-
-    def __init__(self, size: int, limit: int) -> None:
-        super().__init__(f"a message of at least {size} bytes exceeded max_message_bytes={limit}")
-        self.size = size
-        self.limit = limit
 
 
 def safe_url(url: httpx.URL | str) -> str:
@@ -86,64 +76,76 @@ def _default_port(url: httpx.URL) -> int:
     return 443 if url.scheme == "https" else 80
 
 
-@asynccontextmanager
-async def open_exchange(
-    engine: Engine,
-    method: str,
-    url: httpx.URL,
-    *,
-    headers: Mapping[str, str],
-    content: bytes | None = None,
-    auth: httpx.Auth | None = None,
-) -> AsyncIterator[WireResponse]:
-    """Send one request and yield its streaming response, following same-origin 307/308 only.
+class open_exchange:
+    """``async with open_exchange(...) as response``: send one request and hold its response,
+    following same-origin 307/308 only; the response is released on exit.
 
     Why by hand: httpx's own redirect following keeps custom headers (an ``X-API-Key``) on a
     redirect to another origin; a redirect that leaves the origin is refused here instead, with a
-    message that says so, so no credential ever goes where the user did not send it.
+    message that says so, so no credential ever goes where the user did not send it. A class, not
+    a generator: it runs for every call.
     """
-    target = url
-    for _ in range(MAX_REDIRECTS + 1):
-        async with engine.open(method, target, headers, content, auth) as response:
+
+    __slots__ = ("_auth", "_content", "_engine", "_headers", "_method", "_response", "_url")
+
+    def __init__(
+        self,
+        engine: Engine,
+        method: str,
+        url: httpx.URL,
+        *,
+        headers: Mapping[str, str],
+        content: bytes | None = None,
+        auth: httpx.Auth | None = None,
+    ) -> None:
+        self._engine = engine
+        self._method = method
+        self._url = url
+        self._headers = headers
+        self._content = content
+        self._auth = auth
+        self._response: WireResponse | None = None
+
+    async def __aenter__(self) -> WireResponse:
+        method, url = self._method, self._url
+        target = url
+        for _ in range(MAX_REDIRECTS + 1):
+            response = await self._engine.send(method, target, self._headers, self._content, self._auth)
             status = response.status
-            location = response.headers.get("location")
-            if status not in _REDIRECTS or not location:
-                yield response
-                return
-        next_url = target.join(location)
-        if not same_origin(url, next_url):
-            raise McpError(
-                "transport",
-                f"{safe_url(target)} redirected to another origin ({safe_url(next_url)}); "
-                "not followed, so no credentials go there. Use that URL as the server URL if you trust it.",
-                code=CONNECTION_CLOSED,
-            )
-        if status not in _FOLLOWED and method != "GET":
-            raise McpError(
-                "transport",
-                f"{safe_url(target)} answered {method} with a {status} redirect, which would "
-                "turn it into a GET; only 307 and 308 are followed. Use the final URL as the server URL.",
-                code=CONNECTION_CLOSED,
-            )
-        target = next_url
-    raise McpError(
-        "transport", f"{safe_url(url)} redirected more than {MAX_REDIRECTS} times", code=CONNECTION_CLOSED
-    )
+            location = response.headers.get("location") if status in _REDIRECTS else None
+            if not location:
+                self._response = response
+                return response
+            await response.release()
+            next_url = target.join(location)
+            if not same_origin(url, next_url):
+                raise McpError(
+                    "transport",
+                    f"{safe_url(target)} redirected to another origin ({safe_url(next_url)}); not followed, "
+                    "so no credentials go there. Use that URL as the server URL if you trust it.",
+                    code=CONNECTION_CLOSED,
+                )
+            if status not in _FOLLOWED and method != "GET":
+                raise McpError(
+                    "transport",
+                    f"{safe_url(target)} answered {method} with a {status} redirect, which would turn it "
+                    "into a GET; only 307 and 308 are followed. Use the final URL as the server URL.",
+                    code=CONNECTION_CLOSED,
+                )
+            target = next_url
+        raise McpError(
+            "transport", f"{safe_url(url)} redirected more than {MAX_REDIRECTS} times", code=CONNECTION_CLOSED
+        )
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        response, self._response = self._response, None
+        if response is not None:
+            await response.release()
 
 
 async def read_limited(response: WireResponse, limit: int) -> bytes:
     """The whole body, or :class:`TooLarge` as soon as it passes ``limit`` bytes."""
-    declared = response.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise TooLarge(int(declared), limit)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.chunks():
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge(size, limit)
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return await response.read(limit)
 
 
 async def read_error_body(response: WireResponse) -> bytes:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import ssl
 import urllib.request
 from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import httpx
@@ -36,6 +35,7 @@ __all__ = [
     "Engine",
     "EngineName",
     "HttpxEngine",
+    "TooLarge",
     "WireError",
     "WireResponse",
     "environment_proxy",
@@ -62,8 +62,17 @@ class WireError(Exception):
         self.before_response = before_response
 
 
+class TooLarge(Exception):
+    """A body exceeded max_message_bytes; it was not read to the end."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"a message of at least {size} bytes exceeded max_message_bytes={limit}")
+        self.size = size
+        self.limit = limit
+
+
 class WireResponse(Protocol):
-    """A response whose body has not been read yet."""
+    """A response whose body has not been read yet; :meth:`release` it when done."""
 
     @property
     def status(self) -> int: ...
@@ -80,19 +89,29 @@ class WireResponse(Protocol):
         """The body (content-encoding undone) in the chunks it arrives in."""
         ...
 
+    async def read(self, limit: int) -> bytes:
+        """The whole body, or :class:`TooLarge` as soon as it passes ``limit`` bytes."""
+        ...
+
+    async def release(self) -> None:
+        """Give the connection back (or close it, if the body was not read to the end)."""
+        ...
+
 
 class Engine(Protocol):
-    def open(
+    async def send(
         self,
         method: str,
         url: httpx.URL,
         headers: Mapping[str, str],
         content: bytes | None,
         auth: httpx.Auth | None,
-    ) -> AbstractAsyncContextManager[WireResponse]:
-        """Send one request (signed by ``auth``); yield its response; release it on exit.
+    ) -> WireResponse:
+        """Send one request (signed by ``auth``) and return its response, body unread.
 
-        Redirects are not followed here (the bindings decide: same origin only).
+        Redirects are not followed here (the bindings decide: same origin only). A plain method
+        rather than a context manager: it runs for every call, and a generator-based context
+        manager costs more than the call's own bookkeeping.
         """
         ...
 
@@ -134,6 +153,26 @@ class _AiohttpResponse:
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             raise WireError(_describe(exc)) from None
 
+    async def read(self, limit: int) -> bytes:
+        if self._body is not None:
+            if len(self._body) > limit:
+                raise TooLarge(len(self._body), limit)
+            return self._body
+        length = self._response.content_length
+        if length is not None and length > limit:
+            raise TooLarge(length, limit)
+        if length is None:
+            return await _read_chunks(self, limit)
+        import aiohttp
+
+        try:  # a declared length within the limit: one read, no iteration
+            return await self._response.read()
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            raise WireError(_describe(exc)) from None
+
+    async def release(self) -> None:
+        self._response.release()
+
 
 class _AiohttpBody(httpx.AsyncByteStream):
     """An aiohttp body as an httpx stream, for an auth flow that reads a response."""
@@ -161,6 +200,7 @@ class AiohttpEngine:
         (the era probe's is a few seconds)."""
         self._max_connections = max_connections
         self._connect_timeout = connect_timeout
+        self._urls: dict[str, Any] = {}
         self._session = self._open_session(_ssl_context(verify) if https else True)
 
     def _open_session(self, tls: ssl.SSLContext | bool) -> aiohttp.ClientSession:
@@ -179,29 +219,21 @@ class AiohttpEngine:
             skip_auto_headers=("User-Agent",),
         )
 
-    @asynccontextmanager
-    async def open(
+    async def send(
         self,
         method: str,
         url: httpx.URL,
         headers: Mapping[str, str],
         content: bytes | None,
         auth: httpx.Auth | None,
-    ) -> AsyncIterator[WireResponse]:
+    ) -> WireResponse:
         if auth is None:
-            response = await self._send(method, str(url), headers, content)
-            try:
-                yield _AiohttpResponse(response)
-            finally:
-                response.release()
-            return
-        async with self._signed(method, url, headers, content, auth) as signed:
-            yield signed
+            return _AiohttpResponse(await self._send(method, str(url), headers, content))
+        return await self._signed(method, url, headers, content, auth)
 
-    @asynccontextmanager
     async def _signed(
         self, method: str, url: httpx.URL, headers: Mapping[str, str], content: bytes | None, auth: httpx.Auth
-    ) -> AsyncIterator[WireResponse]:
+    ) -> WireResponse:
         """Run ``auth``'s flow (httpx's contract: it yields requests, we send back responses)."""
         flow = auth.async_auth_flow(httpx.Request(method, url, headers=headers, content=content))
         try:
@@ -230,19 +262,19 @@ class AiohttpEngine:
             read: bytes | None = bridged.content  # the flow read it: the stream is spent
         except httpx.ResponseNotRead:
             read = None
-        try:
-            yield _AiohttpResponse(response, read)
-        finally:
-            response.release()
+        return _AiohttpResponse(response, read)
 
     async def _send(
         self, method: str, url: str, headers: Mapping[str, str], content: bytes | None
     ) -> aiohttp.ClientResponse:
         import aiohttp
 
+        target = self._urls.get(url)
+        if target is None:  # parsing a URL costs as much as a small request's bookkeeping: once each
+            target = self._urls[url] = _yarl_url(url) if len(self._urls) < 64 else url
         try:
             return await self._session.request(
-                method, url, headers=headers, data=content, allow_redirects=False
+                method, target, headers=headers, data=content, allow_redirects=False
             )
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             raise WireError(_describe(exc), before_response=True) from None
@@ -267,6 +299,23 @@ def _ssl_context(verify: Any) -> ssl.SSLContext | bool:
         return verify
     # httpx's context: certifi's roots (or the CA file or folder given), the same trust either engine.
     return httpx.create_ssl_context(verify=verify)
+
+
+async def _read_chunks(response: WireResponse, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.chunks():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(size, limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _yarl_url(url: str) -> Any:
+    import yarl  # aiohttp's own URL type, installed with it
+
+    return yarl.URL(url, encoded=True)
 
 
 def _describe(exc: BaseException) -> str:
@@ -302,6 +351,15 @@ class _HttpxResponse:
         except httpx.HTTPError as exc:
             raise WireError(_describe(exc)) from None
 
+    async def read(self, limit: int) -> bytes:
+        declared = self._response.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise TooLarge(int(declared), limit)
+        return await _read_chunks(self, limit)
+
+    async def release(self) -> None:
+        await self._response.aclose()
+
 
 class HttpxEngine:
     """An ``httpx.AsyncClient``: the user's own (never closed here) or one made for trio/proxies.
@@ -318,15 +376,14 @@ class HttpxEngine:
         self._owned = owned
         self._timeout = httpx.Timeout(connect_timeout, read=None, write=connect_timeout, pool=None)
 
-    @asynccontextmanager
-    async def open(
+    async def send(
         self,
         method: str,
         url: httpx.URL,
         headers: Mapping[str, str],
         content: bytes | None,
         auth: httpx.Auth | None,
-    ) -> AsyncIterator[WireResponse]:
+    ) -> WireResponse:
         request = self._client.build_request(
             method, url, headers=headers, content=content, timeout=self._timeout
         )
@@ -334,13 +391,9 @@ class HttpxEngine:
         if auth is not None:
             kwargs["auth"] = auth
         try:
-            response = await self._client.send(request, **kwargs)
+            return _HttpxResponse(await self._client.send(request, **kwargs))
         except httpx.HTTPError as exc:
             raise WireError(_describe(exc), before_response=True) from None
-        try:
-            yield _HttpxResponse(response)
-        finally:
-            await response.aclose()
 
     async def aclose(self) -> None:
         if self._owned:
