@@ -322,6 +322,19 @@ class Connection:
                     await self._close_requested.wait()
                 if self._closing:
                     break
+        except McpError as exc:  # the first attempt failed: that is why the client is closed
+            if self._closed_reason is None and exc.kind != "closed":
+                self._closed_reason = exc
+            raise
+        except Exception as exc:
+            # A bug, not a server's doing (those end an attempt): say so, rather than "closed".
+            if self._closed_reason is None and not self._closing:
+                self._closed_reason = McpError(
+                    "transport",
+                    f"the connection failed unexpectedly ({type(exc).__name__}); please report this",
+                    code=CONNECTION_CLOSED,
+                )
+            raise
         finally:
             if self._closed_reason is None:
                 self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
@@ -757,18 +770,33 @@ class Connection:
     # --- the reader -----------------------------------------------------------------------------
 
     async def _read_loop(self, channel: Channel, attempt: _Attempt) -> None:
+        """Route every frame; only the channel's end (an McpError from ``receive``) stops it.
+
+        The handlers below check each server-controlled value before use, and anything they did
+        not foresee costs that one frame (logged and counted), never the connection: a reader that
+        died would leave every caller waiting and the client closed for a reason nobody gave.
+        """
         try:
             while True:
                 message = await channel.receive()
                 kind = type(message)
-                if kind is Response or kind is ErrorResponse:
-                    self._on_response(message)  # type: ignore[arg-type]
-                elif kind is Notification:
-                    self._on_notification(message)  # type: ignore[arg-type]
-                elif kind is Request:
-                    self._on_server_request(message, attempt)  # type: ignore[arg-type]
-                else:
-                    self._on_bad_frame(message)  # type: ignore[arg-type]
+                try:
+                    if kind is Response or kind is ErrorResponse:
+                        self._on_response(message)  # type: ignore[arg-type]
+                    elif kind is Notification:
+                        self._on_notification(message)  # type: ignore[arg-type]
+                    elif kind is Request:
+                        self._on_server_request(message, attempt)  # type: ignore[arg-type]
+                    else:
+                        self._on_bad_frame(message)  # type: ignore[arg-type]
+                except Exception as exc:  # a bug, or a value we did not foresee
+                    self._counters.malformed_frames += 1
+                    logger.error(
+                        "dropped a %s from the server that could not be handled (%s)",
+                        kind.__name__,
+                        type(exc).__name__,
+                        exc_info=logger.isEnabledFor(logging.DEBUG),
+                    )
         except McpError as exc:
             self._end_attempt(attempt, exc)
 
@@ -791,12 +819,19 @@ class Connection:
         method = message.method
         params = message.params or {}
         if method == "notifications/progress":
-            pending = self._pending.get(params.get("progressToken"))  # type: ignore[arg-type]
-            if pending is not None:
-                pending.add_progress(params, self._clock(), extend=self._opts.reset_timeout_on_progress)
+            token = params.get("progressToken")
+            if type(token) is int:  # our tokens are our request ids; see _send_request
+                pending = self._pending.get(token)
+                if pending is not None:
+                    pending.add_progress(params, self._clock(), extend=self._opts.reset_timeout_on_progress)
+            elif type(token) is not str:  # a string is valid, just never one of ours
+                self._malformed(f"a progress notification with a {type(token).__name__} token")
             return
         if method == "notifications/cancelled":
             request_id = params.get("requestId")
+            if type(request_id) is not int and type(request_id) is not str:
+                self._malformed(f"a cancellation with a {type(request_id).__name__} request id")
+                return
             if request_id in self._streams:
                 # A modern server tears down one of our subscriptions/listen streams this way.
                 stream = self._pending.pop(request_id, None)
@@ -805,7 +840,7 @@ class Connection:
                     text = f": {reason}" if isinstance(reason, str) else ""
                     stream.deliver(McpError("cancelled", f"the server ended the stream{text}"))
             else:
-                scope = self._handler_scopes.get(request_id)  # type: ignore[arg-type]
+                scope = self._handler_scopes.get(request_id)
                 if scope is not None:
                     scope.cancel()
         elif method == "notifications/message":
@@ -816,6 +851,11 @@ class Connection:
                 listener(message)
             except Exception:
                 logger.exception("a notification listener raised; ignored")
+
+    def _malformed(self, what: str) -> None:
+        """A frame that parsed but carries a value the spec does not allow: dropped, counted."""
+        self._counters.malformed_frames += 1
+        logger.warning("dropped %s from the server (malformed)", what)
 
     def _on_bad_frame(self, error: FrameError | RequestFailed) -> None:
         if isinstance(error, RequestFailed):
@@ -841,6 +881,9 @@ class Connection:
         logger.warning(
             "skipped a line from the server that is not JSON-RPC (%s): %r", error.reason, error.head[:120]
         )
+        failed = self._pending.pop(error.id, None) if error.id is not None else None
+        if failed is not None:  # it answers one of our requests: fail that one now, not at its deadline
+            failed.deliver(McpError("protocol", f"the server's answer was malformed ({error.reason})"))
 
     def _on_server_request(self, request: Request, attempt: _Attempt) -> None:
         self._counters.server_requests += 1
@@ -887,7 +930,8 @@ class Connection:
                             request.id, INTERNAL_ERROR, f"the client's handler failed ({type(exc).__name__})"
                         )
                     finally:
-                        self._handler_scopes.pop(request.id, None)
+                        if self._handler_scopes.get(request.id) is scope:  # not a duplicate id's
+                            del self._handler_scopes[request.id]
                         if human:
                             self._resume_deadlines()
         finally:

@@ -68,12 +68,17 @@ Message = Request | Notification | Response | ErrorResponse
 
 
 class FrameError(ValueError):
-    """A frame that is not a usable JSON-RPC message. ``head`` is the start of it, for a log line."""
+    """A frame that is not a usable JSON-RPC message. ``head`` is the start of it, for a log line.
 
-    def __init__(self, reason: str, head: bytes = b"") -> None:
+    ``id`` is set when the frame is unusable but plainly answers one of our requests (it has a
+    valid id and no method): that request can then fail at once instead of waiting for its deadline.
+    """
+
+    def __init__(self, reason: str, head: bytes = b"", *, id: RequestId | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.head = head
+        self.id = id
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -122,9 +127,9 @@ def classify(obj: Any) -> Message:
     if not isinstance(obj, dict):
         kind = "batch" if isinstance(obj, list) else type(obj).__name__
         raise FrameError(f"a JSON {kind} is not a JSON-RPC message")
-    if obj.get("jsonrpc") != "2.0":
-        raise FrameError("missing or wrong 'jsonrpc' version")
     method = obj.get("method")
+    if obj.get("jsonrpc") != "2.0":
+        raise FrameError("missing or wrong 'jsonrpc' version", id=_answered_id(obj, method))
     if method is not None:
         if not isinstance(method, str):
             raise FrameError("'method' is not a string")
@@ -150,14 +155,24 @@ def classify(obj: Any) -> Message:
             raise FrameError("response has an invalid id")
         result = obj["result"]
         if not isinstance(result, dict):
-            raise FrameError("result is not an object")
+            raise FrameError("result is not an object", id=rid)
         return Response(rid, result)
-    raise FrameError("response without 'result' or 'error'")
+    raise FrameError("response without 'result' or 'error'", id=rid if _valid_id(rid) else None)
 
 
 def _valid_id(value: Any) -> bool:
-    # bool is an int subclass in Python but not a valid JSON-RPC id.
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    # Exact types: bool is an int subclass in Python but not a valid JSON-RPC id, and a float,
+    # list or object never names a request (a list or object is not even hashable).
+    kind = type(value)
+    return kind is int or kind is str
+
+
+def _answered_id(obj: dict[str, Any], method: Any) -> RequestId | None:
+    """The id of a response-shaped object (no method), when it is a valid one."""
+    if method is not None:
+        return None
+    rid = obj.get("id")
+    return rid if _valid_id(rid) else None
 
 
 def error_response(request_id: RequestId, code: int, message: str, data: Any = None) -> dict[str, Any]:

@@ -1,0 +1,155 @@
+"""The reader against a real stdio server that sends one malformed message, then answers normally.
+
+Each case is a value only a server controls (a progress token, a cancelled request id, a response
+id) in a shape the spec does not allow. The client must drop that one frame, count it in
+``stats.malformed_frames``, stay ``ready`` and keep answering; at most the request the frame
+belongs to fails, with an ``McpError``. The server is ``tests/servers/script_server.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_notebook import Client, McpError
+
+from .conftest import python_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_processes")]
+
+ERAS = ["legacy", "modern"]
+
+
+def script_server(era: str) -> list[str]:
+    return python_server("script_server.py", *(["--modern"] if era == "modern" else []))
+
+
+def lines(*messages: Any) -> list[str]:
+    """The ``inject`` tool's argument: each message as one base64 line (bytes are sent as they are)."""
+    raw = [m if isinstance(m, bytes) else json.dumps(m).encode() for m in messages]
+    return [base64.b64encode(line).decode() for line in raw]
+
+
+async def inject(client: Client, *messages: Any, answer: bool = True) -> Any:
+    with anyio.fail_after(10):
+        return await client.call_tool("inject", {"lines": lines(*messages), "answer": answer})
+
+
+async def assert_still_usable(client: Client) -> None:
+    with anyio.fail_after(10):
+        assert (await client.call_tool("echo", {"n": 7})).text == "7"
+    assert client.status == "ready"
+
+
+BAD_NOTIFICATIONS = {
+    "progress token is a list": {
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": {"progressToken": [1, 2], "progress": 1},
+    },
+    "progress token is an object": {
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": {"progressToken": {"a": 1}, "progress": 1},
+    },
+    "cancelled request id is a list": {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": [1], "reason": "x"},
+    },
+    "cancelled request id is an object": {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": {"id": 1}},
+    },
+}
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("case", sorted(BAD_NOTIFICATIONS))
+async def test_a_notification_with_an_unhashable_id_is_dropped_and_counted(era: str, case: str) -> None:
+    async with Client(script_server(era), timeout=10) as client:
+        assert client.era == era
+        result = await inject(client, BAD_NOTIFICATIONS[case])
+        assert result.text == "injected"
+        await assert_still_usable(client)
+        assert client.stats.malformed_frames == 1
+        assert client.stats.reconnects == 0
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_progress_token_that_is_our_id_as_a_float_is_dropped(era: str) -> None:
+    """A float token never names one of our requests (ids are integers); nothing is extended."""
+    seen: list[float] = []
+    async with Client(script_server(era), timeout=10) as client:
+        progress = {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": 1.5, "progress": 1},
+        }
+        result = await client.call_tool(
+            "inject", {"lines": lines(progress)}, progress=lambda p, t, m: seen.append(p)
+        )
+        assert result.text == "injected"
+        assert seen == []
+        await assert_still_usable(client)
+        assert client.stats.malformed_frames == 1
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_progress_for_our_request_still_arrives_after_a_bad_one(era: str) -> None:
+    seen: list[float] = []
+    async with Client(script_server(era), timeout=10) as client:
+        bad = BAD_NOTIFICATIONS["progress token is a list"]
+        good = {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": "__ID__", "progress": 3},
+        }
+        raw = json.dumps(good).replace('"__ID__"', "__ID__").encode()
+        result = await client.call_tool(
+            "inject", {"lines": lines(bad, raw)}, progress=lambda p, t, m: seen.append(p)
+        )
+        assert result.text == "injected"
+        assert seen == [3.0]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_bad_frame_leaves_the_real_reason_when_the_server_later_dies(era: str) -> None:
+    """After a dropped frame, the connection's last error is the server's, never "closed by user"."""
+    async with Client(script_server(era), timeout=10, reconnect=False) as client:
+        await inject(client, BAD_NOTIFICATIONS["cancelled request id is a list"])
+        await assert_still_usable(client)
+        assert client.closed_reason is None
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_frame_that_breaks_a_listener_is_dropped_not_fatal(era: str) -> None:
+    """A notification listener that raises on a strange value costs that frame, not the client."""
+    async with Client(script_server(era), timeout=10) as client:
+        calls: list[str] = []
+
+        def fragile(message: Any) -> None:
+            calls.append(message.method)
+            raise KeyError("boom")
+
+        client.connection.on_notification(fragile)
+        await inject(client, {"jsonrpc": "2.0", "method": "notifications/whatever", "params": {}})
+        await assert_still_usable(client)
+        assert calls == ["notifications/whatever"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_response_to_our_call_with_a_non_object_result_fails_only_that_call(era: str) -> None:
+    """A response to the in-flight call whose result is not an object: that call fails, clearly."""
+    async with Client(script_server(era), timeout=10) as client:
+        raw = b'{"jsonrpc": "2.0", "id": __ID__, "result": [1, 2]}'
+        with pytest.raises(McpError) as caught:
+            await inject(client, raw, answer=False)
+        assert caught.value.kind == "protocol"
+        await assert_still_usable(client)
+        assert client.stats.malformed_frames == 1
