@@ -378,6 +378,13 @@ class Connection:
                 tg.cancel_scope.cancel()
         except McpError as exc:  # the transport could not start
             self._end_attempt(attempt, exc)
+        except BaseExceptionGroup as group:
+            # A transport that starts inside a task group (HTTP+SSE opens its stream there) raises
+            # its McpError wrapped in a group: the same failed attempt, to be backed off and retried.
+            error = _only_mcp_error(group)
+            if error is None:
+                raise
+            self._end_attempt(attempt, error)
         finally:
             self._channel = None
             self._sweeper = None
@@ -1004,6 +1011,17 @@ def _with_trace_context(
     meta = stamped.get("_meta")
     stamped["_meta"] = {**meta, **fields} if isinstance(meta, dict) else fields
     return stamped
+
+
+def _only_mcp_error(group: BaseExceptionGroup[BaseException]) -> McpError | None:
+    """The first McpError of a group that holds nothing else (nested groups included), else None."""
+    matched, rest = group.split(McpError)
+    if matched is None or rest is not None:
+        return None
+    leaf: BaseException = matched
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    return leaf if isinstance(leaf, McpError) else None
 
 
 def _hinted(transport: Transport, pin: Pin) -> Negotiated | None:
