@@ -23,7 +23,7 @@ import math
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
@@ -97,6 +97,11 @@ class ConnectionStats:
     server_requests: int
     malformed_frames: int
     oversized_frames: int
+    #: How each request sent on the wire ended: ``"ok"`` (a result), ``"server"`` (a JSON-RPC
+    #: error), or the :class:`McpError` kind it failed with (``"timeout"``, ``"cancelled"``,
+    #: ``"transport"``, ``"protocol"``, ``"closed"``, ...). Together with ``in_flight`` and
+    #: ``streams`` these add up to ``requests``.
+    outcomes: dict[str, int]
 
 
 @dataclass(slots=True)
@@ -111,6 +116,10 @@ class _Counters:
     server_requests: int = 0
     malformed_frames: int = 0
     oversized_frames: int = 0
+    #: Requests answered with a result: the common ending, a plain field to keep the hot path cheap.
+    ok: int = 0
+    #: Every other ending, by kind (rare, so a dict is fine).
+    failed: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +231,7 @@ class Connection:
             server_requests=c.server_requests,
             malformed_frames=c.malformed_frames,
             oversized_frames=c.oversized_frames,
+            outcomes={"ok": c.ok, **c.failed},
         )
 
     def on_state_change(self, callback: Callable[[ConnectionState], None]) -> Callable[[], None]:
@@ -679,6 +689,7 @@ class Connection:
                 else:
                     await channel.send(message)
             except McpError as exc:
+                self._count_failure(exc.kind)
                 raise _NotSent(McpError(exc.kind, f"{label}: {exc.message}", code=exc.code)) from None
             sweeper = self._sweeper
             if sweeper is not None:
@@ -692,6 +703,7 @@ class Connection:
                 for item in pending.take_progress():
                     await _report_progress(progress, item)
         except anyio.get_cancelled_exc_class():
+            self._count_failure("cancelled")
             if self._pending.pop(request_id, None) is not None and method != "initialize":
                 self._counters.cancellations += 1
                 if self._event_listeners:
@@ -706,10 +718,13 @@ class Connection:
         if self._event_listeners:
             self._emit_request_end(request_id, method, now, outcome)
         if isinstance(outcome, Response):
+            self._counters.ok += 1
             return outcome.result
         if isinstance(outcome, ErrorResponse):
+            self._count_failure("server")
             raise McpError.from_jsonrpc(outcome.error, context=f"{label}: ")
         if outcome is EXPIRED:
+            self._count_failure("timeout")
             self._counters.timeouts += 1
             if method != "initialize":
                 await self._cancel_on_server(channel, request_id, f"timed out after {timeout:g}s")
@@ -720,7 +735,12 @@ class Connection:
                 code=REQUEST_TIMEOUT,
             )
         assert isinstance(outcome, McpError)
+        self._count_failure(outcome.kind)
         raise McpError(outcome.kind, f"{label}: {outcome.message}", code=outcome.code, data=outcome.data)
+
+    def _count_failure(self, kind: str) -> None:
+        failed = self._counters.failed
+        failed[kind] = failed.get(kind, 0) + 1
 
     async def _cancel_on_server(self, channel: Channel, request_id: RequestId, reason: str) -> None:
         with anyio.CancelScope(shield=True), anyio.move_on_after(1.0), contextlib.suppress(McpError):
