@@ -18,6 +18,7 @@ import pytest
 from mcp_notebook import Client, McpError
 
 from .conftest import python_server
+from .fakes import FakeServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_processes")]
 
@@ -153,3 +154,45 @@ async def test_a_response_to_our_call_with_a_non_object_result_fails_only_that_c
         assert caught.value.kind == "protocol"
         await assert_still_usable(client)
         assert client.stats.malformed_frames == 1
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_an_unforeseen_error_while_routing_a_frame_costs_only_that_frame(
+    era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader's safety net: whatever a handler did not foresee, the next frame is still read."""
+    async with Client(script_server(era), timeout=10) as client:
+        connection = client.connection
+        route = connection._on_notification
+
+        def unforeseen(message: Any) -> None:
+            if message.method == "notifications/unforeseen":
+                raise RuntimeError("a bug in routing")
+            route(message)
+
+        monkeypatch.setattr(connection, "_on_notification", unforeseen)
+        result = await inject(client, {"jsonrpc": "2.0", "method": "notifications/unforeseen"})
+        assert result.text == "injected"
+        await assert_still_usable(client)
+        assert client.stats.malformed_frames == 1
+        assert client.stats.reconnects == 0
+
+
+async def test_a_bug_that_ends_the_run_loop_is_the_closed_reason_not_a_user_close() -> None:
+    server = FakeServer("modern")
+    async with Client(server, timeout=10, backoff_initial=0.01) as client:
+        transport = client.connection._transport
+
+        def broken_connect() -> Any:
+            raise RuntimeError("a bug while reconnecting")
+
+        transport.connect = broken_connect  # type: ignore[method-assign]
+        closed = anyio.Event()
+        client.connection.on_state_change(lambda state: closed.set() if state == "closed" else None)
+        server.connections[-1].drop()
+        with anyio.fail_after(10):
+            await closed.wait()
+        reason = client.closed_reason
+        assert reason is not None
+        assert reason.kind != "closed"
+        assert "RuntimeError" in reason.message
