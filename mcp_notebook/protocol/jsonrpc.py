@@ -113,13 +113,43 @@ def _parse(frame: bytes | str, head: bytes) -> Any:
     try:
         # Strict UTF-8 first: json.loads(bytes) would guess UTF-16/32 and let lone surrogates in.
         text = frame.decode("utf-8") if isinstance(frame, bytes) else frame
-        return json.loads(text)
+        # NaN and Infinity are not JSON; orjson refuses them, so must this path.
+        obj = json.loads(text, parse_constant=_not_json)
     except UnicodeDecodeError:
         raise FrameError("not UTF-8", head) from None
     except ValueError as exc:
         raise FrameError(f"not JSON ({type(exc).__name__})", head) from None
     except RecursionError:
         raise FrameError("JSON nested too deeply", head) from None
+    # A "\ud800" escape decodes to a lone surrogate, which no UTF-8 encoder accepts: a string
+    # echoed back to the server (an input_required round's requestState) would fail to send.
+    # orjson refuses such frames; here they are looked for only when the text could hold one.
+    if _SURROGATE_HINT.search(text) and _holds_lone_surrogate(obj):
+        raise FrameError("not UTF-8 JSON (a lone surrogate)", head)
+    return obj
+
+
+_SURROGATE_HINT = re.compile("\\\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _holds_lone_surrogate(obj: Any) -> bool:
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _LONE_SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def classify(obj: Any) -> Message:
