@@ -14,6 +14,8 @@ client are ignored; ``ping`` and ``tools/list`` are answered. Tools:
             writes each decoded line verbatim to stdout (followed by a newline), with every
             ``__ID__`` replaced by the JSON id of this very call, so a line can pose as its answer,
             its progress or its cancellation; then answers "injected" unless ``answer`` is false.
+    arm     {"lines": [base64 string, ...]} -> "armed"; the same lines are written, the same way,
+            just before the answer to the next ``tools/list`` (so they can pose as that answer).
 
 Base64 keeps bytes that are not UTF-8 (or not JSON at all) intact through the JSON-RPC call.
 """
@@ -35,6 +37,14 @@ TOOLS = [
         "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
     },
     {
+        "name": "arm",
+        "description": "Write the given raw lines before the next tools/list answer.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"lines": {"type": "array", "items": {"type": "string"}}},
+        },
+    },
+    {
         "name": "inject",
         "description": "Write the given raw lines, then answer.",
         "inputSchema": {
@@ -49,6 +59,7 @@ TOOLS = [
 ]
 
 out = sys.stdout.buffer
+armed: list[str] = []
 
 
 def write(data: bytes) -> None:
@@ -72,15 +83,22 @@ def text(value: str) -> dict:
     return {"content": [{"type": "text", "text": value}], "isError": False}
 
 
+def write_lines(request_id: object, lines: list[str]) -> None:
+    own_id = json.dumps(request_id).encode()
+    for line in lines:
+        write(base64.b64decode(line).replace(b"__ID__", own_id))
+
+
 def call_tool(request_id: object, name: object, args: dict) -> None:
     if name == "echo":
         result(request_id, text(str(args.get("n"))))
     elif name == "inject":
-        own_id = json.dumps(request_id).encode()
-        for line in args.get("lines") or []:
-            write(base64.b64decode(line).replace(b"__ID__", own_id))
+        write_lines(request_id, args.get("lines") or [])
         if args.get("answer", True):
             result(request_id, text("injected"))
+    elif name == "arm":
+        armed[:] = args.get("lines") or []
+        result(request_id, text("armed"))
     else:
         error(request_id, -32602, f"unknown tool {name!r}")
 
@@ -120,6 +138,8 @@ def handle(message: dict) -> None:
     elif method == "ping":
         result(request_id, {})
     elif method == "tools/list":
+        write_lines(request_id, armed)
+        armed.clear()
         result(request_id, {"tools": TOOLS})
     elif method == "tools/call":
         call_tool(request_id, params.get("name"), params.get("arguments") or {})
