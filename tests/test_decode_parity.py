@@ -82,7 +82,23 @@ def test_an_unusable_answer_to_one_of_our_ids_names_that_id(obj: dict[str, Any])
     assert caught.value.id == 7
 
 
-def test_a_malformed_request_names_no_id_to_fail() -> None:
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"jsonrpc": "1.0", "id": 7, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 7, "method": ["ping"]},
+        {"jsonrpc": "2.0", "id": 7, "method": "ping", "params": "x"},
+    ],
+    ids=["wrong version", "method not a string", "params not an object"],
+)
+def test_an_unreadable_server_request_names_its_id_to_refuse_and_none_to_fail(obj: dict[str, Any]) -> None:
     with pytest.raises(FrameError) as caught:
-        classify({"jsonrpc": "1.0", "id": 7, "method": "ping"})
+        classify(obj)
     assert caught.value.id is None
+    assert caught.value.request_id == 7
+
+
+def test_an_unreadable_request_with_an_unusable_id_names_nothing() -> None:
+    with pytest.raises(FrameError) as caught:
+        classify({"jsonrpc": "2.0", "id": [7], "method": "ping", "params": "x"})
+    assert caught.value.request_id is None

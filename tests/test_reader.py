@@ -25,8 +25,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_processes")]
 ERAS = ["legacy", "modern"]
 
 
-def script_server(era: str) -> list[str]:
-    return python_server("script_server.py", *(["--modern"] if era == "modern" else []))
+def script_server(era: str, *args: str) -> list[str]:
+    return python_server("script_server.py", *(["--modern"] if era == "modern" else []), *args)
 
 
 def lines(*messages: Any) -> list[str]:
@@ -196,3 +196,33 @@ async def test_a_bug_that_ends_the_run_loop_is_the_closed_reason_not_a_user_clos
         assert reason is not None
         assert reason.kind != "closed"
         assert "RuntimeError" in reason.message
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"jsonrpc": "2.0", "id": "srv-1", "method": "roots/list", "params": [1, 2]},
+        {"jsonrpc": "2.0", "id": "srv-1", "method": 42},
+        {"jsonrpc": "1.0", "id": "srv-1", "method": "ping"},
+    ],
+    ids=["params not an object", "method not a string", "wrong version"],
+)
+async def test_a_server_request_that_cannot_be_read_is_refused_not_left_waiting(
+    era: str, request_: dict[str, Any], tmp_path: Any
+) -> None:
+    log = tmp_path / "received.jsonl"
+    async with Client(script_server(era, "--log", str(log)), timeout=10, roots=["file:///tmp"]) as client:
+        await inject(client, request_)
+        await assert_still_usable(client)
+        assert client.stats.malformed_frames == 1
+        answer = None
+        with anyio.fail_after(10):
+            for _ in range(500):
+                received = [json.loads(line) for line in log.read_text().splitlines()]
+                answer = next((m for m in received if m.get("id") == "srv-1"), None)
+                if answer is not None:
+                    break
+                await anyio.sleep(0.02)
+    assert answer is not None, "the client never answered the server's request"
+    assert answer["error"]["code"] == -32600

@@ -33,6 +33,7 @@ from ..protocol.envelope import result_type, stamp
 from ..protocol.errors import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -815,7 +816,7 @@ class Connection:
                     elif kind is Request:
                         self._on_server_request(message, attempt)  # type: ignore[arg-type]
                     else:
-                        self._on_bad_frame(message)  # type: ignore[arg-type]
+                        self._on_bad_frame(message, attempt)  # type: ignore[arg-type]
                 except Exception as exc:  # a bug, or a value we did not foresee
                     self._counters.malformed_frames += 1
                     logger.error(
@@ -884,7 +885,7 @@ class Connection:
         self._counters.malformed_frames += 1
         logger.warning("dropped %s from the server (malformed)", what)
 
-    def _on_bad_frame(self, error: FrameError | RequestFailed) -> None:
+    def _on_bad_frame(self, error: FrameError | RequestFailed, attempt: _Attempt) -> None:
         if isinstance(error, RequestFailed):
             failed = self._pending.pop(error.id, None)
             if failed is not None:
@@ -911,6 +912,11 @@ class Connection:
         failed = self._pending.pop(error.id, None) if error.id is not None else None
         if failed is not None:  # it answers one of our requests: fail that one now, not at its deadline
             failed.deliver(McpError("protocol", f"the server's answer was malformed ({error.reason})"))
+        if error.request_id is not None and attempt.task_group is not None:
+            # A request of the server's that we cannot read: say so, or it waits for an answer.
+            attempt.task_group.start_soon(
+                self._reply_error, error.request_id, INVALID_REQUEST, f"invalid request: {error.reason}"
+            )
 
     def _on_server_request(self, request: Request, attempt: _Attempt) -> None:
         self._counters.server_requests += 1

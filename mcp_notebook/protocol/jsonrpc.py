@@ -72,13 +72,23 @@ class FrameError(ValueError):
 
     ``id`` is set when the frame is unusable but plainly answers one of our requests (it has a
     valid id and no method): that request can then fail at once instead of waiting for its deadline.
+    ``request_id`` is set when it is plainly a request from the server (a method and a valid id):
+    the server can then be told it was invalid instead of waiting for an answer that never comes.
     """
 
-    def __init__(self, reason: str, head: bytes = b"", *, id: RequestId | None = None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        head: bytes = b"",
+        *,
+        id: RequestId | None = None,
+        request_id: RequestId | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.head = head
         self.id = id
+        self.request_id = request_id
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -159,17 +169,23 @@ def classify(obj: Any) -> Message:
         raise FrameError(f"a JSON {kind} is not a JSON-RPC message")
     method = obj.get("method")
     if obj.get("jsonrpc") != "2.0":
-        raise FrameError("missing or wrong 'jsonrpc' version", id=_answered_id(obj, method))
+        raise FrameError(
+            "missing or wrong 'jsonrpc' version",
+            id=_answered_id(obj, method),
+            request_id=_asking_id(obj, method),
+        )
     if method is not None:
         if not isinstance(method, str):
-            raise FrameError("'method' is not a string")
+            raise FrameError("'method' is not a string", request_id=_asking_id(obj, method))
         params = obj.get("params")
         if params is not None and not isinstance(params, dict):
-            raise FrameError(f"params of {method!r} are not an object")
+            raise FrameError(
+                f"params of {method[:80]!r} are not an object", request_id=_asking_id(obj, method)
+            )
         if "id" in obj:
             rid = obj["id"]
             if not _valid_id(rid):
-                raise FrameError(f"request {method!r} has an invalid id")
+                raise FrameError(f"request {method[:80]!r} has an invalid id")
             return Request(rid, method, params)
         return Notification(method, params)
     if "id" not in obj:
@@ -195,6 +211,14 @@ def _valid_id(value: Any) -> bool:
     # list or object never names a request (a list or object is not even hashable).
     kind = type(value)
     return kind is int or kind is str
+
+
+def _asking_id(obj: dict[str, Any], method: Any) -> RequestId | None:
+    """The id of a request-shaped object (a method and an id), when it is a valid one."""
+    if method is None:
+        return None
+    rid = obj.get("id")
+    return rid if _valid_id(rid) else None
 
 
 def _answered_id(obj: dict[str, Any], method: Any) -> RequestId | None:

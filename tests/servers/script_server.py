@@ -17,6 +17,8 @@ client are ignored; ``ping`` and ``tools/list`` are answered. Tools:
     arm     {"lines": [base64 string, ...]} -> "armed"; the same lines are written, the same way,
             just before the answer to the next ``tools/list`` (so they can pose as that answer).
 
+``--log FILE`` appends every line received from the client to FILE.
+
 Base64 keeps bytes that are not UTF-8 (or not JSON at all) intact through the JSON-RPC call.
 """
 
@@ -28,6 +30,7 @@ import sys
 
 MODERN_VERSION = "2026-07-28"
 MODERN = "--modern" in sys.argv[1:]
+LOG = sys.argv[sys.argv.index("--log") + 1] if "--log" in sys.argv else None
 SERVER_INFO = {"name": "script-server", "version": "1.0"}
 
 TOOLS = [
@@ -149,6 +152,9 @@ def handle(message: dict) -> None:
 
 def main() -> None:
     for raw in sys.stdin.buffer:
+        if LOG:
+            with open(LOG, "ab") as log:
+                log.write(raw)
         try:
             message = json.loads(raw)
         except ValueError:
