@@ -184,6 +184,10 @@ routed = st.one_of(
         }
     ),
 )
+#: Notifications of every kind the client acts on: a valid envelope, params of any shape.
+announced = st.fixed_dictionaries(
+    {"jsonrpc": st.just("2.0"), "method": st.sampled_from(NOTIFICATIONS), "params": _params}
+)
 notifications = _message(
     st.fixed_dictionaries(
         {"method": st.one_of(st.sampled_from(NOTIFICATIONS), st.text(max_size=10))},
@@ -244,6 +248,7 @@ _odd_bytes = st.one_of(
 
 lines = st.one_of(
     routed.map(_encode),
+    announced.map(_encode),
     answers.map(_encode),
     asks.map(_encode),
     responses.map(_encode),

@@ -25,6 +25,7 @@ import asyncio
 import base64
 import itertools
 import json
+import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, suppress
@@ -209,6 +210,8 @@ class Harness:
         self.numbers = itertools.count()
         self.clients = 0
         self._stack = ExitStack()
+        self.complaints = _Complaints()
+        logging.getLogger("mcp_notebook").addHandler(self.complaints)
         self.client = self._open()
         self._dirty = False
 
@@ -217,7 +220,10 @@ class Harness:
         return self._stack.enter_context(self.portal.wrap_async_context_manager(_client(self.target)))
 
     def close(self) -> None:
-        self._stack.close()
+        try:
+            self._stack.close()
+        finally:
+            logging.getLogger("mcp_notebook").removeHandler(self.complaints)
 
     def check(self, burst: list[bytes]) -> None:
         if self._dirty:
@@ -226,7 +232,10 @@ class Harness:
                 self._stack.close()
             self.client = self._open()
         self._dirty = True
+        self.complaints.records.clear()
         self.portal.call(self._check, burst)
+        complaints = [f"{r.name}: {r.getMessage()}" for r in self.complaints.records]
+        assert not complaints, complaints[:5]
         self._dirty = False
 
     async def _check(self, burst: list[bytes]) -> None:
@@ -262,6 +271,20 @@ class Harness:
                     getattr(item, display)()
             if isinstance(item, ToolResult):
                 _ = item.text, item.data
+
+
+class _Complaints(logging.Handler):
+    """ERROR records of the client's own loggers: a listener or handler that raised, or the
+    reader's safety net catching what a check did not foresee. Each one is a bug to fix; a
+    server's own log messages (``mcp_notebook.server``) are not the client's complaints."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name != "mcp_notebook.server":
+            self.records.append(record)
 
 
 def _tasks() -> int:
