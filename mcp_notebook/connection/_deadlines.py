@@ -45,7 +45,9 @@ class DeadlineSweeper:
         live = self._live_count()
         # Drop the entries of finished requests, never anyone else's: the live count alone does
         # not say which request is the live one.
-        if (live <= 1 and heap) or (len(heap) > _COMPACT_SLACK and len(heap) > 2 * live):
+        if live <= 1 and len(heap) == 1 and heap[0][2].outcome is not None:
+            heap.clear()  # one call at a time: the previous call's entry (no list to build)
+        elif (live <= 1 and heap) or (len(heap) > _COMPACT_SLACK and len(heap) > 2 * live):
             self._heap = heap = [entry for entry in heap if entry[2].outcome is None]
             heapq.heapify(heap)
         heapq.heappush(heap, (deadline, next(self._order), pending))
