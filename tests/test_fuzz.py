@@ -2,7 +2,9 @@
 
 Each target is one real server for the whole test (a Python process costs about a second to
 start): the stdio ``tests/servers/script_server.py``, or a raw HTTP server on localhost answering
-with the generated lines as one ``application/json`` body or as ``text/event-stream`` events. Each
+with the generated lines as one ``application/json`` body, as ``text/event-stream`` events, or on
+the one event stream of the 2024-11-05 HTTP+SSE binding; some targets parse frames with the
+standard library instead of orjson (the fallback when orjson is not installed). Each
 Hypothesis example asks the server to write a burst of generated lines (see
 :mod:`tests.fuzz_traffic`) before (or as) its answer to a tool call (tool ``inject``), then before
 its answer to the next ``tools/list`` (tool ``arm``), and checks the invariant:
@@ -26,12 +28,14 @@ import base64
 import itertools
 import json
 import logging
+import math
 import os
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, suppress
 from typing import Any
 
 import anyio
+import anyio.abc
 import psutil
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -39,6 +43,7 @@ from hypothesis import HealthCheck, given, settings
 
 from mcp_notebook import Client, McpError, ToolResult
 from mcp_notebook.protocol import jsonrpc
+from mcp_notebook.transports.http import HttpTransport
 
 from .conftest import python_server
 from .fuzz_traffic import traffic
@@ -58,6 +63,7 @@ TARGETS = [
     "json-modern",
     "sse-legacy",
     "sse-modern",
+    "binding-legacy",
     "stdio-modern-stdlib",
     "sse-legacy-stdlib",
 ]
@@ -73,83 +79,124 @@ def budget(config: pytest.Config) -> int:
 # --- the HTTP server ---------------------------------------------------------------------------
 
 
-class FuzzHttpServer:
-    """Streamable HTTP of one era; ``tools/call inject`` answers with the generated lines.
+class FuzzAnswers:
+    """What the fuzz server says to one request, as the frames to deliver (transport aside).
 
-    ``json`` mode: the first line (``__ID__`` filled in) is the whole ``application/json`` body,
-    so it is the request's only answer. ``sse`` mode: each line is one ``data:`` event, followed
-    by the real answer. Everything else is answered correctly, so the client can always go on.
+    Everything is answered correctly except ``tools/call inject`` and the ``tools/list`` after a
+    ``tools/call arm``: their answers come after the generated lines (``__ID__`` filled in).
     """
 
-    def __init__(self, era: str, mode: str) -> None:
+    def __init__(self, era: str) -> None:
         self.modern = era == "modern"
-        self.mode = mode
         self.armed: list[str] = []  # lines for the next tools/list answer (tool "arm")
 
-    async def __call__(self, request: RawRequest, reply: Reply) -> None:
-        if request.method != "POST":
-            await reply.send(405, b"")
-            return
-        message = json.loads(request.body)
-        method, request_id = message.get("method"), message.get("id")
-        if method is None or request_id is None:
-            await reply.send(202, b"")
-            return
-        params = message.get("params") or {}
-        if method == "server/discover" and not self.modern:
-            error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32600, "message": "no"}}
-            await reply.send(400, json.dumps(error).encode())
-        elif method == "server/discover":
-            await self._result(
-                reply, request_id, {"supportedVersions": [MODERN_VERSION], "capabilities": {"tools": {}}}
-            )
-        elif method == "initialize":
+    def frames(self, message: dict[str, Any]) -> list[bytes]:
+        request_id, params = message["id"], message.get("params") or {}
+        method, name = message.get("method"), params.get("name")
+        arguments = params.get("arguments") or {}
+        if method == "server/discover" and self.modern:
+            return [
+                self._answer(
+                    request_id, {"supportedVersions": [MODERN_VERSION], "capabilities": {"tools": {}}}
+                )
+            ]
+        if method == "initialize" and not self.modern:
+            info = {"name": "fuzz", "version": "1"}
             result = {
                 "protocolVersion": params.get("protocolVersion"),
                 "capabilities": {"tools": {}},
-                "serverInfo": {"name": "fuzz", "version": "1"},
+                "serverInfo": info,
             }
-            await self._result(reply, request_id, result, headers={"Mcp-Session-Id": "fuzz-session"})
-        elif method == "tools/list" and self.armed:
+            return [self._answer(request_id, result)]
+        if method == "tools/list":
             armed, self.armed = self.armed, []
-            await self._garble(reply, request_id, armed, {"tools": TOOLS})
-        elif method == "tools/list":
-            await self._result(reply, request_id, {"tools": TOOLS})
-        elif method == "tools/call" and params.get("name") == "arm":
-            self.armed = params["arguments"]["lines"]
-            await self._result(reply, request_id, _text("armed"))
-        elif method == "tools/call" and params.get("name") == "echo":
-            await self._result(reply, request_id, _text(str(params["arguments"]["n"])))
-        elif method == "tools/call" and params.get("name") == "inject":
-            await self._garble(reply, request_id, params["arguments"]["lines"], _text("injected"))
-        elif method == "ping":
-            await self._result(reply, request_id, {})
-        else:
-            error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "no"}}
-            await reply.send(404 if self.modern else 200, json.dumps(error).encode())
+            return [*self._garbled(request_id, armed), self._answer(request_id, {"tools": TOOLS})]
+        if method == "tools/call" and name == "arm":
+            self.armed = arguments["lines"]
+            return [self._answer(request_id, _text("armed"))]
+        if method == "tools/call" and name == "echo":
+            return [self._answer(request_id, _text(str(arguments["n"])))]
+        if method == "tools/call" and name == "inject":
+            return [
+                *self._garbled(request_id, arguments["lines"]),
+                self._answer(request_id, _text("injected")),
+            ]
+        if method == "ping":
+            return [self._answer(request_id, {})]
+        return [
+            json.dumps(
+                {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "no"}}
+            ).encode()
+        ]
 
     def _answer(self, request_id: Any, result: dict[str, Any]) -> bytes:
         if self.modern:
             result = {"resultType": "complete", **result}
         return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
 
-    async def _result(
-        self, reply: Reply, request_id: Any, result: dict[str, Any], headers: dict[str, str] | None = None
-    ) -> None:
-        await reply.send(200, self._answer(request_id, result), headers=headers)
-
-    async def _garble(
-        self, reply: Reply, request_id: Any, encoded: list[str], result: dict[str, Any]
-    ) -> None:
+    @staticmethod
+    def _garbled(request_id: Any, encoded: list[str]) -> list[bytes]:
         own = json.dumps(request_id).encode()
-        lines = [base64.b64decode(line).replace(b"__ID__", own) for line in encoded]
-        if self.mode == "json":
-            await reply.send(200, lines[0])
+        return [base64.b64decode(line).replace(b"__ID__", own) for line in encoded]
+
+
+class FuzzHttpServer:
+    """Streamable HTTP of one era. ``json`` mode: the first frame is the whole ``application/json``
+    body, so garbage there is the request's only answer; ``sse`` mode: every frame is one
+    ``data:`` event of the response stream."""
+
+    def __init__(self, era: str, mode: str) -> None:
+        self.answers = FuzzAnswers(era)
+        self.mode = mode
+
+    async def __call__(self, request: RawRequest, reply: Reply) -> None:
+        if request.method != "POST":
+            await reply.send(405, b"")
             return
-        await reply.start(200, content_type="text/event-stream")
-        for line in lines:
-            await reply.write(b"data: " + line + b"\n\n")
-        await reply.write(b"data: " + self._answer(request_id, result) + b"\n\n")
+        message = json.loads(request.body)
+        if message.get("method") is None or message.get("id") is None:
+            await reply.send(202, b"")
+            return
+        if message["method"] in ("server/discover", "initialize") and not self._speaks(message["method"]):
+            error = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32600, "message": "no"}}
+            await reply.send(400, json.dumps(error).encode())
+            return
+        frames = self.answers.frames(message)
+        headers = {"Mcp-Session-Id": "fuzz-session"} if message["method"] == "initialize" else None
+        if self.mode == "json":
+            await reply.send(200, frames[0], headers=headers)
+            return
+        await reply.start(200, content_type="text/event-stream", headers=headers)
+        for frame in frames:
+            await reply.write(b"data: " + frame + b"\n\n")
+
+    def _speaks(self, method: str) -> bool:
+        return (method == "server/discover") == self.answers.modern
+
+
+class FuzzSseBindingServer:
+    """The 2024-11-05 HTTP+SSE binding (legacy): GET /sse is the one event stream every frame
+    travels on, POST /messages is accepted with 202."""
+
+    def __init__(self) -> None:
+        self.answers = FuzzAnswers("legacy")
+        self._stream: anyio.abc.ObjectSendStream[bytes] | None = None
+
+    async def __call__(self, request: RawRequest, reply: Reply) -> None:
+        if request.method == "GET":
+            send, receive = anyio.create_memory_object_stream[bytes](math.inf)
+            self._stream = send
+            await reply.start(200, content_type="text/event-stream")
+            await reply.write(b"event: endpoint\ndata: /messages\n\n")
+            async with receive:
+                async for frame in receive:
+                    await reply.write(b"event: message\ndata: " + frame + b"\n\n")
+            return
+        await reply.send(202, b"")
+        message = json.loads(request.body)
+        if message.get("method") is not None and message.get("id") is not None and self._stream is not None:
+            for frame in self.answers.frames(message):
+                self._stream.send_nowait(frame)
 
 
 TOOLS = [
@@ -190,6 +237,9 @@ async def _client(target: str) -> AsyncIterator[Client]:
         if kind == "stdio":
             command = python_server("script_server.py", *(["--modern"] if era == "modern" else []))
             client = Client(command, **options)
+        elif kind == "binding":
+            url = await stack.enter_async_context(raw_http_server(FuzzSseBindingServer()))
+            client = Client(HttpTransport(f"{url}/sse", mode="sse"), **options)
         else:
             url = await stack.enter_async_context(raw_http_server(FuzzHttpServer(era, kind)))
             client = Client(f"{url}/mcp", **options)
