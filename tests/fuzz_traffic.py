@@ -12,13 +12,27 @@ NaN and friends.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
+import pytest
 from hypothesis import strategies as st
 
-__all__ = ["MARK", "traffic"]
+__all__ = ["MARK", "budget", "handshake_answers", "traffic"]
 
 MARK = "__ID__"
+FUZZ_EXAMPLES = 100
+FUZZ_EXAMPLES_LONG = 2000
+
+
+def budget(config: pytest.Config, short: int = FUZZ_EXAMPLES) -> int:
+    """Examples per fuzz test: ``short`` in a normal run, ``FUZZ_EXAMPLES_LONG`` under
+    ``pytest -m fuzz``, or ``MCPNB_FUZZ_EXAMPLES`` when set."""
+    override = os.environ.get("MCPNB_FUZZ_EXAMPLES")
+    if override:
+        return int(override)
+    return FUZZ_EXAMPLES_LONG if "fuzz" in (config.option.markexpr or "") else short
+
 
 _scalars = st.one_of(
     st.none(),
@@ -259,3 +273,41 @@ lines = st.one_of(
 
 #: One example: a short burst of lines, as the server writes them before its real answer.
 traffic = st.lists(lines, min_size=1, max_size=6)
+
+_handshake_results = st.one_of(
+    _fields(
+        supportedVersions=st.lists(
+            st.sampled_from(["2026-07-28", "2025-11-25", "1999-01-01", ""]), max_size=3
+        ),
+        protocolVersion=st.sampled_from(
+            ["2026-07-28", "2025-11-25", "2025-06-18", "2024-11-05", "1999-01-01"]
+        ),
+        capabilities=st.dictionaries(
+            st.sampled_from(["tools", "resources", "prompts", "logging", "completions", "tasks"]), json_values
+        ),
+        serverInfo=json_values,
+        instructions=json_values,
+        resultType=st.sampled_from(["complete", "input_required", "other"]),
+        ttlMs=json_values,
+        _meta=st.dictionaries(st.sampled_from(["io.modelcontextprotocol/serverInfo", "x"]), json_values),
+    ),
+    json_values,
+)
+#: What a server may answer to ``server/discover`` or ``initialize``: a result or an error of any
+#: shape (the -32022 "unsupported version" error with its ``data.supported`` included), or nothing.
+handshake_answers = st.one_of(
+    st.fixed_dictionaries({"result": _handshake_results}),
+    st.fixed_dictionaries(
+        {
+            "error": st.one_of(
+                _errors,
+                _fields(
+                    code=st.just(-32022),
+                    message=st.text(max_size=5),
+                    data=_fields(supported=st.lists(st.sampled_from(["2026-07-28", "x"]), max_size=2)),
+                ),
+            )
+        }
+    ),
+    st.none(),
+)

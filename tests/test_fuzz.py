@@ -16,9 +16,9 @@ its answer to the next ``tools/list`` (tool ``arm``), and checks the invariant:
 - nothing hangs (every step is bounded);
 - once the client is closed, no task, child process or file descriptor is left behind.
 
-The budget: ``FUZZ_EXAMPLES`` examples per target in a normal run (CI: well under two minutes for
-all targets), ``FUZZ_EXAMPLES_LONG`` with ``pytest -m fuzz``; ``MCPNB_FUZZ_EXAMPLES=N`` overrides
-both.
+The budget (:func:`tests.fuzz_traffic.budget`): ``FUZZ_EXAMPLES`` examples per target in a normal
+run (CI: well under two minutes for all targets), ``FUZZ_EXAMPLES_LONG`` with ``pytest -m fuzz``;
+``MCPNB_FUZZ_EXAMPLES=N`` overrides both.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import itertools
 import json
 import logging
 import math
-import os
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, suppress
 from typing import Any
@@ -46,16 +45,14 @@ from mcp_notebook.protocol import jsonrpc
 from mcp_notebook.transports.http import HttpTransport
 
 from .conftest import python_server
-from .fuzz_traffic import traffic
+from .fuzz_traffic import budget, traffic
 from .raw_http import RawRequest, Reply, raw_http_server
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.usefixtures("no_leaked_processes")]
 
-FUZZ_EXAMPLES = 100
-FUZZ_EXAMPLES_LONG = 2000
 MODERN_VERSION = "2026-07-28"
 #: transport-era[-stdlib]: "stdlib" parses frames with the standard library instead of orjson (the
-#: fallback when orjson is not installed), which lets NaN, huge integers and lone surrogates in.
+#: fallback when orjson is not installed), a second parser with its own idea of NaN and surrogates.
 TARGETS = [
     "stdio-legacy",
     "stdio-modern",
@@ -67,13 +64,6 @@ TARGETS = [
     "stdio-modern-stdlib",
     "sse-legacy-stdlib",
 ]
-
-
-def budget(config: pytest.Config) -> int:
-    override = os.environ.get("MCPNB_FUZZ_EXAMPLES")
-    if override:
-        return int(override)
-    return FUZZ_EXAMPLES_LONG if "fuzz" in (config.option.markexpr or "") else FUZZ_EXAMPLES
 
 
 # --- the HTTP server ---------------------------------------------------------------------------
