@@ -6,6 +6,8 @@ under exactly one outcome, so a dashboard can trust the totals.
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import pytest
 
@@ -75,3 +77,29 @@ def test_a_snapshot_does_not_change_afterwards() -> None:
             assert client.stats.outcomes["ok"] == before.outcomes["ok"] + 1
 
     anyio.run(main)
+
+
+async def test_the_counts_add_up_between_an_answer_and_its_caller_waking(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The moment after the reader delivers an answer and before the caller takes it, the request
+    is still in flight: a snapshot taken then must add up too (found by tests/test_fuzz.py)."""
+    server = FakeServer("modern")
+    server.tool("fine", reply())
+    async with Client(server, timeout=10) as client:
+        await client.list_tools()
+        connection = client.connection
+        deliver = connection._on_response
+        snapshots = []
+
+        def deliver_and_look(message: Any) -> None:
+            deliver(message)
+            snapshots.append(client.stats)
+
+        monkeypatch.setattr(connection, "_on_response", deliver_and_look)
+        await client.call_tool("fine")
+        assert snapshots
+        for stats in snapshots:
+            assert stats.in_flight == 1
+            assert sum(stats.outcomes.values()) + stats.in_flight + stats.streams == stats.requests
+        add_up(client)

@@ -99,9 +99,9 @@ class ConnectionStats:
     malformed_frames: int
     oversized_frames: int
     #: How each request sent on the wire ended: ``"ok"`` (a result), ``"server"`` (a JSON-RPC
-    #: error), or the :class:`McpError` kind it failed with (``"timeout"``, ``"cancelled"``,
-    #: ``"transport"``, ``"protocol"``, ``"closed"``, ...). Together with ``in_flight`` and
-    #: ``streams`` these add up to ``requests``.
+    #: error), the :class:`McpError` kind it failed with (``"timeout"``, ``"cancelled"``,
+    #: ``"transport"``, ``"protocol"``, ``"closed"``, ...), or ``"error"`` (another exception: a
+    #: bug). Together with ``in_flight`` and ``streams`` these add up to ``requests``.
     outcomes: dict[str, int]
 
 
@@ -164,6 +164,9 @@ class Connection:
         }
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, PendingRequest] = {}
+        # Requests sent whose caller has not yet seen how they ended: counted apart from the
+        # pending map, which an answer leaves a moment before its caller wakes up to count it.
+        self._active = 0
         self._counters = _Counters()
         self._state: ConnectionState = "connecting"
         self._state_changed = anyio.Event()
@@ -221,7 +224,7 @@ class Connection:
         c = self._counters
         return ConnectionStats(
             requests=c.requests,
-            in_flight=len(self._pending) - len(self._streams),
+            in_flight=self._active - len(self._streams),
             streams=len(self._streams),
             timeouts=c.timeouts,
             cancellations=c.cancellations,
@@ -677,6 +680,7 @@ class Connection:
         if self._paused:
             pending.pause(now)
         self._pending[request_id] = pending
+        self._active += 1
         self._counters.requests += 1
         if self._event_listeners:
             self._emit("request_start", id=request_id, method=method)
@@ -690,7 +694,7 @@ class Connection:
                 else:
                     await channel.send(message)
             except McpError as exc:
-                self._count_failure(exc.kind)
+                self._ended(exc.kind)
                 raise _NotSent(McpError(exc.kind, f"{label}: {exc.message}", code=exc.code)) from None
             sweeper = self._sweeper
             if sweeper is not None:
@@ -704,12 +708,17 @@ class Connection:
                 for item in pending.take_progress():
                     await _report_progress(progress, item)
         except anyio.get_cancelled_exc_class():
-            self._count_failure("cancelled")
+            self._ended("cancelled")
             if self._pending.pop(request_id, None) is not None and method != "initialize":
                 self._counters.cancellations += 1
                 if self._event_listeners:
                     self._emit("cancel", id=request_id, method=method, reason="cancelled by the client")
                 await self._cancel_on_server(channel, request_id, "cancelled by the client")
+            raise
+        except _NotSent:
+            raise  # counted where it was raised
+        except BaseException:
+            self._ended("error")  # not an McpError: a bug, or arguments that cannot be encoded
             raise
         finally:
             self._pending.pop(request_id, None)
@@ -720,12 +729,13 @@ class Connection:
             self._emit_request_end(request_id, method, now, outcome)
         if isinstance(outcome, Response):
             self._counters.ok += 1
+            self._active -= 1
             return outcome.result
         if isinstance(outcome, ErrorResponse):
-            self._count_failure("server")
+            self._ended("server")
             raise McpError.from_jsonrpc(outcome.error, context=f"{label}: ")
         if outcome is EXPIRED:
-            self._count_failure("timeout")
+            self._ended("timeout")
             self._counters.timeouts += 1
             if method != "initialize":
                 await self._cancel_on_server(channel, request_id, f"timed out after {timeout:g}s")
@@ -736,10 +746,12 @@ class Connection:
                 code=REQUEST_TIMEOUT,
             )
         assert isinstance(outcome, McpError)
-        self._count_failure(outcome.kind)
+        self._ended(outcome.kind)
         raise McpError(outcome.kind, f"{label}: {outcome.message}", code=outcome.code, data=outcome.data)
 
-    def _count_failure(self, kind: str) -> None:
+    def _ended(self, kind: str) -> None:
+        """Count a request that ended other than with a result (once, in the step it ended in)."""
+        self._active -= 1
         failed = self._counters.failed
         failed[kind] = failed.get(kind, 0) + 1
 
