@@ -250,6 +250,9 @@ _odd_bytes = st.one_of(
             b'{"jsonrpc": "2.0", "id": __ID__, "result": {"resultType": "input_required", '
             b'"requestState": "\\ud800"}}',
             b'{"jsonrpc": "2.0", "id": __ID__, "result": {"content": [{"type": "text", "text": "\\udfff"}]}}',
+            b'{"jsonrpc": "2.0", "method": "notifications/progress", '
+            b'"params": {"progressToken": __ID__, "progress": 1' + b"0" * 400 + b"}}",
+            b'{"jsonrpc": "2.0", "id": __ID__, "result": {"tools": [], "ttlMs": 1' + b"0" * 400 + b"}}",
             b"[" * 5000 + b"]" * 5000,
             b'{"a":' * 3000 + b"1" + b"}" * 3000,
             b'{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "'

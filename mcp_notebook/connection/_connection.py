@@ -47,6 +47,7 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
     error_response,
+    json_number,
     probable_response_id,
 )
 from ..protocol.negotiation import Adopt, Pin, after_discover
@@ -1086,13 +1087,12 @@ def _clock_and_events() -> tuple[Callable[[], float], Callable[[], Any]]:
 
 
 async def _report_progress(callback: ProgressCallback, params: dict[str, Any]) -> None:
-    progress = params.get("progress")
-    total = params.get("total")
+    progress = json_number(params.get("progress"))
     message = params.get("message")
     try:
         outcome = callback(
-            float(progress) if isinstance(progress, int | float) else math.nan,
-            float(total) if isinstance(total, int | float) else None,
+            math.nan if progress is None else progress,
+            json_number(params.get("total")),
             message if isinstance(message, str) else None,
         )
         if hasattr(outcome, "__await__"):

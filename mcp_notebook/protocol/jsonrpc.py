@@ -10,6 +10,7 @@ talk to and are refused as malformed frames.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from types import ModuleType
@@ -33,6 +34,7 @@ __all__ = [
     "decode",
     "encode",
     "error_response",
+    "json_number",
     "probable_response_id",
 ]
 
@@ -227,6 +229,22 @@ def _answered_id(obj: dict[str, Any], method: Any) -> RequestId | None:
         return None
     rid = obj.get("id")
     return rid if _valid_id(rid) else None
+
+
+def json_number(value: Any) -> float | None:
+    """A JSON number as a float (None for anything else, booleans included).
+
+    An integer too large for a float (the standard library parses one of any length) becomes
+    an infinity of its sign instead of raising OverflowError in whoever reads it.
+    """
+    if type(value) is float:
+        return value
+    if type(value) is not int:
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def error_response(request_id: RequestId, code: int, message: str, data: Any = None) -> dict[str, Any]:
