@@ -6,6 +6,7 @@ under exactly one outcome, so a dashboard can trust the totals.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import anyio
@@ -103,3 +104,25 @@ async def test_the_counts_add_up_between_an_answer_and_its_caller_waking(
             assert stats.in_flight == 1
             assert sum(stats.outcomes.values()) + stats.in_flight + stats.streams == stats.requests
         add_up(client)
+
+
+@pytest.mark.parametrize("tool", ["fine", "broken"])
+async def test_a_listener_of_the_request_event_sees_the_request_ended(tool: str) -> None:
+    """The notebook model reads ``in_flight`` when a request's event arrives: it must be 0 then."""
+    server = FakeServer("modern")
+    server.tool("fine", reply())
+    server.tool("broken", fail(-32603, "boom"))
+    async with Client(server, timeout=10) as client:
+        await client.list_tools()
+        seen: list[tuple[int, int]] = []
+
+        def look(event: Any) -> None:
+            if event.kind == "request":
+                stats = client.stats
+                seen.append((stats.in_flight, sum(stats.outcomes.values())))
+
+        client.connection.on_event(look)
+        before = sum(client.stats.outcomes.values())
+        with contextlib.suppress(McpError):
+            await client.call_tool(tool)
+        assert seen == [(0, before + 1)]

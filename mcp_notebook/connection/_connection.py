@@ -726,18 +726,26 @@ class Connection:
             if stream:
                 self._streams.discard(request_id)
         outcome = pending.take_outcome()
-        if self._event_listeners:
-            self._emit_request_end(request_id, method, now, outcome)
+        # Counted before the "request" event goes out, so a listener reading stats sees it ended.
         if isinstance(outcome, Response):
             self._counters.ok += 1
             self._active -= 1
+            if self._event_listeners:
+                self._emit_request_end(request_id, method, now, outcome)
             return outcome.result
         if isinstance(outcome, ErrorResponse):
             self._ended("server")
-            raise McpError.from_jsonrpc(outcome.error, context=f"{label}: ")
-        if outcome is EXPIRED:
+        elif outcome is EXPIRED:
             self._ended("timeout")
             self._counters.timeouts += 1
+        else:
+            assert isinstance(outcome, McpError)
+            self._ended(outcome.kind)
+        if self._event_listeners:
+            self._emit_request_end(request_id, method, now, outcome)
+        if isinstance(outcome, ErrorResponse):
+            raise McpError.from_jsonrpc(outcome.error, context=f"{label}: ")
+        if outcome is EXPIRED:
             if method != "initialize":
                 await self._cancel_on_server(channel, request_id, f"timed out after {timeout:g}s")
             raise McpError(
@@ -747,7 +755,6 @@ class Connection:
                 code=REQUEST_TIMEOUT,
             )
         assert isinstance(outcome, McpError)
-        self._ended(outcome.kind)
         raise McpError(outcome.kind, f"{label}: {outcome.message}", code=outcome.code, data=outcome.data)
 
     def _ended(self, kind: str) -> None:
