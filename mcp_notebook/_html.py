@@ -59,6 +59,8 @@ def _valid_base64(data: Any) -> bool:
 
 
 def _media(kind: str, mime: Any, data: Any) -> str:
+    if not isinstance(mime, str):  # a server may send anything here, even a list (unhashable)
+        mime = None
     if kind == "image" and mime in _IMAGE_TYPES and _valid_base64(data):
         return f'<img src="data:{mime};base64,{data}" style="max-width:100%">'
     if kind == "audio" and mime in _AUDIO_TYPES and _valid_base64(data):
@@ -80,7 +82,9 @@ def content_block_html(block: Any) -> str:
         name = block.get("title") or block.get("name") or block.get("uri")
         return f"<div>🔗 {link(str(block.get('uri', '')), str(name))}</div>"
     if kind == "resource":
-        resource = block.get("resource") or {}
+        resource = block.get("resource")
+        if not isinstance(resource, dict):
+            resource = {}
         uri = esc(resource.get("uri", ""))
         if "text" in resource:
             return f"<div><code>{uri}</code>{code_block(str(resource['text']))}</div>"

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from .protocol.jsonrpc import json_number
+
 __all__ = ["KINDS", "CachedList", "Freshness", "ListKind"]
 
 T = TypeVar("T")
@@ -137,7 +139,7 @@ class CachedList(Generic[T]):
 
 def ttl_of(result: dict[str, Any]) -> float | None:
     """A result's ``ttlMs`` (absent or invalid: None; negative: 0)."""
-    value = result.get("ttlMs")
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    value = json_number(result.get("ttlMs"))
+    if value is None or math.isnan(value):
         return None
-    return max(0.0, float(value))
+    return max(0.0, value)

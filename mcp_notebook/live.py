@@ -312,6 +312,8 @@ class LiveState:
         params = notification.params or {}
         meta = params.get("_meta")
         subscription = meta.get(META_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+        if type(subscription) is not int and type(subscription) is not str:
+            subscription = None  # ours are JSON-RPC ids; anything else (even a list) names none
         method = notification.method
         if method == "notifications/subscriptions/acknowledged":
             self._acknowledged(subscription, params.get("notifications"))

@@ -24,7 +24,7 @@ import math
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
@@ -35,6 +35,7 @@ from ..protocol.errors import (
     CONNECTION_CLOSED,
     HEADER_MISMATCH,
     INTERNAL_ERROR,
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -49,6 +50,7 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
     error_response,
+    json_number,
     probable_response_id,
 )
 from ..protocol.negotiation import Adopt, Pin, after_discover
@@ -103,6 +105,11 @@ class ConnectionStats:
     server_requests: int
     malformed_frames: int
     oversized_frames: int
+    #: How each request sent on the wire ended: ``"ok"`` (a result), ``"server"`` (a JSON-RPC
+    #: error), the :class:`McpError` kind it failed with (``"timeout"``, ``"cancelled"``,
+    #: ``"transport"``, ``"protocol"``, ``"closed"``, ...), or ``"error"`` (another exception: a
+    #: bug). Together with ``in_flight`` and ``streams`` these add up to ``requests``.
+    outcomes: dict[str, int]
 
 
 @dataclass(slots=True)
@@ -117,6 +124,10 @@ class _Counters:
     server_requests: int = 0
     malformed_frames: int = 0
     oversized_frames: int = 0
+    #: Requests answered with a result: the common ending, a plain field to keep the hot path cheap.
+    ok: int = 0
+    #: Every other ending, by kind (rare, so a dict is fine).
+    failed: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +176,9 @@ class Connection:
         }
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, PendingRequest] = {}
+        # Requests sent whose caller has not yet seen how they ended: counted apart from the
+        # pending map, which an answer leaves a moment before its caller wakes up to count it.
+        self._active = 0
         self._counters = _Counters()
         self._state: ConnectionState = "connecting"
         self._state_changed = anyio.Event()
@@ -237,7 +251,7 @@ class Connection:
         c = self._counters
         return ConnectionStats(
             requests=c.requests,
-            in_flight=len(self._pending) - len(self._streams),
+            in_flight=self._active - len(self._streams),
             streams=len(self._streams),
             timeouts=c.timeouts,
             cancellations=c.cancellations,
@@ -248,6 +262,7 @@ class Connection:
             server_requests=c.server_requests,
             malformed_frames=c.malformed_frames,
             oversized_frames=c.oversized_frames,
+            outcomes={"ok": c.ok, **c.failed},
         )
 
     def on_state_change(self, callback: Callable[[ConnectionState], None]) -> Callable[[], None]:
@@ -348,6 +363,19 @@ class Connection:
                     await self._close_requested.wait()
                 if self._closing:
                     break
+        except McpError as exc:  # the first attempt failed: that is why the client is closed
+            if self._closed_reason is None and exc.kind != "closed":
+                self._closed_reason = exc
+            raise
+        except Exception as exc:
+            # A bug, not a server's doing (those end an attempt): say so, rather than "closed".
+            if self._closed_reason is None and not self._closing:
+                self._closed_reason = McpError(
+                    "transport",
+                    f"the connection failed unexpectedly ({type(exc).__name__}); please report this",
+                    code=CONNECTION_CLOSED,
+                )
+            raise
         finally:
             if self._closed_reason is None:
                 self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
@@ -391,6 +419,13 @@ class Connection:
                 tg.cancel_scope.cancel()
         except McpError as exc:  # the transport could not start
             self._end_attempt(attempt, exc)
+        except BaseExceptionGroup as group:
+            # A transport that starts inside a task group (HTTP+SSE opens its stream there) raises
+            # its McpError wrapped in a group: the same failed attempt, to be backed off and retried.
+            error = _only_mcp_error(group)
+            if error is None:
+                raise
+            self._end_attempt(attempt, error)
         finally:
             self._channel = None
             self._sweeper = None
@@ -804,6 +839,7 @@ class Connection:
         if self._paused:
             pending.pause(now)
         self._pending[request_id] = pending
+        self._active += 1
         self._counters.requests += 1
         if self._event_listeners:
             self._emit("request_start", id=request_id, method=method)
@@ -817,9 +853,11 @@ class Connection:
                 else:
                     await channel.send(message)
             except NotDelivered as exc:  # nothing was written: safe to send on the next channel
+                self._ended(exc.kind)
                 error = McpError(exc.kind, f"{label}: {exc.message}", code=exc.code)
                 raise _NotSent(error, channel) from None
             except McpError as exc:  # some or all of it may have reached the server: never resend
+                self._ended(exc.kind)
                 note = f" ({_MAY_HAVE_RUN})" if exc.kind == "transport" else ""
                 raise McpError(exc.kind, f"{label}: {exc.message}{note}", code=exc.code) from None
             sweeper = self._sweeper
@@ -834,25 +872,43 @@ class Connection:
                 for item in pending.take_progress():
                     await _report_progress(progress, item)
         except anyio.get_cancelled_exc_class():
+            self._ended("cancelled")
             if self._pending.pop(request_id, None) is not None and method != "initialize":
                 self._counters.cancellations += 1
                 if self._event_listeners:
                     self._emit("cancel", id=request_id, method=method, reason="cancelled by the client")
                 await self._cancel_on_server(channel, request_id, "cancelled by the client")
             raise
+        except _NotSent:
+            raise  # counted where it was raised
+        except BaseException:
+            self._ended("error")  # not an McpError: a bug, or arguments that cannot be encoded
+            raise
         finally:
             self._pending.pop(request_id, None)
             if stream:
                 self._streams.discard(request_id)
         outcome = pending.take_outcome()
+        # Counted before the "request" event goes out, so a listener reading stats sees it ended.
+        if isinstance(outcome, Response):
+            self._counters.ok += 1
+            self._active -= 1
+            if self._event_listeners:
+                self._emit_request_end(request_id, method, now, outcome)
+            return outcome.result
+        if isinstance(outcome, ErrorResponse):
+            self._ended("server")
+        elif outcome is EXPIRED:
+            self._ended("timeout")
+            self._counters.timeouts += 1
+        else:
+            assert isinstance(outcome, McpError)
+            self._ended(outcome.kind)
         if self._event_listeners:
             self._emit_request_end(request_id, method, now, outcome)
-        if isinstance(outcome, Response):
-            return outcome.result
         if isinstance(outcome, ErrorResponse):
             raise McpError.from_jsonrpc(outcome.error, context=f"{label}: ")
         if outcome is EXPIRED:
-            self._counters.timeouts += 1
             if method != "initialize":
                 await self._cancel_on_server(channel, request_id, f"timed out after {timeout:g}s")
             raise McpError(
@@ -863,6 +919,12 @@ class Connection:
             )
         assert isinstance(outcome, McpError)
         raise McpError(outcome.kind, f"{label}: {outcome.message}", code=outcome.code, data=outcome.data)
+
+    def _ended(self, kind: str) -> None:
+        """Count a request that ended other than with a result (once, in the step it ended in)."""
+        self._active -= 1
+        failed = self._counters.failed
+        failed[kind] = failed.get(kind, 0) + 1
 
     async def _cancel_on_server(self, channel: Channel, request_id: RequestId, reason: str) -> None:
         with anyio.CancelScope(shield=True), anyio.move_on_after(1.0), contextlib.suppress(McpError):
@@ -919,18 +981,33 @@ class Connection:
     # --- the reader -----------------------------------------------------------------------------
 
     async def _read_loop(self, channel: Channel, attempt: _Attempt) -> None:
+        """Route every frame; only the channel's end (an McpError from ``receive``) stops it.
+
+        The handlers below check each server-controlled value before use, and anything they did
+        not foresee costs that one frame (logged and counted), never the connection: a reader that
+        died would leave every caller waiting and the client closed for a reason nobody gave.
+        """
         try:
             while True:
                 message = await channel.receive()
                 kind = type(message)
-                if kind is Response or kind is ErrorResponse:
-                    self._on_response(message)  # type: ignore[arg-type]
-                elif kind is Notification:
-                    self._on_notification(message)  # type: ignore[arg-type]
-                elif kind is Request:
-                    self._on_server_request(message, attempt)  # type: ignore[arg-type]
-                else:
-                    self._on_bad_frame(message)  # type: ignore[arg-type]
+                try:
+                    if kind is Response or kind is ErrorResponse:
+                        self._on_response(message)  # type: ignore[arg-type]
+                    elif kind is Notification:
+                        self._on_notification(message)  # type: ignore[arg-type]
+                    elif kind is Request:
+                        self._on_server_request(message, attempt)  # type: ignore[arg-type]
+                    else:
+                        self._on_bad_frame(message, attempt)  # type: ignore[arg-type]
+                except Exception as exc:  # a bug, or a value we did not foresee
+                    self._counters.malformed_frames += 1
+                    logger.error(
+                        "dropped a %s from the server that could not be handled (%s)",
+                        kind.__name__,
+                        type(exc).__name__,
+                        exc_info=logger.isEnabledFor(logging.DEBUG),
+                    )
         except McpError as exc:
             self._end_attempt(attempt, exc)
 
@@ -953,12 +1030,19 @@ class Connection:
         method = message.method
         params = message.params or {}
         if method == "notifications/progress":
-            pending = self._pending.get(params.get("progressToken"))  # type: ignore[arg-type]
-            if pending is not None:
-                pending.add_progress(params, self._clock(), extend=self._opts.reset_timeout_on_progress)
+            token = params.get("progressToken")
+            if type(token) is int:  # our tokens are our request ids; see _send_request
+                pending = self._pending.get(token)
+                if pending is not None:
+                    pending.add_progress(params, self._clock(), extend=self._opts.reset_timeout_on_progress)
+            elif type(token) is not str:  # a string is valid, just never one of ours
+                self._malformed(f"a progress notification with a {type(token).__name__} token")
             return
         if method == "notifications/cancelled":
             request_id = params.get("requestId")
+            if type(request_id) is not int and type(request_id) is not str:
+                self._malformed(f"a cancellation with a {type(request_id).__name__} request id")
+                return
             if request_id in self._streams:
                 # A modern server tears down one of our subscriptions/listen streams this way.
                 stream = self._pending.pop(request_id, None)
@@ -967,7 +1051,7 @@ class Connection:
                     text = f": {reason}" if isinstance(reason, str) else ""
                     stream.deliver(McpError("cancelled", f"the server ended the stream{text}"))
             else:
-                scope = self._handler_scopes.get(request_id)  # type: ignore[arg-type]
+                scope = self._handler_scopes.get(request_id)
                 if scope is not None:
                     scope.cancel()
         elif method == "notifications/message":
@@ -979,7 +1063,12 @@ class Connection:
             except Exception:
                 logger.exception("a notification listener raised; ignored")
 
-    def _on_bad_frame(self, error: FrameError | RequestFailed) -> None:
+    def _malformed(self, what: str) -> None:
+        """A frame that parsed but carries a value the spec does not allow: dropped, counted."""
+        self._counters.malformed_frames += 1
+        logger.warning("dropped %s from the server (malformed)", what)
+
+    def _on_bad_frame(self, error: FrameError | RequestFailed, attempt: _Attempt) -> None:
         if isinstance(error, RequestFailed):
             failed = self._pending.pop(error.id, None)
             if failed is not None:
@@ -1003,6 +1092,14 @@ class Connection:
         logger.warning(
             "skipped a line from the server that is not JSON-RPC (%s): %r", error.reason, error.head[:120]
         )
+        failed = self._pending.pop(error.id, None) if error.id is not None else None
+        if failed is not None:  # it answers one of our requests: fail that one now, not at its deadline
+            failed.deliver(McpError("protocol", f"the server's answer was malformed ({error.reason})"))
+        if error.request_id is not None and attempt.task_group is not None:
+            # A request of the server's that we cannot read: say so, or it waits for an answer.
+            attempt.task_group.start_soon(
+                self._reply_error, error.request_id, INVALID_REQUEST, f"invalid request: {error.reason}"
+            )
 
     def _on_server_request(self, request: Request, attempt: _Attempt) -> None:
         self._counters.server_requests += 1
@@ -1049,7 +1146,8 @@ class Connection:
                             request.id, INTERNAL_ERROR, f"the client's handler failed ({type(exc).__name__})"
                         )
                     finally:
-                        self._handler_scopes.pop(request.id, None)
+                        if self._handler_scopes.get(request.id) is scope:  # not a duplicate id's
+                            del self._handler_scopes[request.id]
                         if human:
                             self._resume_deadlines()
         finally:
@@ -1124,6 +1222,17 @@ def _with_trace_context(
     return stamped
 
 
+def _only_mcp_error(group: BaseExceptionGroup[BaseException]) -> McpError | None:
+    """The first McpError of a group that holds nothing else (nested groups included), else None."""
+    matched, rest = group.split(McpError)
+    if matched is None or rest is not None:
+        return None
+    leaf: BaseException = matched
+    while isinstance(leaf, BaseExceptionGroup):
+        leaf = leaf.exceptions[0]
+    return leaf if isinstance(leaf, McpError) else None
+
+
 def _hinted(transport: Transport, pin: Pin) -> Negotiated | None:
     """What the transport remembers of this server's era (HTTP, per endpoint), as a known result.
 
@@ -1148,13 +1257,12 @@ def _clock_and_events() -> tuple[Callable[[], float], Callable[[], Any]]:
 
 
 async def _report_progress(callback: ProgressCallback, params: dict[str, Any]) -> None:
-    progress = params.get("progress")
-    total = params.get("total")
+    progress = json_number(params.get("progress"))
     message = params.get("message")
     try:
         outcome = callback(
-            float(progress) if isinstance(progress, int | float) else math.nan,
-            float(total) if isinstance(total, int | float) else None,
+            math.nan if progress is None else progress,
+            json_number(params.get("total")),
             message if isinstance(message, str) else None,
         )
         if hasattr(outcome, "__await__"):

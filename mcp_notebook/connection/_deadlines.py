@@ -39,13 +39,15 @@ class DeadlineSweeper:
     def watch(self, pending: PendingRequest) -> None:
         """Start (or resume) timing ``pending`` against its current deadline."""
         deadline = pending.deadline
-        if deadline == math.inf:
-            return
+        if deadline == math.inf or pending.outcome is not None:
+            return  # paused, or already answered (during its own send, say): nothing to time
         heap = self._heap
         live = self._live_count()
-        if live <= 1 and heap:
-            heap.clear()  # every other entry belongs to a finished request
-        elif len(heap) > _COMPACT_SLACK and len(heap) > 2 * live:
+        # Drop the entries of finished requests, never anyone else's: the live count alone does
+        # not say which request is the live one.
+        if live <= 1 and len(heap) == 1 and heap[0][2].outcome is not None:
+            heap.clear()  # one call at a time: the previous call's entry (no list to build)
+        elif (live <= 1 and heap) or (len(heap) > _COMPACT_SLACK and len(heap) > 2 * live):
             self._heap = heap = [entry for entry in heap if entry[2].outcome is None]
             heapq.heapify(heap)
         heapq.heappush(heap, (deadline, next(self._order), pending))

@@ -10,6 +10,7 @@ talk to and are refused as malformed frames.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from types import ModuleType
@@ -33,6 +34,7 @@ __all__ = [
     "decode",
     "encode",
     "error_response",
+    "json_number",
     "probable_response_id",
 ]
 
@@ -68,12 +70,27 @@ Message = Request | Notification | Response | ErrorResponse
 
 
 class FrameError(ValueError):
-    """A frame that is not a usable JSON-RPC message. ``head`` is the start of it, for a log line."""
+    """A frame that is not a usable JSON-RPC message. ``head`` is the start of it, for a log line.
 
-    def __init__(self, reason: str, head: bytes = b"") -> None:
+    ``id`` is set when the frame is unusable but plainly answers one of our requests (it has a
+    valid id and no method): that request can then fail at once instead of waiting for its deadline.
+    ``request_id`` is set when it is plainly a request from the server (a method and a valid id):
+    the server can then be told it was invalid instead of waiting for an answer that never comes.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        head: bytes = b"",
+        *,
+        id: RequestId | None = None,
+        request_id: RequestId | None = None,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.head = head
+        self.id = id
+        self.request_id = request_id
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -108,13 +125,43 @@ def _parse(frame: bytes | str, head: bytes) -> Any:
     try:
         # Strict UTF-8 first: json.loads(bytes) would guess UTF-16/32 and let lone surrogates in.
         text = frame.decode("utf-8") if isinstance(frame, bytes) else frame
-        return json.loads(text)
+        # NaN and Infinity are not JSON; orjson refuses them, so must this path.
+        obj = json.loads(text, parse_constant=_not_json)
     except UnicodeDecodeError:
         raise FrameError("not UTF-8", head) from None
     except ValueError as exc:
         raise FrameError(f"not JSON ({type(exc).__name__})", head) from None
     except RecursionError:
         raise FrameError("JSON nested too deeply", head) from None
+    # A "\ud800" escape decodes to a lone surrogate, which no UTF-8 encoder accepts: a string
+    # echoed back to the server (an input_required round's requestState) would fail to send.
+    # orjson refuses such frames; here they are looked for only when the text could hold one.
+    if _SURROGATE_HINT.search(text) and _holds_lone_surrogate(obj):
+        raise FrameError("not UTF-8 JSON (a lone surrogate)", head)
+    return obj
+
+
+_SURROGATE_HINT = re.compile("\\\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _holds_lone_surrogate(obj: Any) -> bool:
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _LONE_SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def classify(obj: Any) -> Message:
@@ -122,19 +169,25 @@ def classify(obj: Any) -> Message:
     if not isinstance(obj, dict):
         kind = "batch" if isinstance(obj, list) else type(obj).__name__
         raise FrameError(f"a JSON {kind} is not a JSON-RPC message")
-    if obj.get("jsonrpc") != "2.0":
-        raise FrameError("missing or wrong 'jsonrpc' version")
     method = obj.get("method")
+    if obj.get("jsonrpc") != "2.0":
+        raise FrameError(
+            "missing or wrong 'jsonrpc' version",
+            id=_answered_id(obj, method),
+            request_id=_asking_id(obj, method),
+        )
     if method is not None:
         if not isinstance(method, str):
-            raise FrameError("'method' is not a string")
+            raise FrameError("'method' is not a string", request_id=_asking_id(obj, method))
         params = obj.get("params")
         if params is not None and not isinstance(params, dict):
-            raise FrameError(f"params of {method!r} are not an object")
+            raise FrameError(
+                f"params of {method[:80]!r} are not an object", request_id=_asking_id(obj, method)
+            )
         if "id" in obj:
             rid = obj["id"]
             if not _valid_id(rid):
-                raise FrameError(f"request {method!r} has an invalid id")
+                raise FrameError(f"request {method[:80]!r} has an invalid id")
             return Request(rid, method, params)
         return Notification(method, params)
     if "id" not in obj:
@@ -150,14 +203,48 @@ def classify(obj: Any) -> Message:
             raise FrameError("response has an invalid id")
         result = obj["result"]
         if not isinstance(result, dict):
-            raise FrameError("result is not an object")
+            raise FrameError("result is not an object", id=rid)
         return Response(rid, result)
-    raise FrameError("response without 'result' or 'error'")
+    raise FrameError("response without 'result' or 'error'", id=rid if _valid_id(rid) else None)
 
 
 def _valid_id(value: Any) -> bool:
-    # bool is an int subclass in Python but not a valid JSON-RPC id.
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    # Exact types: bool is an int subclass in Python but not a valid JSON-RPC id, and a float,
+    # list or object never names a request (a list or object is not even hashable).
+    kind = type(value)
+    return kind is int or kind is str
+
+
+def _asking_id(obj: dict[str, Any], method: Any) -> RequestId | None:
+    """The id of a request-shaped object (a method and an id), when it is a valid one."""
+    if method is None:
+        return None
+    rid = obj.get("id")
+    return rid if _valid_id(rid) else None
+
+
+def _answered_id(obj: dict[str, Any], method: Any) -> RequestId | None:
+    """The id of a response-shaped object (no method), when it is a valid one."""
+    if method is not None:
+        return None
+    rid = obj.get("id")
+    return rid if _valid_id(rid) else None
+
+
+def json_number(value: Any) -> float | None:
+    """A JSON number as a float (None for anything else, booleans included).
+
+    An integer too large for a float (the standard library parses one of any length) becomes
+    an infinity of its sign instead of raising OverflowError in whoever reads it.
+    """
+    if type(value) is float:
+        return value
+    if type(value) is not int:
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def error_response(request_id: RequestId, code: int, message: str, data: Any = None) -> dict[str, Any]:
