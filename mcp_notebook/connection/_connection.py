@@ -25,7 +25,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -61,6 +61,7 @@ from ._handlers import ELICITATION, SAMPLING, ClientHandlers
 from ._negotiate import Negotiated, negotiate, negotiated_from_discover
 from ._options import ConnectionOptions
 from ._pending import EXPIRED, PendingRequest
+from ._states import ConnectionState, ForbiddenTransition, Lifecycle, LifecycleEvent
 
 __all__ = ["Connection", "ConnectionEvent", "ConnectionState", "ConnectionStats", "ProgressCallback"]
 
@@ -70,7 +71,6 @@ _MAX_RELIST_PAGES = 1000
 _REFUSALS = frozenset({"version", "protocol", "server"})
 server_log = logging.getLogger("mcp_notebook.server")
 
-ConnectionState = Literal["connecting", "negotiating", "ready", "reconnecting", "closed"]
 #: ``progress(progress, total, message)``, sync or async.
 ProgressCallback = Callable[[float, float | None, str | None], Any]
 
@@ -180,7 +180,7 @@ class Connection:
         # pending map, which an answer leaves a moment before its caller wakes up to count it.
         self._active = 0
         self._counters = _Counters()
-        self._state: ConnectionState = "connecting"
+        self._life = Lifecycle()  # the state, moved only through _move (see _states.py)
         self._state_changed = anyio.Event()
         self._state_listeners: list[Callable[[ConnectionState], None]] = []
         self._listeners: list[Callable[[Notification], None]] = []
@@ -188,7 +188,6 @@ class Connection:
         self._known: Negotiated | None = None  # the era found, remembered across reconnects
         self._session_generation = 0  # bumped by each renewal of a legacy HTTP session
         self._renew_lock = anyio.Lock()
-        self._renewing: anyio.Event | None = None
         self._relist_lock = anyio.Lock()
         self._channel: Channel | None = None
         self._attempt: _Attempt | None = None
@@ -196,7 +195,6 @@ class Connection:
         self._close_requested = anyio.Event()
         self._closed_reason: McpError | None = None
         self._last_error: McpError | None = None
-        self._ever_ready = False
         self._running = False
         self._queued = 0
         self._paused = 0
@@ -215,7 +213,7 @@ class Connection:
 
     @property
     def state(self) -> ConnectionState:
-        return self._state
+        return self._life.state
 
     @property
     def negotiated(self) -> Negotiated | None:
@@ -304,10 +302,17 @@ class Connection:
             result = "unknown"
         self._emit("request", id=request_id, method=method, duration=self._clock() - started, outcome=result)
 
-    def _set_state(self, state: ConnectionState) -> None:
-        if state == self._state:
+    def _move(self, event: LifecycleEvent) -> None:
+        """Apply a lifecycle event (the table in ``_states.py``) and tell whoever listens."""
+        before = self._life.state
+        try:
+            state = self._life.apply(event)
+        except ForbiddenTransition:
+            # A bug in this module, never the server's doing: keep the state, say so loudly.
+            logger.error("connection state machine: %r while %r was refused", event, before, exc_info=True)
             return
-        self._state = state
+        if state == before:
+            return
         self._state_changed.set()
         self._state_changed = anyio.Event()
         logger.debug("connection to %s: %s", self._transport.describe(), state)
@@ -339,10 +344,10 @@ class Connection:
                     "transport", "the connection ended", code=CONNECTION_CLOSED
                 )
                 if self._closing:
-                    if not self._ever_ready:
+                    if not self._life.ever_ready:
                         raise self._closed_error()
                     break
-                if not self._ever_ready:
+                if not self._life.ever_ready:
                     raise reason
                 if attempt.fatal or not self._opts.reconnect:
                     self._closed_reason = reason
@@ -356,7 +361,7 @@ class Connection:
                         code=CONNECTION_CLOSED,
                     )
                     break
-                self._set_state("reconnecting")
+                self._move("lost")
                 self._counters.reconnects += 1
                 delay = min(self._opts.backoff_max, self._opts.backoff_initial * 2**failures)
                 with anyio.move_on_after(delay * random.uniform(0.5, 1.0)):
@@ -380,15 +385,15 @@ class Connection:
             if self._closed_reason is None:
                 self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
             self._fail_pending(self._closed_reason)
-            self._set_state("closed")
+            self._move("close" if self._closing else "give_up")
 
     async def close(self) -> None:
         """Ask ``run`` to shut down gracefully; returns at once (the owner awaits ``run``)."""
         self._closing = True
         self._close_requested.set()
-        if self._state == "connecting" and self._attempt is None and not self._running:
+        if self._life.state == "connecting" and self._attempt is None and not self._running:
             self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
-            self._set_state("closed")
+            self._move("close")
         if self._attempt is not None:
             self._end_attempt(
                 self._attempt, McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
@@ -405,15 +410,15 @@ class Connection:
                 self._sweeper = DeadlineSweeper(self._clock, lambda: len(self._pending))
                 tg.start_soon(self._sweeper.run)
                 tg.start_soon(self._read_loop, channel, attempt)
-                self._set_state("negotiating")
+                self._move("channel_open")
                 negotiated = await self._negotiate(attempt)
                 if negotiated is not None:
                     self._negotiated = self._known = negotiated
                     await self._after_ready(negotiated)
                     ready = True
-                    self._set_state("ready")
-                    if not self._ever_ready:
-                        self._ever_ready = True
+                    first = not self._life.ever_ready
+                    self._move("negotiated")
+                    if first:
                         task_status.started()
                     await attempt.ended.wait()
                 tg.cancel_scope.cancel()
@@ -515,8 +520,8 @@ class Connection:
             # From this moment new requests wait for the next channel instead of writing to a dead
             # one; the old channel is still being shut down in the background.
             self._channel = None
-            if self._ever_ready and not self._closing and self._opts.reconnect and not attempt.fatal:
-                self._set_state("reconnecting")
+            if self._life.ever_ready and not self._closing and self._opts.reconnect and not attempt.fatal:
+                self._move("lost")
         self._fail_pending(reason)
 
     def _fail_pending(self, reason: McpError) -> None:
@@ -586,8 +591,6 @@ class Connection:
         # in the client's own handlers (a person answering) is added back, as a pause.
         deadline = self._clock() + timeout
         while True:
-            if self._renewing is not None:
-                await self._renewing.wait()
             remaining = deadline - self._clock()
             if remaining <= 0:
                 self._counters.timeouts += 1
@@ -659,15 +662,17 @@ class Connection:
     async def _renew_session(self, sent_under: int) -> None:
         """Run the handshake again on this channel, once for all the requests the 404 refused.
 
-        New requests wait until it is done (they would go without a session and be refused).
+        Meanwhile the connection is ``negotiating`` again, so new requests wait (they would go
+        without a session and be refused). A renewal that fails ends the channel: the reconnect
+        starts a session from scratch.
         """
         async with self._renew_lock:
             if self._session_generation != sent_under:
                 return  # another request renewed it already
             negotiated = self._negotiated
-            if negotiated is None or negotiated.era != "legacy":
+            if negotiated is None or negotiated.era != "legacy" or self._life.state != "ready":
                 return
-            self._renewing = anyio.Event()
+            self._move("renew")
             try:
                 renewed = await negotiate(
                     pin=Pin("legacy", negotiated.version),
@@ -679,12 +684,16 @@ class Connection:
                     probe_timeout=self._opts.probe_timeout,
                     handshake_timeout=self._opts.connect_timeout,
                 )
-                self._negotiated = self._known = renewed
-                logger.info("%s forgot our session; started a new one", self._transport.describe())
+            except McpError as exc:
+                if self._attempt is not None:
+                    self._end_attempt(self._attempt, exc)
+                raise
             finally:
                 self._session_generation += 1
-                self._renewing.set()
-                self._renewing = None
+            self._negotiated = self._known = renewed
+            logger.info("%s forgot our session; started a new one", self._transport.describe())
+            if self._life.state == "negotiating":  # not if the channel died meanwhile
+                self._move("negotiated")
 
     async def _relist_tools(self, negotiated: Negotiated) -> None:
         """Fetch ``tools/list`` again so the transport learns the tools' header parameters anew,
@@ -732,9 +741,9 @@ class Connection:
 
     async def _wait_ready(self, timeout: float, label: str) -> float:
         """Wait (as one of at most ``max_queued``) until ready; return the seconds waited."""
-        if self._state == "ready":
+        if self._life.state == "ready":
             return 0.0
-        if self._closing or self._state == "closed":
+        if self._closing or self._life.state == "closed":
             raise self._closed_error()
         if self._queued >= self._opts.max_queued:
             self._counters.overloaded += 1
@@ -756,13 +765,13 @@ class Connection:
             self._queued -= 1
         raise McpError(
             "timeout",
-            f"{label}: the connection was not ready within {timeout:g}s (state: {self._state})",
+            f"{label}: the connection was not ready within {timeout:g}s (state: {self._life.state})",
             code=REQUEST_TIMEOUT,
         )
 
     def _in_state(self, state: ConnectionState) -> bool:
         # A method, not an inline comparison, so type narrowing does not survive an await.
-        return self._state == state
+        return self._life.state == state
 
     def _closed_error(self) -> McpError:
         reason = self._closed_reason
