@@ -692,7 +692,7 @@ class Connection:
                 self._session_generation += 1
             self._negotiated = self._known = renewed
             logger.info("%s forgot our session; started a new one", self._transport.describe())
-            if self._life.state == "negotiating":  # not if the channel died meanwhile
+            if self._in_state("negotiating"):  # not if the channel died meanwhile
                 self._move("negotiated")
 
     async def _relist_tools(self, negotiated: Negotiated) -> None:
@@ -852,9 +852,26 @@ class Connection:
         self._counters.requests += 1
         if self._event_listeners:
             self._emit("request_start", id=request_id, method=method)
+        sweeper = self._sweeper
+        exchange = getattr(channel, "exchange", None) if progress is None and not stream else None
         try:
             try:
-                if channel.congested:  # a write that may block is bounded by the request's deadline
+                if exchange is not None:
+                    # HTTP: the exchange runs right here, bounded by the request's deadline (the
+                    # sweeper's expiry cancels it); see _StreamableChannel.exchange.
+                    if sweeper is not None:
+                        sweeper.watch(pending)
+                        sweeper = None
+                    answer = None
+                    with anyio.CancelScope() as pending.scope:
+                        answer = await exchange(message)
+                    pending.scope = None
+                    if (  # (None: the answer comes through the reader)
+                        isinstance(answer, Response | ErrorResponse | McpError) and pending.outcome is None
+                    ):
+                        self._pending.pop(request_id, None)
+                        pending.deliver(answer)
+                elif channel.congested:  # a write that may block is bounded by the request's deadline
                     with anyio.CancelScope(deadline=pending.deadline) as send_scope:
                         await channel.send(message)
                     if send_scope.cancelled_caught:
@@ -869,7 +886,6 @@ class Connection:
                 self._ended(exc.kind)
                 note = f" ({_MAY_HAVE_RUN})" if exc.kind == "transport" else ""
                 raise McpError(exc.kind, f"{label}: {exc.message}{note}", code=exc.code) from None
-            sweeper = self._sweeper
             if sweeper is not None:
                 sweeper.watch(pending)
             while pending.outcome is None:

@@ -27,6 +27,10 @@ class _Event(Protocol):
     async def wait(self) -> Any: ...
 
 
+class _Cancellable(Protocol):
+    def cancel(self) -> None: ...
+
+
 class _Expired:
     """The outcome of a request whose deadline passed."""
 
@@ -61,6 +65,7 @@ class PendingRequest:
         "outcome",
         "paused_remaining",
         "progress",
+        "scope",
         "timeout",
     )
 
@@ -84,16 +89,22 @@ class PendingRequest:
         self.paused_remaining: float | None = None
         self._new_event = new_event
         self._wakeup = new_event()
+        #: The cancel scope of an exchange run in the caller's task (HTTP): ended with the request.
+        self.scope: _Cancellable | None = None
 
     def deliver(self, outcome: Response | ErrorResponse | BaseException) -> None:
         if self.outcome is None:
             self.outcome = outcome
             self._wakeup.set()
+            if self.scope is not None:
+                self.scope.cancel()
 
     def expire(self) -> None:
         if self.outcome is None:
             self.outcome = EXPIRED
             self._wakeup.set()
+            if self.scope is not None:
+                self.scope.cancel()
 
     def add_progress(self, params: dict[str, Any], now: float, *, extend: bool) -> None:
         if self.progress is None:
