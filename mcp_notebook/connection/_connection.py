@@ -478,9 +478,9 @@ class Connection:
                 self._end_attempt(attempt, exc, fatal=fatal)
         return None
 
-    async def _negotiate_from(self, known: Negotiated | None) -> Negotiated:
+    async def _negotiate_from(self, known: Negotiated | None, pin: Pin | None = None) -> Negotiated:
         return await negotiate(
-            pin=self._pin,
+            pin=pin or self._pin,
             known=known,
             exchange=self._exchange,
             notify=self.notify,
@@ -674,16 +674,7 @@ class Connection:
                 return
             self._move("renew")
             try:
-                renewed = await negotiate(
-                    pin=Pin("legacy", negotiated.version),
-                    known=negotiated,
-                    exchange=self._exchange,
-                    notify=self.notify,
-                    capabilities=self._caps.__getitem__,
-                    client_info=self._opts.client_info,
-                    probe_timeout=self._opts.probe_timeout,
-                    handshake_timeout=self._opts.connect_timeout,
-                )
+                renewed = await self._negotiate_from(negotiated, Pin("legacy", negotiated.version))
             except McpError as exc:
                 if self._attempt is not None:
                     self._end_attempt(self._attempt, exc)

@@ -24,6 +24,8 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 
+from .base import on_asyncio
+
 __all__ = ["AnyioPipes", "AsyncioPipes", "PipeBroken", "PipeClosed", "Pipes", "spawn"]
 
 _WRITE_HIGH_WATER = 256 * 1024
@@ -68,7 +70,7 @@ async def spawn(
 
     ``options`` are further process-creation keywords (a new session, Windows creation flags).
     """
-    if _on_asyncio():
+    if on_asyncio():
         process = await asyncio.create_subprocess_exec(
             *argv,
             stdin=subprocess.PIPE,
@@ -89,14 +91,6 @@ async def spawn(
         **options,
     )
     return AnyioPipes(anyio_process)
-
-
-def _on_asyncio() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 class AsyncioPipes:

@@ -23,6 +23,7 @@ transport is one file, and the connection logic is tested once for all of them. 
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -30,7 +31,7 @@ from ..protocol.errors import CONNECTION_CLOSED, McpError
 from ..protocol.jsonrpc import FrameError, Message, RequestId
 from ..protocol.versions import Era
 
-__all__ = ["Channel", "NotDelivered", "OversizedFrame", "RequestFailed", "Transport"]
+__all__ = ["Channel", "NotDelivered", "OversizedFrame", "RequestFailed", "Transport", "on_asyncio"]
 
 
 class NotDelivered(McpError):
@@ -43,6 +44,15 @@ class NotDelivered(McpError):
 
     def __init__(self, message: str, *, code: int | None = CONNECTION_CLOSED) -> None:
         super().__init__("transport", message, code=code)
+
+
+def on_asyncio() -> bool:
+    """Is the running event loop asyncio's? (The fast paths are asyncio-only; trio gets anyio's.)"""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 class OversizedFrame(FrameError):

@@ -30,7 +30,6 @@ deadlines and handlers are the same code as for stdio.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 from collections.abc import AsyncIterator, Mapping
@@ -87,7 +86,7 @@ from ._http_engine import (
     environment_proxy,
 )
 from ._http_sse import SseSession
-from .base import OversizedFrame, RequestFailed
+from .base import OversizedFrame, RequestFailed, on_asyncio
 
 __all__ = ["HttpTransport"]
 
@@ -217,7 +216,7 @@ class HttpTransport:
             return HttpxEngine(self._http_client, owned=False, connect_timeout=self._connect_timeout)
         use_httpx = self.engine == "httpx" or (
             self.engine == "auto"
-            and (self._proxy is not None or not _on_asyncio() or environment_proxy(self.url) is not None)
+            and (self._proxy is not None or not on_asyncio() or environment_proxy(self.url) is not None)
         )
         if use_httpx:
             client = httpx.AsyncClient(
@@ -714,15 +713,6 @@ class _StreamState:
     def __init__(self) -> None:
         self.last_event_id: str | None = None
         self.retry = _DEFAULT_RETRY
-
-
-def _on_asyncio() -> bool:
-    """aiohttp runs on asyncio only; under trio the engine is httpx."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 def _modern_version(message: Mapping[str, Any]) -> str | None:
