@@ -27,6 +27,12 @@ SCHEMAS: list[dict[str, Any]] = [
         "properties": {"i": {"type": "integer"}},
     },
     {"type": "object", "properties": {"anything": {}, "flag": True}, "required": ["anything"]},
+    # the demo's add_tool: a pattern used to send every first call through jsonschema's import
+    {
+        "type": "object",
+        "properties": {"s": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$", "maxLength": 5}},
+    },
+    {"type": "object", "properties": {"s": {"pattern": "b"}}},  # a pattern ignores non-strings
 ]
 
 values = st.recursive(
@@ -61,6 +67,7 @@ def test_quick_yes_agrees_with_jsonschema(schema: dict[str, Any], arguments: dic
         {"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "null"}]}}},
         {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string"}}}},
         {"type": "object", "properties": {"a": {"enum": [1, True]}}},
+        {"type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}},
         {"type": "array"},
     ],
 )

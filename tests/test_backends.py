@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_processes")]
 @pytest.fixture(params=["asyncio", "asyncio-anyio-pipes", "trio"])
 def anyio_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "asyncio-anyio-pipes":
-        monkeypatch.setattr(_pipes, "_on_asyncio", lambda: False)
+        monkeypatch.setattr(_pipes, "on_asyncio", lambda: False)
         return "asyncio"
     return str(request.param)
 
