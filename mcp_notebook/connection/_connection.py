@@ -575,8 +575,10 @@ class Connection:
         sent with (an ``input_required`` round or a resend gets a new one).
 
         Waits for ``ready`` first (bounded by ``max_queued`` and the deadline), answers
-        ``input_required`` rounds through the handlers, and retries once after a ``-32022`` on a
-        modern connection (the server refused it unexecuted) once it has re-discovered.
+        ``input_required`` rounds through the handlers, and resends once in the cases where the
+        server provably did not run it: a ``-32022`` (after re-discovering), a legacy session the
+        server forgot (after renewing it) and a ``-32020`` (after re-listing the tools). All of it
+        within one deadline.
         """
         if timeout is None:
             timeout = self._opts.timeout
@@ -622,7 +624,7 @@ class Connection:
                 if unsent_retried or not self._opts.reconnect:
                     raise not_sent.error from None
                 unsent_retried = True
-                if not await self._channel_replaced(not_sent.channel, timeout):
+                if not await self._channel_replaced(not_sent.channel, max(deadline - self._clock(), 0.0)):
                     raise not_sent.error from None
                 continue
             except McpError as exc:
