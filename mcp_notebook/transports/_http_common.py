@@ -21,12 +21,10 @@ from ._http_engine import Engine, TooLarge, WireError, WireResponse
 
 __all__ = [
     "MAX_REDIRECTS",
-    "TooLarge",
     "error_from_status",
     "hide_queries_in_httpx_logs",
     "jsonrpc_error_in",
     "open_exchange",
-    "read_limited",
     "safe_url",
     "same_origin",
     "transport_error",
@@ -143,14 +141,9 @@ class open_exchange:
             await response.release()
 
 
-async def read_limited(response: WireResponse, limit: int) -> bytes:
-    """The whole body, or :class:`TooLarge` as soon as it passes ``limit`` bytes."""
-    return await response.read(limit)
-
-
 async def read_error_body(response: WireResponse) -> bytes:
     try:
-        return await read_limited(response, _ERROR_BODY_LIMIT)
+        return await response.read(_ERROR_BODY_LIMIT)
     except (TooLarge, WireError):
         return b""
 

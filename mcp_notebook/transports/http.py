@@ -66,13 +66,11 @@ from ..protocol.jsonrpc import (
 from ..protocol.sse import EventTooLarge, SseDecoder
 from ..protocol.versions import Era
 from ._http_common import (
-    TooLarge,
     error_from_status,
     hide_queries_in_httpx_logs,
     jsonrpc_error_in,
     open_exchange,
     read_error_body,
-    read_limited,
     safe_url,
     transport_error,
 )
@@ -81,6 +79,7 @@ from ._http_engine import (
     Engine,
     EngineName,
     HttpxEngine,
+    TooLarge,
     WireError,
     WireResponse,
     environment_proxy,
@@ -478,7 +477,7 @@ class _StreamableChannel:
                 return await self._read_request_stream(response, message, modern is not None)
             if kind == "json":
                 try:
-                    body = await read_limited(response, self._t.max_message_bytes)
+                    body = await response.read(self._t.max_message_bytes)
                 except TooLarge as exc:
                     return McpError(
                         "transport", f"the server's answer was too large: {exc}; raise max_message_bytes"
