@@ -17,7 +17,9 @@ it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import inspect
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -39,6 +41,15 @@ from .connection import (
 )
 from .live import Event, LiveState
 from .protocol.errors import McpError
+from .protocol.tasks import (
+    TASKS_EXTENSION,
+    Flavour,
+    TaskState,
+    created_task,
+    needs_tasks_extension,
+    parse_task,
+    run_as_task,
+)
 from .protocol.versions import Era
 from .results import (
     Completion,
@@ -50,6 +61,7 @@ from .results import (
     Tool,
     ToolResult,
 )
+from .tasks import TaskHandle, TaskTracker
 from .transports.base import Transport
 from .transports.inprocess import is_sdk_server, sdk_server_transport
 from .transports.memory import MemoryTransport
@@ -143,6 +155,8 @@ class Client:
             eager=eager_lists,
             window=list_changed_window,
         )
+        self._tasks = TaskTracker(self._connection, self._finish_task)
+        self._task_only: set[str] = set()  # tools a server said run only as tasks (-32021)
         self._tool_index: tuple[list[Tool] | None, dict[str, Tool]] = (None, {})
         self._validator = ArgumentValidator()
         self._outputs = OutputValidator()
@@ -193,6 +207,7 @@ class Client:
                 async with anyio.create_task_group() as tg:
                     await tg.start(self._connection.run)
                     await tg.start(self._live.run)
+                    await tg.start(self._tasks.run)
                     started.set()
             except anyio.get_cancelled_exc_class():
                 # The event loop is shutting down with the client still open; the connection's
@@ -396,6 +411,7 @@ class Client:
         progress: ProgressCallback | None = None,
         validate: bool = True,
         raise_on_error: bool = False,
+        task: bool | None = None,
     ) -> ToolResult:
         """Call a tool. ``progress(progress, total, message)`` receives the server's progress.
 
@@ -405,46 +421,241 @@ class Client:
         ``McpError(kind="invalid")`` without sending anything; and when the tool declares an
         outputSchema, a successful result must carry ``structuredContent`` that matches it, or the
         call raises ``McpError(kind="protocol")`` naming the first violations (never the values).
+
+        A tool that runs as a task (``execution.taskSupport`` "required", or one the server runs
+        only as a task) is started as one and followed to its end, transparently: the result is
+        the same. ``task=True`` runs an "optional" tool as a task too; ``task=False`` refuses to.
+        For a task, ``timeout`` bounds the whole wait only when given (the task's own ttl bounds
+        it otherwise), ``progress`` receives its status messages, and cancelling or timing out
+        the call cancels the task; :meth:`start_tool` keeps a task running instead.
         """
+        self._check_call(name, arguments)
+        arguments = dict(arguments or {})
+        tool = await self._tool_for_call(name, arguments, validate=validate, timeout=timeout)
+        answer = await self._start_call(tool, name, arguments, timeout=timeout, progress=progress, task=task)
+        if isinstance(answer, TaskHandle):
+            answer.validate = validate
+            return await self._follow_call(
+                answer, timeout=timeout, progress=progress, raise_on_error=raise_on_error
+            )
+        return self._tool_result(name, answer, validate=validate, raise_on_error=raise_on_error)
+
+    async def start_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        validate: bool = True,
+        ttl: float | None = None,
+    ) -> TaskHandle:
+        """Start a tool as a task and return at once with its :class:`TaskHandle`.
+
+        The handle is followed (polled, its input requests answered by the client's handlers)
+        until the task ends, whoever waits on it; ``await handle.result()`` waits for the result.
+        ``ttl`` (seconds) asks a 2025-11-25 server to keep the task that long; the server may
+        choose otherwise. Raises McpError(kind="invalid") when the server offers no tasks or the
+        tool does not run as one. ``timeout`` bounds the request that starts the task.
+        """
+        self._check_call(name, arguments)
+        arguments = dict(arguments or {})
+        tool = await self._tool_for_call(name, arguments, validate=validate, timeout=timeout)
+        answer = await self._start_call(tool, name, arguments, timeout=timeout, task=True, ttl=ttl)
+        if isinstance(answer, TaskHandle):
+            answer.validate = validate
+            return answer
+        # The server ran it at once after all (it decides, in the extension): the result is kept
+        # on a handle that is already done, so nothing is lost.
+        handle = self._tasks.adopt(
+            TaskState(task_id="", status="completed", status_message="ran at once, not as a task"),
+            name,
+            self._tasks.flavour or "extension",
+            follow=False,
+        )
+        handle._settle(result=self._tool_result(name, answer, validate=validate))
+        return handle
+
+    async def get_task(self, task_id: str, *, timeout: float | None = None) -> TaskHandle:
+        """Attach to a task by id (one started earlier, in another cell, kernel or client).
+
+        Returns its handle, read from the server now and followed to its end. Raises
+        McpError(kind="server") when the server does not know the task (wrong id, ttl passed).
+        """
+        if not isinstance(task_id, str) or not task_id:
+            raise TypeError("get_task() needs the task id as a non-empty string")
+        flavour = self._require_tasks("get_task")
+        state = await self._tasks.fetch(task_id, timeout=timeout)
+        return self._tasks.adopt(state, None, flavour)
+
+    async def list_tasks(self, *, timeout: float | None = None) -> list[TaskHandle]:
+        """The server's tasks (``tasks/list``, every page), as handles; not followed until waited on.
+
+        Only 2025-11-25 servers that declare ``tasks.list`` offer it; the 2026-07-28 extension
+        has no list (keep the task ids: a handle's repr shows its own).
+        """
+        flavour = self._require_tasks("list_tasks")
+        caps = self.server_capabilities.get("tasks")
+        if flavour != "core" or not isinstance(caps, Mapping) or "list" not in caps:
+            raise McpError(
+                "invalid",
+                "this server does not list tasks (tasks/list is a 2025-11-25 feature the server must "
+                "declare); attach to a known task with get_task(task_id)",
+            )
+        handles: list[TaskHandle] = []
+        cursor: str | None = None
+        for _ in range(_MAX_TASK_PAGES):
+            result = await self._connection.request(
+                "tasks/list", {"cursor": cursor} if cursor else None, timeout=timeout
+            )
+            tasks = result.get("tasks")
+            if not isinstance(tasks, list):
+                raise McpError("protocol", "tasks/list answered without a 'tasks' list")
+            for raw in tasks:
+                handles.append(self._tasks.adopt(parse_task(raw, flavour), None, flavour, follow=False))
+            cursor = result.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                break
+        return handles
+
+    @property
+    def tasks(self) -> list[TaskHandle]:
+        """Every task this client started or attached to, oldest first."""
+        return self._tasks.handles
+
+    @property
+    def tasks_flavour(self) -> Flavour | None:
+        """ "core" (2025-11-25 tasks), "extension" (io.modelcontextprotocol/tasks) or None."""
+        return self._tasks.flavour
+
+    def on_task(self, hook: Callable[[TaskHandle], None]) -> Callable[[], None]:
+        """Call ``hook(handle)`` when a task is first seen and after each change to any task.
+
+        Runs in the client's event loop and must not block; returns a function that unhooks it.
+        """
+        return self._tasks.on_change(hook)
+
+    def _require_tasks(self, what: str) -> Flavour:
+        flavour = self._tasks.flavour
+        if flavour is None:
+            raise McpError("invalid", f"{what}(): this server offers no tasks")
+        return flavour
+
+    def _check_call(self, name: Any, arguments: Any) -> None:
         if not isinstance(name, str) or not name:
             raise TypeError("call_tool() needs the tool's name as a non-empty string")
-        if arguments is None:
-            arguments = {}
-        elif not isinstance(arguments, Mapping):
+        if arguments is not None and not isinstance(arguments, Mapping):
             raise TypeError(
                 f"arguments must be a mapping of argument names to values, not {type(arguments).__name__}"
             )
-        if validate:
-            await self._check_arguments(name, arguments, timeout)
-        result = await self._connection.request(
-            "tools/call",
-            {"name": name, "arguments": dict(arguments)},
-            timeout=timeout,
-            progress=progress,
-            label=f"tools/call {name!r}",
+
+    async def _start_call(
+        self,
+        tool: Tool | None,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        timeout: float | None,
+        progress: ProgressCallback | None = None,
+        task: bool | None,
+        ttl: float | None = None,
+    ) -> dict[str, Any] | TaskHandle:
+        """Send ``tools/call`` as a task or not, as the server, the tool and ``task`` decide;
+        return the plain result, or the handle of the task the server created."""
+        flavour = self._tasks.flavour
+        as_task = run_as_task(
+            flavour, tool.raw if tool else None, name, asked=task, task_only=name in self._task_only
         )
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        if as_task and flavour == "core":
+            params["task"] = {"ttl": int(ttl * 1000)} if ttl is not None else {}
+        # Without the extension declared a server never makes a task of this call (an optional
+        # tool runs inline); a tool that runs only as a task is then refused unexecuted (-32021).
+        without = () if as_task else (TASKS_EXTENSION,)
+        label = f"tools/call {name!r}"
+        try:
+            result = await self._connection.request(
+                "tools/call",
+                params,
+                timeout=timeout,
+                progress=progress,
+                label=label,
+                without_extensions=without,
+            )
+        except McpError as exc:
+            if not (without and task is None and flavour == "extension" and needs_tasks_extension(exc)):
+                raise
+            self._task_only.add(name)
+            result = await self._connection.request("tools/call", params, timeout=timeout, label=label)
+        if flavour is None:
+            return result
+        state = created_task(result, flavour)
+        if state is None:
+            return result
+        return self._tasks.adopt(state, name, flavour)
+
+    async def _follow_call(
+        self,
+        handle: TaskHandle,
+        *,
+        timeout: float | None,
+        progress: ProgressCallback | None,
+        raise_on_error: bool,
+    ) -> ToolResult:
+        """Wait for a task that call_tool started; an abandoned wait cancels the task."""
+        try:
+            with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
+                if progress is not None:
+                    await _report_status(handle, progress)
+                return await handle.result(raise_on_error=raise_on_error)
+        except TimeoutError:
+            await _cancel_quietly(handle)
+            raise McpError(
+                "timeout",
+                f"tools/call {handle.tool!r} (task {handle.task_id!r}) timed out after {timeout:g}s; "
+                "the task was cancelled (use start_tool() to keep a long task running)",
+            ) from None
+        except BaseException:
+            await _cancel_quietly(handle)
+            raise
+
+    def _finish_task(self, handle: TaskHandle, raw: dict[str, Any]) -> ToolResult:
+        return self._tool_result(handle.tool or "", raw, validate=handle.validate and bool(handle.tool))
+
+    def _tool_result(
+        self, name: str, raw: dict[str, Any], *, validate: bool, raise_on_error: bool = False
+    ) -> ToolResult:
         tool = self._tool_named(name)
         output_schema = tool.output_schema if tool else None
-        if validate and output_schema is not None and result.get("isError") is not True:
-            self._outputs.check(name, output_schema, result.get("structuredContent", MISSING))
-        tool_result = ToolResult.from_dict(result, output_schema=output_schema)
+        if validate and output_schema is not None and raw.get("isError") is not True:
+            self._outputs.check(name, output_schema, raw.get("structuredContent", MISSING))
+        tool_result = ToolResult.from_dict(raw, output_schema=output_schema)
         if raise_on_error and tool_result.is_error:
             raise McpError("server", f"tool {name!r} reported an error: {tool_result.text[:1000]}")
         return tool_result
 
-    async def _check_arguments(self, name: str, arguments: Mapping[str, Any], timeout: float | None) -> None:
+    async def _tool_for_call(
+        self, name: str, arguments: Mapping[str, Any], *, validate: bool, timeout: float | None
+    ) -> Tool | None:
+        """The tool as listed (fetching the list when it is not cached and we need it), with the
+        arguments checked against its inputSchema when ``validate``.
+
+        The list is needed to validate, and to know whether a 2025-11-25 tool runs as a task.
+        """
         tool = self._tool_named(name)
-        if tool is None and not self._live.freshness("tools").fresh:
+        needed = validate or self._tasks.flavour == "core"
+        if tool is None and needed and not self._live.freshness("tools").fresh:
             try:
-                await self.list_tools(timeout=timeout)
+                # Found in the answer itself: a list_changed that arrives meanwhile keeps the
+                # answer out of the cache, but it still names the tools of this moment.
+                tool = next((t for t in await self.list_tools(timeout=timeout) if t.name == name), None)
             except McpError as exc:
                 if exc.kind in ("closed", "overloaded"):
                     raise
                 logger.debug("could not list tools to check arguments: %s", exc)
-                return
-            tool = self._tool_named(name)
-        if tool is not None:
+                return None
+        if tool is not None and validate:
             self._validator.check(name, tool.input_schema, arguments)
+        return tool
 
     def _tool_named(self, name: str) -> Tool | None:
         tools = self._live.cached("tools")
@@ -505,6 +716,45 @@ class Client:
         else:
             await self._connection.request("ping", None, timeout=timeout)
         return anyio.current_time() - start
+
+
+_MAX_TASK_PAGES = 1000
+
+
+async def _report_status(handle: TaskHandle, progress: ProgressCallback) -> None:
+    """Report a task's status messages to a call's progress callback until the task ends."""
+    seen: str | None = None
+    count = 0
+    while not handle.done and handle.error is None:
+        message = handle.status_message
+        if message and message != seen:
+            seen = message
+            count += 1
+            await _call_progress(progress, count, None, message)
+        changed = handle._changed
+        if handle.done:
+            break
+        await changed.wait()
+
+
+async def _call_progress(progress: ProgressCallback, done: float, total: float | None, message: str) -> None:
+    try:
+        outcome = progress(done, total, message)
+        if inspect.isawaitable(outcome):
+            await outcome
+    except Exception:
+        logger.exception("a progress callback raised; ignored")
+
+
+async def _cancel_quietly(handle: TaskHandle) -> None:
+    """Cancel a task whose caller gave up on it (shielded, bounded, never raising)."""
+    if handle.done:
+        return
+    with anyio.CancelScope(shield=True), anyio.move_on_after(5.0):
+        try:
+            await handle.cancel(timeout=5.0)
+        except McpError as exc:
+            logger.warning("could not cancel task %r after its call was abandoned: %s", handle.task_id, exc)
 
 
 def _room_for_sign_in(auth: Any, options: dict[str, Any]) -> dict[str, Any]:

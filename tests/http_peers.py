@@ -14,6 +14,9 @@ Context managers (usable from sync and async tests alike; starting blocks for ab
     ``node .../dist/index.js streamableHttp`` (``/mcp``; sessions, resumable event store) or
     ``node .../dist/index.js sse`` (``GET /sse``, POSTs to ``/message?sessionId=...``). It
     takes its port from the ``PORT`` environment variable and listens on all interfaces.
+``tasks_http()``
+    ``tests/servers/tasks_server.py --http``: fastmcp with the ``fastmcp-tasks`` extension (the
+    2026-07-28 tasks flavour; see its docstring).
 ``fault_http(*args)``
     ``tests/servers/http_fault_server.py`` (see its docstring): yields a :class:`FaultPeer`,
     whose ``set(...)``, ``forget()``, ``reset()``, ``seen()`` and ``state()`` drive the server's
@@ -294,6 +297,11 @@ def fault_http(*args: str) -> contextlib.AbstractContextManager[FaultPeer]:
     return _python_peer("fault", [sys.executable, str(FAULT_SERVER), *args], FaultPeer)
 
 
+def tasks_http() -> contextlib.AbstractContextManager[HttpPeer]:
+    """The fastmcp tasks server (modern tasks extension) over Streamable HTTP."""
+    return _python_peer("tasks", [sys.executable, str(TESTS / "servers" / "tasks_server.py"), "--http"])
+
+
 @contextlib.contextmanager
 def everything_http(mode: Literal["streamableHttp", "sse"] = "streamableHttp") -> Iterator[HttpPeer]:
     """npm server-everything over HTTP on a free port; see the module docstring."""
@@ -328,6 +336,7 @@ HTTP_PEERS: dict[str, Callable[[], contextlib.AbstractContextManager[HttpPeer]]]
     "sdk-sse": lambda: sdk_http("legacy", sse=True),
     "everything-streamableHttp": lambda: everything_http("streamableHttp"),
     "everything-sse": lambda: everything_http("sse"),
+    "tasks": tasks_http,
     "fault": lambda: fault_http(),
     "fault-modern": lambda: fault_http("--modern"),
 }

@@ -23,7 +23,7 @@ import logging
 import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,7 @@ import anyio
 import anyio.abc
 
 from ..protocol.envelope import result_type, stamp
+from ..protocol.envelope import without_extensions as without_extensions_of
 from ..protocol.errors import (
     CONNECTION_CLOSED,
     HEADER_MISMATCH,
@@ -567,12 +568,14 @@ class Connection:
         label: str | None = None,
         stream: bool = False,
         on_id: Callable[[RequestId], None] | None = None,
+        without_extensions: Collection[str] = (),
     ) -> dict[str, Any]:
         """Send a request in the negotiated era and return its final result.
 
         ``stream=True`` marks a long-lived request (``subscriptions/listen``) that the server may
         end with ``notifications/cancelled``; ``on_id`` learns each JSON-RPC id the request is
-        sent with (an ``input_required`` round or a resend gets a new one).
+        sent with (an ``input_required`` round or a resend gets a new one). ``without_extensions``
+        leaves those extensions out of the capabilities this one request declares (modern era).
 
         Waits for ``ready`` first (bounded by ``max_queued`` and the deadline), answers
         ``input_required`` rounds through the handlers, and resends once in the cases where the
@@ -616,6 +619,7 @@ class Connection:
                     label=label,
                     stream=stream,
                     on_id=on_id,
+                    without_extensions=without_extensions,
                 )
             except _NotSent as not_sent:
                 # The channel was gone before any byte of our message was written: it never
@@ -793,6 +797,7 @@ class Connection:
         label: str | None = None,
         stream: bool = False,
         on_id: Callable[[RequestId], None] | None = None,
+        without_extensions: Collection[str] = (),
     ) -> dict[str, Any]:
         """One JSON-RPC request on the current channel, with its deadline and cancellation.
 
@@ -815,7 +820,11 @@ class Connection:
             params,
             era=era,
             version=version,
-            capabilities=self._caps[era],
+            capabilities=(
+                without_extensions_of(self._caps[era], without_extensions)
+                if without_extensions
+                else self._caps[era]
+            ),
             client_info=self._opts.client_info,
             progress_token=request_id if progress is not None else None,
             log_level=self._opts.log_level,
@@ -966,22 +975,27 @@ class Connection:
             raise McpError("protocol", f"{label}: input_required without inputRequests or requestState")
         following = {k: v for k, v in (params or {}).items() if k not in ("inputResponses", "requestState")}
         if requests:
-            try:
-                with anyio.fail_after(self._opts.handler_timeout):
-                    following["inputResponses"] = await self._handlers.fulfil(requests)
-            except TimeoutError:
-                raise McpError(
-                    "timeout",
-                    f"{label}: the client's handlers did not answer within handler_timeout="
-                    f"{self._opts.handler_timeout:g}s",
-                    code=REQUEST_TIMEOUT,
-                ) from None
+            following["inputResponses"] = await self.fulfil(requests, label)
         else:
             # State-only round (load shedding / polling): back off a little instead of hammering.
             await anyio.sleep(min(0.05 * rounds, 0.25))
         if state is not None:
             following["requestState"] = state
         return following
+
+    async def fulfil(self, input_requests: dict[str, Any], label: str) -> dict[str, Any]:
+        """Answer a modern ``inputRequests`` map through the client's handlers, within
+        ``handler_timeout``: for an ``input_required`` round and for a task that waits for input."""
+        try:
+            with anyio.fail_after(self._opts.handler_timeout):
+                return await self._handlers.fulfil(input_requests)
+        except TimeoutError:
+            raise McpError(
+                "timeout",
+                f"{label}: the client's handlers did not answer within handler_timeout="
+                f"{self._opts.handler_timeout:g}s",
+                code=REQUEST_TIMEOUT,
+            ) from None
 
     async def _rediscover(self, error: McpError) -> None:
         data = error.data if isinstance(error.data, dict) else {}

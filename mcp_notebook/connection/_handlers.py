@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from ..protocol.envelope import client_capabilities
 from ..protocol.errors import McpError
+from ..protocol.tasks import TASKS_EXTENSION
 from ..protocol.versions import Era
 
 __all__ = ["SERVER_REQUEST_METHODS", "ClientHandlers", "Handler", "normalize_result"]
@@ -80,6 +81,9 @@ class ClientHandlers:
             sampling=SAMPLING in self._by_method,
             elicitation_modes=self.elicitation_modes,
             roots=ROOTS in self._by_method,
+            # Always: a task that waits for input this client has no handler for says so on its
+            # handle (mcp_notebook.tasks), which is better than a server refusing the call.
+            extensions=(TASKS_EXTENSION,),
         )
 
     def supports(self, method: str) -> bool:

@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from datetime import timedelta
@@ -620,3 +621,26 @@ def _history_time(series: pd.Series) -> pd.Series:
 
 def _bool(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
+
+
+TASK_COLUMNS = ("task_id", "tool", "status", "status_message", "started", "ended", "elapsed")
+
+
+def tasks_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per task: task_id, tool, status, status_message (strings), started and ended
+    (datetimes, UTC; ended is NaT while the task runs), elapsed (float seconds, up to now for a
+    task that runs)."""
+    now = time.time()
+    entries = [{name: row.get(name) for name in TASK_COLUMNS} for row in rows]
+    for entry in entries:
+        started, ended = entry["started"], entry["ended"]
+        if isinstance(started, int | float) and not isinstance(started, bool):
+            entry["elapsed"] = (ended if isinstance(ended, int | float) else now) - started
+    df = pd.DataFrame(entries, columns=list(TASK_COLUMNS))
+    for name in ("started", "ended"):
+        seconds = pd.to_numeric(df[name], errors="coerce").astype("float64")
+        df[name] = pd.to_datetime(seconds, unit="s", utc=True).astype("datetime64[ns, UTC]")
+    df["elapsed"] = pd.Series(pd.array(list(df["elapsed"]), dtype="Float64"), index=df.index)
+    for name in ("task_id", "tool", "status", "status_message"):
+        df[name] = df[name].astype("string")
+    return df

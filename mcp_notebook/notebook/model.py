@@ -44,6 +44,10 @@ class SessionModel(HasTraits):
     notifications = List(help="recent notifications, newest last: {time, method, params}")
     log = List(help="recent server log messages, newest last: {time, level, logger, data}")
     history = List(help="tool calls, resource reads and prompt gets: {time, method, name, ...}")
+    tasks = List(
+        help="tasks started or attached to, oldest first, one row each: {task_id, tool, status, "
+        "status_message, started, ended, elapsed, error, result}; kept live by the client's poller"
+    )
     updated_at = Float(0.0, help="when anything above last changed")
 
     def __init__(self, *, max_log: int = 500, max_history: int = 10_000, **kwargs: Any) -> None:

@@ -35,8 +35,10 @@ from ..results import (
     Tool,
     ToolResult,
 )
+from ..tasks import TaskHandle
 from . import _config
 from ._engine import Engine, get_engine, on_exit
+from ._tasks import SessionTask, task_row
 from .model import SessionModel
 
 if TYPE_CHECKING:
@@ -99,6 +101,7 @@ class Session:
         self._background: list[Any] = []
         self.client.connection.on_state_change(self._on_state)
         self.client.on_event(self._on_event)
+        self.client.on_task(self._on_task)
         try:
             self._engine.call(self.client.connect)
             # A notebook shows what a server offers straight away: fetch the lists now.
@@ -172,6 +175,20 @@ class Session:
             self.model.update(in_flight=self.client.stats.in_flight)
         elif event.kind == "cache_refresh" and event.data.get("stored"):
             self._sync_lists()
+
+    def _on_task(self, handle: TaskHandle) -> None:
+        # On the engine thread, after every change to any task: its row, replaced in a new list.
+        if not handle.task_id:
+            return  # a "task" the server ran at once: it is in the history, not a task
+        row = task_row(handle)
+        rows = list(self.model.tasks)
+        for index, existing in enumerate(rows):
+            if existing["task_id"] == handle.task_id:
+                rows[index] = row
+                break
+        else:
+            rows.append(row)
+        self.model.update(tasks=rows)
 
     async def _follow_notifications(self) -> None:
         async with self.client.notifications(maxsize=10_000) as queue:
@@ -262,6 +279,65 @@ class Session:
         self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
     ) -> ToolResult:
         return await self._arun(self._call_tool, name, arguments, options)  # type: ignore[no-any-return]
+
+    # --- tasks ----------------------------------------------------------------------------------
+
+    async def _start_tool(
+        self, name: str, arguments: Mapping[str, Any] | None, options: dict[str, Any]
+    ) -> SessionTask:
+        handle = await self._recorded(
+            "tools/call",
+            name,
+            dict(arguments or {}),
+            lambda: self.client.start_tool(name, arguments, **options),
+        )
+        return SessionTask(self, handle)
+
+    def start_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
+    ) -> SessionTask:
+        """Start a tool as a task and return at once (see :meth:`Client.start_tool`).
+
+        The task shows in ``model.tasks``, :meth:`tasks_frame` and :meth:`tasks_widget`, kept live;
+        ``task.result()`` waits for its result in this cell or any later one.
+        """
+        return self._run(self._start_tool, name, arguments, options)  # type: ignore[no-any-return]
+
+    async def astart_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
+    ) -> SessionTask:
+        return await self._arun(self._start_tool, name, arguments, options)  # type: ignore[no-any-return]
+
+    def get_task(self, task_id: str) -> SessionTask:
+        """Attach to a task by id: one started in an earlier cell, or before a kernel restart."""
+        return SessionTask(self, self._run(lambda: self.client.get_task(task_id)))
+
+    async def aget_task(self, task_id: str) -> SessionTask:
+        return SessionTask(self, await self._arun(lambda: self.client.get_task(task_id)))
+
+    def list_tasks(self) -> list[SessionTask]:
+        """The server's tasks (2025-11-25 servers that offer ``tasks/list``)."""
+        return [SessionTask(self, h) for h in self._run(self.client.list_tasks)]
+
+    async def alist_tasks(self) -> list[SessionTask]:
+        return [SessionTask(self, h) for h in await self._arun(self.client.list_tasks)]
+
+    @property
+    def tasks(self) -> list[SessionTask]:
+        """Every task this session started or attached to, oldest first."""
+        return [SessionTask(self, h) for h in self.client.tasks if h.task_id]
+
+    def tasks_frame(self, *, server: bool = False) -> pandas.DataFrame:
+        """The tasks as a DataFrame: task_id, tool, status, status_message, started, ended, elapsed.
+
+        ``server=True`` asks the server for its task list instead (``tasks/list``, where offered),
+        which also finds tasks started before a kernel restart.
+        """
+        from . import frames
+
+        if server:
+            return frames.tasks_frame(task_row(t.handle) for t in self.list_tasks())
+        return frames.tasks_frame(self.model.tasks)
 
     def _recorded_call(self, method: str, name: str | None, arguments: Any, fn: Callable[[], Any]) -> Any:
         return self._run(self._recorded, method, name, arguments, fn)

@@ -23,6 +23,7 @@ __all__ = [
     "client_capabilities",
     "result_type",
     "stamp",
+    "without_extensions",
 ]
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -72,8 +73,13 @@ def client_capabilities(
     sampling: bool,
     elicitation_modes: Iterable[str],
     roots: bool,
+    extensions: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """The capabilities object we declare: only what a handler exists for."""
+    """The capabilities object we declare: only what a handler exists for.
+
+    ``extensions`` (modern era only: the legacy handshake has no such field) are the extension
+    identifiers we speak, each declared with empty settings.
+    """
     caps: dict[str, Any] = {}
     if sampling:
         caps["sampling"] = {}
@@ -83,7 +89,29 @@ def client_capabilities(
     if roots:
         # Legacy roots carry listChanged; modern roots have no such flag (PROTOCOL.md §3.2).
         caps["roots"] = {"listChanged": False} if era == "legacy" else {}
+    if era == "modern":
+        names = sorted(extensions)
+        if names:
+            caps["extensions"] = {name: {} for name in names}
     return caps
+
+
+def without_extensions(capabilities: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """``capabilities`` minus the named extensions, as a new dict (the same one if none is there).
+
+    A tools/call that must not become a task leaves the tasks extension out of its declared
+    capabilities: with the extension, a server may run an optional tool as a task.
+    """
+    declared = capabilities.get("extensions")
+    if not isinstance(declared, dict):
+        return capabilities
+    kept = {name: settings for name, settings in declared.items() if name not in set(names)}
+    if len(kept) == len(declared):
+        return capabilities
+    trimmed = {key: value for key, value in capabilities.items() if key != "extensions"}
+    if kept:
+        trimmed["extensions"] = kept
+    return trimmed
 
 
 def result_type(result: dict[str, Any]) -> str:
