@@ -46,6 +46,14 @@ class RpcError(Exception):
 # --- handler factories ------------------------------------------------------------------------
 
 
+async def eventually(condition: Callable[[], Any], timeout: float = 3.0) -> None:
+    """Wait until ``condition()`` is true (polling: the fake server runs in the same loop, and
+    counters and statuses have no event to wait on)."""
+    with anyio.fail_after(timeout):
+        while not condition():  # noqa: ASYNC110
+            await anyio.sleep(0.005)
+
+
 def text_result(text: str = "ok") -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}]}
 

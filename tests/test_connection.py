@@ -23,6 +23,7 @@ from tests.fakes import (
     FakeServer,
     RpcError,
     after,
+    eventually,
     never,
     reply,
     text_result,
@@ -38,14 +39,6 @@ ELICIT_PARAMS = {
     "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
 }
 SAMPLING_PARAMS = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
-
-
-async def eventually(condition: Any, timeout: float = 2.0) -> None:
-    """Wait until ``condition()`` is true (polling; the fake server runs in the same loop)."""
-    with anyio.fail_after(timeout):
-        # Counters and status have no event to wait on, so poll.
-        while not condition():  # noqa: ASYNC110
-            await anyio.sleep(0.005)
 
 
 async def crash(message: dict[str, Any], conn: FakeConnection) -> Any:

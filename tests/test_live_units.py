@@ -19,7 +19,7 @@ import pytest
 
 from mcp_notebook.client import Client
 from mcp_notebook.protocol.errors import McpError
-from tests.fakes import FakeConnection
+from tests.fakes import FakeConnection, eventually
 from tests.fakes_live import SUBSCRIPTION_ID, ListenServer, with_subscription
 
 pytestmark = pytest.mark.anyio
@@ -29,13 +29,6 @@ UPDATED = "notifications/resources/updated"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 LIST_CHANGED_TOOLS = {"tools": {"listChanged": True}}
-
-
-async def eventually(condition: Any, timeout: float = 3.0) -> None:
-    """Wait until ``condition()`` is true (polling; counters have no event to wait on)."""
-    with anyio.fail_after(timeout):
-        while not condition():  # noqa: ASYNC110
-            await anyio.sleep(0.005)
 
 
 async def until_watched(client: Client, kind: str = "tools") -> None:
