@@ -56,6 +56,7 @@ Finisher = Callable[["TaskHandle", dict[str, Any]], "ToolResult"]
 _PUSH_QUIET = 2.0
 # The blocking tasks/result of a core task that waits for input, when the task has no ttl.
 _COLLECT_TIMEOUT = 3600.0
+_MAX_KEPT = 1000  # handles a client remembers (client.tasks); finished ones beyond are forgotten
 _STATUS_METHODS = ("notifications/tasks/status", "notifications/tasks")
 
 
@@ -371,6 +372,7 @@ class TaskTracker:
         if handle is None:
             handle = TaskHandle(self, state, tool, flavour)
             self._handles[state.task_id] = handle
+            self._forget_oldest()
             self.changed(handle)
         elif tool and handle.tool is None:
             handle.tool = tool
@@ -378,6 +380,15 @@ class TaskTracker:
         if follow:
             self.follow(handle)
         return handle
+
+    def _forget_oldest(self) -> None:
+        """Keep at most ``_MAX_KEPT`` handles: the oldest finished ones go first (a notebook that
+        runs thousands of task calls must not keep every result). Running tasks are never dropped."""
+        excess = len(self._handles) - _MAX_KEPT
+        if excess <= 0:
+            return
+        for task_id in [t for t, h in self._handles.items() if h._settled][:excess]:
+            del self._handles[task_id]
 
     def follow(self, handle: TaskHandle) -> None:
         if handle._settled or handle in self._followed or self.closed:

@@ -353,3 +353,22 @@ async def test_status_notifications_for_unknown_or_malformed_tasks_are_ignored()
 
 async def _no_reply(message: dict[str, Any], conn: FakeConnection) -> Any:
     return NO_REPLY
+
+
+async def test_a_client_forgets_its_oldest_finished_tasks_beyond_its_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("mcp_notebook.tasks._MAX_KEPT", 3)
+    server, tasks = _setup("core")
+    tasks.tool("job")
+    async with Client(server) as client:
+        first = [await client.start_tool("job") for _ in range(3)]
+        for handle in first[:2]:
+            await tasks.move(handle.task_id, "completed", push=True)
+            await handle.result(timeout=5)
+        newer = [await client.start_tool("job") for _ in range(2)]
+        # The two finished ones made room; the running one is kept though it is the oldest.
+        assert [h.task_id for h in client.tasks] == [first[2].task_id, *(h.task_id for h in newer)]
+        extra = await client.start_tool("job")
+        assert len(client.tasks) == 4  # nothing finished to forget: running tasks are never dropped
+        assert client.tasks[-1] is extra

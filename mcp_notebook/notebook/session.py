@@ -51,6 +51,7 @@ __all__ = ["Session", "connect"]
 logger = logging.getLogger("mcp_notebook.notebook")
 
 _OPEN: weakref.WeakSet[Session] = weakref.WeakSet()
+_MAX_TASK_ROWS = 1000  # rows in model.tasks, as the client keeps at most 1000 task handles
 _EXIT_GRACE = 0.3  # seconds a server gets to exit on its own at interpreter exit, then SIGTERM
 
 
@@ -188,6 +189,10 @@ class Session:
                 break
         else:
             rows.append(row)
+            if len(rows) > _MAX_TASK_ROWS:  # the oldest finished rows go first
+                done = {i for i, r in enumerate(rows) if r["done"]}
+                dropped = set(sorted(done)[: len(rows) - _MAX_TASK_ROWS])
+                rows = [r for i, r in enumerate(rows) if i not in dropped]
         self.model.update(tasks=rows)
 
     async def _follow_notifications(self) -> None:
