@@ -145,9 +145,10 @@ COMMANDS: dict[str, _Command] = {
         "status_message, started, ended, elapsed), kept current while they run. --all asks the "
         "server for its own list instead (tasks/list, where the server offers it). `get ID` returns "
         "the task, attaching to it if the session does not know it yet (one started before a kernel "
-        "restart); `result ID` waits for its result (--timeout S stops the wait, not the task; "
-        "--frame: its DataFrame); `cancel ID` asks the server to stop it. The ID of a task the "
-        "session knows may be shortened to a prefix no other has.",
+        "restart, if the server still has it for this session); `result ID` waits for its result "
+        "(--timeout S stops the wait, not the task; --frame: its DataFrame); `cancel ID` asks the "
+        "server to stop it. The ID of a task the session knows may be shortened to a prefix no "
+        "other has.",
         (*_SESSION_OPTIONS, "all", "timeout", "frame"),
     ),
     "resources": _Command("resources [-s SERVER] [-o VAR]", "The resources (a DataFrame).", _SESSION_OPTIONS),
