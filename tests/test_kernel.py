@@ -20,7 +20,8 @@ from typing import Any
 import psutil
 import pytest
 
-from .conftest import demo_server, running, wait_gone
+from .conftest import demo_server, python_server, running, wait_gone
+from .http_peers import everything_http, tasks_http
 
 pytest.importorskip("ipykernel")
 pytest.importorskip("jupyter_client")
@@ -31,6 +32,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL_NAME = "mcp-notebook-test-python"
 DEMO = demo_server()
+TASKS = python_server("tasks_server.py")
 SHUTDOWN_WAIT = 5.0  # jupyter_client's default: SIGTERM after half of it (2.5 s), SIGKILL at the end
 FORBIDDEN = ("cancel scope", "Traceback", "RuntimeError", "Task exception was never retrieved")
 
@@ -89,16 +91,23 @@ class Kernel:
         _assert_clean(cell.stderr, "the cell's stderr")
         return cell
 
-    def servers(self) -> list[psutil.Process]:
-        """The demo servers the kernel started (its children running ``mcp_notebook.demo``)."""
+    def servers(self, marker: str = "mcp_notebook.demo") -> list[psutil.Process]:
+        """The servers the kernel started whose command line has ``marker`` (by default: the demo)."""
         found = []
         for child in psutil.Process(self.pid).children(recursive=True):
             try:
-                if "mcp_notebook.demo" in child.cmdline():
+                if any(marker in part for part in child.cmdline()):
                     found.append(child)
             except psutil.Error:
                 continue
         return found
+
+    def restart(self) -> None:
+        """Restart the kernel as the notebook's Restart does: a shutdown request (the old kernel
+        closes its sessions at exit), then a new kernel process on the same ports."""
+        with self.stderr_path.open("a") as stderr:
+            self.manager.restart_kernel(now=False, stderr=stderr)
+        self.client.wait_for_ready(timeout=60)
 
     def kernel_stderr(self) -> str:
         return self.stderr_path.read_text(errors="replace")
@@ -139,7 +148,7 @@ def kernel(tmp_path: Path, no_leaked_processes: None) -> Iterator[Kernel]:
     finally:
         client.stop_channels()
         if manager.has_kernel:
-            leftovers = started.servers() if manager.is_alive() else []
+            leftovers = psutil.Process(started.pid).children(recursive=True) if manager.is_alive() else []
             manager.shutdown_kernel(now=True)
             for process in wait_gone(leftovers, 2.0):  # do not let one failure leak into others
                 process.kill()
@@ -300,4 +309,169 @@ def test_interrupting_a_blocked_cell_cancels_the_call(kernel: Kernel) -> None:
     assert running(server), "the interrupt reached the server process"
     kernel.run_ok("session.close()")
     assert not wait_gone([server], 3.0)
+    _assert_clean(kernel.kernel_stderr(), "the kernel's stderr")
+
+
+def _statuses(seen: list[list[list[str]]], task_id: str) -> list[str]:
+    """The statuses a task's row had in each change of ``model.tasks`` the kernel recorded."""
+    return [status for rows in seen for (tid, status) in rows if tid == task_id]
+
+
+def test_tasks_in_a_real_kernel(kernel: Kernel) -> None:
+    """The sync twins in cells: the model and the frame show a started task and follow it to its
+    end, result() waits for it, cancel() stops one, and a task's request for input is answered by
+    the elicitation= handler given to connect()."""
+    first = kernel.run_ok(
+        "import json\n"
+        "import mcp_notebook\n"
+        "asked = []\n"
+        "def elicit(params):\n"
+        "    asked.append(params.get('message'))\n"
+        "    return {'name': 'Ada'}\n"
+        f"s = mcp_notebook.connect({TASKS!r}, show_progress=False, elicitation=elicit)\n"
+        "seen = []\n"
+        "def on_tasks(change):\n"
+        "    seen.append([[row['task_id'], row['status']] for row in change['new']])\n"
+        "s.model.observe(on_tasks, names='tasks')\n"
+        "t = s.start_tool('crunch', {'steps': 5, 'delay': 0.2})\n"
+        "frame = s.tasks_frame()\n"
+        "print(json.dumps({'module': mcp_notebook.__file__, 'id': t.task_id, 'repr': repr(t),\n"
+        "                  'rows': [[r['task_id'], r['tool']] for r in s.model.tasks],\n"
+        "                  'frame': frame[['task_id', 'tool']].astype(str).values.tolist()}))\n"
+    ).json_line()
+    assert Path(first["module"]).resolve().is_relative_to(ROOT), first["module"]  # this checkout's
+    task_id = first["id"]
+    assert task_id in first["repr"]
+    assert first["rows"] == [[task_id, "crunch"]]
+    assert first["frame"] == [[task_id, "crunch"]]
+    (server,) = kernel.servers("tasks_server.py")
+
+    second = kernel.run_ok(
+        "result = t.result()\n"
+        "frame = s.tasks_frame().set_index('task_id')\n"
+        "row = next(r for r in s.model.tasks if r['task_id'] == t.task_id)\n"
+        "print(json.dumps({'result': result.structured_content, 'status': t.status, 'done': t.done,\n"
+        "                  'frame_status': str(frame.loc[t.task_id, 'status']),\n"
+        "                  'frame_ended': str(frame.loc[t.task_id, 'ended']),\n"
+        "                  'row': [row['status'], row['done'], row['result'].structured_content],\n"
+        "                  'seen': seen}))\n"
+    ).json_line()
+    assert second["result"] == {"steps": 5}
+    assert (second["status"], second["done"]) == ("completed", True)
+    assert second["frame_status"] == "completed"
+    assert second["frame_ended"] != "NaT"
+    assert second["row"] == ["completed", True, {"steps": 5}]
+    statuses = _statuses(second["seen"], task_id)
+    assert statuses[0] == "working"  # as created, shown before the end
+    assert statuses[-1] == "completed"
+
+    third = kernel.run_ok(
+        "long = s.start_tool('crunch', {'steps': 600, 'delay': 0.1})\n"
+        "cancelled = long.cancel()\n"
+        "try:\n"
+        "    long.result()\n"
+        "    outcome = 'result'\n"
+        "except mcp_notebook.McpError as exc:\n"
+        "    outcome = exc.kind\n"
+        "frame = s.tasks_frame().set_index('task_id')\n"
+        "print(json.dumps({'cancelled': cancelled, 'status': long.status, 'outcome': outcome,\n"
+        "                  'frame_status': str(frame.loc[long.task_id, 'status']),\n"
+        "                  'after': s.call_tool('optional_sum', {'a': 1, 'b': 2}).text}))\n"
+    ).json_line()
+    assert third == {
+        "cancelled": True,
+        "status": "cancelled",
+        "outcome": "cancelled",
+        "frame_status": "cancelled",
+        "after": "3",  # the session carries on
+    }
+    assert running(server), "cancelling a task stopped the server"
+
+    fourth = kernel.run_ok(
+        "named = s.start_tool('ask_name', {'greeting': 'Hi'})\n"
+        "greeting = named.result()\n"
+        "print(json.dumps({'text': greeting.text, 'status': named.status, 'asked': asked,\n"
+        "                  'seen': seen, 'id': named.task_id}))\n"
+    ).json_line()
+    assert fourth["text"] == "Hi, Ada!"
+    assert fourth["status"] == "completed"
+    assert fourth["asked"] == ["What is your name?"]
+    assert "input_required" in _statuses(fourth["seen"], fourth["id"])
+
+    kernel.run_ok("s.close()\nprint(json.dumps({'status': s.model.status}))\n")
+    assert not wait_gone([server], 5.0), "close() left the tasks server running"
+    for index, ran in enumerate(kernel.cells, 1):
+        for message in ran.messages:
+            assert message["type"] != "error", f"cell {index}: {message}"
+    _assert_clean(kernel.kernel_stderr(), "the kernel's stderr")
+
+
+def test_a_task_outlives_the_kernel_that_started_it(kernel: Kernel) -> None:
+    """A task started over HTTP runs on when its kernel restarts; the new kernel attaches to it by
+    id (what the task's repr showed) and gets its result.
+
+    Where that works is the server's to say. tasks_server.py (the modern extension) keeps its tasks
+    for whoever asks by id. server-everything (2025-11-25 tasks) lists the task in the session that
+    started it, but keeps each HTTP session's tasks in a store of that session's own: a restarted
+    kernel opens a new session, which cannot see them. That is checked too, so the day the server
+    shares its tasks across sessions this test says so."""
+    with tasks_http() as modern_peer, everything_http() as legacy_peer:
+        first = kernel.run_ok(
+            "import json\n"
+            "import mcp_notebook\n"
+            f"modern = mcp_notebook.connect({modern_peer.url!r}, show_progress=False)\n"
+            f"legacy = mcp_notebook.connect({legacy_peer.url!r}, show_progress=False)\n"
+            "crunch = modern.start_tool('crunch', {'steps': 20, 'delay': 0.1})\n"
+            "research = legacy.start_tool('simulate-research-query', {'topic': 'restarts'})\n"
+            "listed = legacy.tasks_frame(server=True)\n"
+            "print(json.dumps({'crunch': crunch.task_id, 'research': research.task_id,\n"
+            "                  'reprs': [repr(crunch), repr(research)],\n"
+            "                  'listed': list(listed['task_id'].astype(str))}))\n"
+        ).json_line()
+        crunch_id, research_id = first["crunch"], first["research"]
+        assert crunch_id in first["reprs"][0]
+        assert research_id in first["reprs"][1]
+        assert research_id in first["listed"]  # tasks/list, in the session that started it
+        old_pid = kernel.pid
+
+        kernel.restart()
+        assert kernel.pid != old_pid
+
+        second = kernel.run_ok(
+            "import json\n"
+            "import mcp_notebook\n"
+            f"modern = mcp_notebook.connect({modern_peer.url!r}, show_progress=False)\n"
+            "before = list(modern.model.tasks)\n"
+            f"task = modern.get_task({crunch_id!r})\n"
+            "result = task.result()\n"
+            "frame = modern.tasks_frame()\n"
+            "print(json.dumps({'before': before, 'result': result.structured_content,\n"
+            "                  'status': task.status, 'repr': repr(task),\n"
+            "                  'frame': frame[['task_id', 'status']].astype(str).values.tolist()}))\n"
+        ).json_line()
+        assert second["before"] == []  # a new kernel, a new session: it knew nothing of the task
+        assert second["result"] == {"steps": 20}
+        assert second["status"] == "completed"
+        assert crunch_id in second["repr"]
+        assert second["frame"] == [[crunch_id, "completed"]]
+
+        third = kernel.run_ok(
+            f"legacy = mcp_notebook.connect({legacy_peer.url!r}, show_progress=False)\n"
+            "try:\n"
+            f"    legacy.get_task({research_id!r})\n"
+            "    refused = None\n"
+            "except mcp_notebook.McpError as exc:\n"
+            "    refused = [exc.kind, exc.message]\n"
+            "listed = legacy.tasks_frame(server=True)\n"
+            "print(json.dumps({'refused': refused, 'listed': list(listed['task_id'].astype(str)),\n"
+            "                  'known': [r['task_id'] for r in legacy.model.tasks]}))\n"
+            "modern.close()\n"
+            "legacy.close()\n"
+        ).json_line()
+        assert third["refused"] is not None, "server-everything now shares tasks across sessions"
+        kind, message = third["refused"]
+        assert kind == "server"
+        assert "not found" in message.lower()
+        assert research_id not in third["listed"]
+        assert third["known"] == []
     _assert_clean(kernel.kernel_stderr(), "the kernel's stderr")

@@ -27,12 +27,15 @@ from IPython.core.interactiveshell import InteractiveShell
 from mcp_notebook import PromptResult, ResourceContents, ToolResult
 from mcp_notebook.notebook import _magic_args as margs
 from mcp_notebook.notebook import magics as magics_module
+from mcp_notebook.notebook._tasks import SessionTask
+from mcp_notebook.notebook.frames import TASK_COLUMNS
 from mcp_notebook.notebook.magics import COMMANDS, McpMagicError, McpMagics
 
-from .conftest import PYTHON, demo_server, python_server
+from .conftest import PYTHON, demo_server, everything_server, python_server
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 DEMO_LINE = "connect demo -- " + " ".join(demo_server())
+TASKS_LINE = "connect tasks -- " + " ".join(python_server("tasks_server.py"))
 
 
 def _children() -> set[int]:
@@ -554,6 +557,246 @@ def test_status_and_log_fall_back_without_widgets(
     assert "the explorer needs ipywidgets" in one_error_line(ip, "%mcp explore", capsys)
 
 
+# --- tasks -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tasks(
+    ip: InteractiveShell, demo: McpMagics, capsys: pytest.CaptureFixture[str], no_leaked_processes: None
+) -> Iterator[McpMagics]:
+    """A "tasks" session on tests/servers/tasks_server.py (modern tasks), current for the test."""
+    ok(ip, f"%mcp {TASKS_LINE}", capsys)
+    try:
+        yield demo
+    finally:
+        if "tasks" in demo.sessions:
+            ok(ip, "%mcp disconnect tasks", capsys)
+        demo.current = "demo"
+
+
+def _task_row(frame: pd.DataFrame, task_id: str) -> pd.Series:
+    rows = frame[frame["task_id"] == task_id]
+    assert len(rows) == 1, frame.to_string()
+    return rows.iloc[0]
+
+
+def test_call_task_returns_the_running_task_and_tasks_follows_it(
+    ip: InteractiveShell, tasks: McpMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    value, text = ok(ip, "job = %mcp call --task crunch steps=4 delay=0.2", capsys)
+    assert (value, text) == (None, "")
+    job = ip.user_ns["job"]
+    assert isinstance(job, SessionTask)
+    assert job.task_id
+    assert job.tool == "crunch"
+    assert job.task_id in repr(job)
+    session = tasks.sessions["tasks"].session
+    arguments = _last_arguments(tasks, "tasks")
+    assert arguments == {"steps": 4, "delay": 0.2}  # coerced by the schema, as for a plain call
+    assert type(arguments["steps"]) is int
+
+    frame, _ = ok(ip, "%mcp tasks", capsys)
+    assert list(frame.columns) == list(TASK_COLUMNS)
+    row = _task_row(frame, job.task_id)
+    assert row["tool"] == "crunch"
+    assert row["status"] in ("working", "completed")
+
+    # An unambiguous prefix of the id is enough; the result is the tool's.
+    result, _ = ok(ip, f"%mcp tasks result {job.task_id[:8]}", capsys)
+    assert isinstance(result, ToolResult)
+    assert result.structured_content == {"steps": 4}
+    assert job.status == "completed"
+    assert job.done
+    row = _task_row(ok(ip, "%mcp tasks", capsys)[0], job.task_id)
+    assert row["status"] == "completed"
+    assert not pd.isna(row["ended"])
+    got, _ = ok(ip, f"%mcp tasks get {job.task_id}", capsys)
+    assert isinstance(got, SessionTask)
+    assert got.handle is job.handle  # the session's own task, not a second attachment
+    framed, _ = ok(ip, f"%mcp tasks result {job.task_id} --frame", capsys)
+    assert isinstance(framed, pd.DataFrame)
+    ok(ip, f"%mcp tasks result {job.task_id} -o crunched", capsys)
+    assert ip.user_ns["crunched"].structured_content == {"steps": 4}
+
+    # Without --task, a task tool is followed to its end and its result returned.
+    result, _ = ok(ip, "%mcp call crunch steps=2 delay=0.05", capsys)
+    assert isinstance(result, ToolResult)
+    assert result.structured_content == {"steps": 2}
+    assert len(session.model.tasks) == 2  # the plain call ran as a task too, and shows
+    # A cell body gives the arguments of a task as of a call.
+    ok(ip, '%%mcp call --task optional_sum -o summed\n{"a": 2, "b": 3}', capsys)
+    assert ip.user_ns["summed"].result().text == "5"
+
+
+def test_call_task_with_out_prints_the_id_and_cancel_stops_it(
+    ip: InteractiveShell, tasks: McpMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    value, text = ok(ip, "%mcp call --task crunch steps=600 delay=0.1 -o long", capsys)
+    assert value is None
+    long = ip.user_ns["long"]
+    assert isinstance(long, SessionTask)
+    assert text.strip() == f"started task {long.task_id!r} (crunch) on 'tasks'"
+    assert long.task_id in tasks.completions("%mcp tasks cancel ")[1]
+
+    value, text = ok(ip, f"%mcp tasks cancel {long.task_id[:10]}", capsys)
+    assert value is None
+    assert text.strip() == f"cancelled task {long.task_id!r} (crunch)"
+    assert long.status == "cancelled"
+    assert _task_row(ok(ip, "%mcp tasks", capsys)[0], long.task_id)["status"] == "cancelled"
+    assert long.task_id not in tasks.completions("%mcp tasks cancel ")[1]
+    assert long.task_id in tasks.completions("%mcp tasks result ")[1]
+
+    value, text = ok(ip, f"%mcp tasks cancel {long.task_id} -o again", capsys)
+    assert value is None
+    assert text.strip() == f"task {long.task_id!r} (crunch) had already ended: cancelled"
+    assert ip.user_ns["again"].handle is long.handle
+    assert one_error_line(ip, f"%mcp tasks result {long.task_id}", capsys) == (
+        f"mcp tasks: task {long.task_id!r} was cancelled"
+    )
+
+    # A finished task is not cancelled.
+    ok(ip, "%mcp call --task crunch steps=1 delay=0 -o quick", capsys)
+    quick = ip.user_ns["quick"]
+    quick.result()
+    _, text = ok(ip, f"%mcp tasks cancel {quick.task_id}", capsys)
+    assert text.strip() == f"task {quick.task_id!r} (crunch) had already ended: completed"
+
+
+def test_a_task_the_session_does_not_know_is_attached_by_id(
+    ip: InteractiveShell, demo: McpMagics, capsys: pytest.CaptureFixture[str], no_leaked_processes: None
+) -> None:
+    from .http_peers import tasks_http
+
+    with tasks_http() as peer:
+        ok(ip, f"%mcp connect first {peer.url}", capsys)
+        ok(ip, "%mcp call --task crunch steps=3 delay=0.1 -o started", capsys)
+        task_id = ip.user_ns["started"].task_id
+        ok(ip, "%mcp disconnect first", capsys)  # the task runs on; a new session knows nothing of it
+        ok(ip, f"%mcp connect second {peer.url}", capsys)
+        try:
+            assert demo.sessions["second"].session.model.tasks == []
+            assert task_id not in demo.completions("%mcp tasks result ")[1]
+            # A prefix stands only for a task the session knows; the server wants the whole id.
+            line = one_error_line(ip, f"%mcp tasks get {task_id[:8]}", capsys)
+            assert line.startswith(f"mcp tasks: tasks/get {task_id[:8]!r}: ")
+            result, _ = ok(ip, f"%mcp tasks result {task_id}", capsys)
+            assert result.structured_content == {"steps": 3}
+            row = _task_row(ok(ip, "%mcp tasks", capsys)[0], task_id)
+            assert row["status"] == "completed"
+            assert pd.isna(row["tool"])  # attached by id: the server does not say which tool
+            got, _ = ok(ip, f"%mcp tasks get {task_id[:8]}", capsys)  # known now
+            assert got.task_id == task_id
+        finally:
+            ok(ip, "%mcp disconnect second", capsys)
+            demo.current = "demo"
+
+
+def test_task_mistakes_are_one_line(
+    ip: InteractiveShell, tasks: McpMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "no result for --frame yet" in one_error_line(ip, "%mcp call --task crunch --frame", capsys)
+    assert one_error_line(ip, "%mcp tasks frob x", capsys) == (
+        "mcp tasks: unknown action 'frob' (actions: cancel, get, result)"
+    )
+    assert one_error_line(ip, "%mcp tasks reslt x", capsys).startswith(
+        "mcp tasks: unknown action 'reslt'; did you mean 'result'?"
+    )
+    assert one_error_line(ip, "%mcp tasks result", capsys) == (
+        "mcp tasks: usage: %mcp tasks result TASK_ID [-s SERVER] [-o VAR]"
+    )
+    assert "usage: %mcp tasks get TASK_ID" in one_error_line(ip, "%mcp tasks get a b", capsys)
+    assert "usage: %mcp tasks cancel TASK_ID" in one_error_line(ip, "%mcp tasks cancel ''", capsys)
+    assert "go with %mcp tasks result TASK_ID" in one_error_line(ip, "%mcp tasks --timeout 1", capsys)
+    assert "not cancel" in one_error_line(ip, "%mcp tasks cancel x --frame", capsys)
+    assert "--all goes with the list" in one_error_line(ip, "%mcp tasks get x --all", capsys)
+    assert one_error_line(ip, "%mcp tasks --task", capsys).startswith("mcp tasks: unknown option '--task'")
+    assert one_error_line(ip, "%mcp tasks get nope", capsys).startswith("mcp tasks: tasks/get 'nope': ")
+    # The modern tasks extension has no list of the server's tasks.
+    assert "this server does not list tasks" in one_error_line(ip, "%mcp tasks --all", capsys)
+    # A task that needs input no one can give (the shell has no dialogs): said, not waited for.
+    ok(ip, "%mcp call --task ask_name -o asking", capsys)
+    asking = ip.user_ns["asking"]
+    line = one_error_line(ip, f"%mcp tasks result {asking.task_id}", capsys)
+    assert line.startswith(f"mcp tasks: task {asking.task_id!r} (ask_name) needs input")
+    assert "elicitation" in line
+    ok(ip, f"%mcp tasks cancel {asking.task_id}", capsys)
+    # A tool the server runs at once even when asked for a task: said, and the result is kept.
+    _, text = ok(ip, "echoed = %mcp call --task echo text=hi", capsys)
+    assert text.strip() == (
+        "mcp call: 'tasks' ran 'echo' at once, not as a task; the returned task is done and holds the result"
+    )
+    echoed = ip.user_ns["echoed"]
+    assert echoed.done
+    assert echoed.result().text == "hi"
+    # A server without tasks.
+    ok(ip, f"%mcp connect bad -- {' '.join(python_server('bad_server.py'))}", capsys)
+    try:
+        assert one_error_line(ip, "%mcp call --task echo n=1", capsys) == (
+            "mcp call: tool 'echo' cannot run as a task: this server offers no tasks"
+        )
+        frame, _ = ok(ip, "%mcp tasks", capsys)
+        assert frame.empty
+        assert list(frame.columns) == list(TASK_COLUMNS)
+        assert "this server offers no tasks" in one_error_line(ip, "%mcp tasks get abc", capsys)
+    finally:
+        ok(ip, "%mcp disconnect bad", capsys)
+
+
+def test_a_task_id_may_be_a_prefix_no_other_known_id_has(demo: McpMagics) -> None:
+    class Known:
+        def __init__(self, task_id: str) -> None:
+            self.task_id = task_id
+
+    class Stub:
+        def __init__(self) -> None:
+            self.tasks = [Known("abc"), Known("abc-1"), Known("abdef")]
+
+        def get_task(self, task_id: str) -> str:
+            return f"attached {task_id}"
+
+    stub: Any = Stub()
+    assert demo._task("s", stub, "abc") is stub.tasks[0]  # an exact id wins over a longer one
+    assert demo._task("s", stub, "abc-") is stub.tasks[1]
+    assert demo._task("s", stub, "abd") is stub.tasks[2]
+    with pytest.raises(margs.MagicArgError) as caught:
+        demo._task("s", stub, "ab")
+    assert str(caught.value) == "'ab' starts the ids of 3 tasks on 's'; give more of the id"
+    assert demo._task("s", stub, "zzz") == "attached zzz"  # not known here: asked of the server
+
+
+def test_tasks_on_a_server_with_a_task_list(
+    ip: InteractiveShell, demo: McpMagics, capsys: pytest.CaptureFixture[str], no_leaked_processes: None
+) -> None:
+    """server-everything: 2025-11-25 core tasks, tasks/list offered; simulate-research-query is a
+    required task of a few seconds."""
+    ok(ip, f"%mcp connect everything -- {' '.join(everything_server())}", capsys)
+    try:
+        _, text = ok(ip, "%mcp call --task simulate-research-query topic=tasks -o research", capsys)
+        research = ip.user_ns["research"]
+        assert text.strip() == f"started task {research.task_id!r} (simulate-research-query) on 'everything'"
+        listed, _ = ok(ip, "%mcp tasks --all", capsys)
+        assert list(listed.columns) == list(TASK_COLUMNS)
+        assert research.task_id in set(listed["task_id"])
+        # A plain call (meanwhile the task runs on): followed to its end, its result returned.
+        result, _ = ok(ip, "%mcp call simulate-research-query topic=plain", capsys)
+        assert isinstance(result, ToolResult)
+        assert "Research Report: plain" in result.text
+        result, _ = ok(ip, f"%mcp tasks result {research.task_id}", capsys)
+        assert "Research Report: tasks" in result.text
+        frame, _ = ok(ip, "%mcp tasks", capsys)
+        row = _task_row(frame, research.task_id)
+        assert (row["tool"], row["status"]) == ("simulate-research-query", "completed")
+        assert len(frame) == 2  # the plain call ran as a task too
+        listed, _ = ok(ip, "%mcp tasks --all -s everything", capsys)
+        assert _task_row(listed, research.task_id)["status"] == "completed"
+        # --task on a tool whose taskSupport is forbidden is refused before anything is sent.
+        assert one_error_line(ip, "%mcp call --task echo message=x", capsys) == (
+            "mcp call: tool 'echo' does not run as a task (its execution.taskSupport is forbidden)"
+        )
+    finally:
+        ok(ip, "%mcp disconnect everything", capsys)
+
+
 # --- help ----------------------------------------------------------------------------------------
 
 
@@ -571,6 +814,11 @@ def test_help_lists_every_subcommand(
     assert "inputSchema" in text
     assert "%mcp connect" not in text
     assert "did you mean 'call'" in one_error_line(ip, "%mcp help cal", capsys)
+    _, text = ok(ip, "%mcp help tasks", capsys)
+    assert text.startswith("%mcp tasks [get | result | cancel TASK_ID] [--all]")
+    assert "tasks/list" in text
+    _, text = ok(ip, "%mcp help call", capsys)
+    assert "--task starts the tool as a task and returns the task at once" in text
 
 
 def test_question_mark_help_shows_the_same_text(ip: InteractiveShell, demo: McpMagics) -> None:
@@ -603,8 +851,13 @@ def test_completion_of_subcommands_servers_tools_arguments_and_uris(demo: McpMag
     assert complete("%mcp prompt ") == ("", ["analyze_region", "greeting"])
     assert complete("%mcp prompt greeting ") == ("", ["name="])
     assert complete("%mcp read demo://r") == ("demo://r", ["demo://readme", "demo://region/"])
-    assert complete("%mcp help t") == ("t", ["tools"])
-    assert complete("%mcp call add --t") == ("--t", ["--timeout"])
+    assert complete("%mcp help t") == ("t", ["tasks", "tools"])
+    assert complete("%mcp call add --t") == ("--t", ["--task", "--timeout"])
+    assert complete("%mcp tasks ") == ("", ["cancel", "get", "result"])
+    assert complete("%mcp tasks r") == ("r", ["result"])
+    assert complete("%mcp tasks --") == ("--", ["--all", "--frame", "--out", "--server", "--timeout"])
+    assert complete("%mcp tasks result ") == ("", [])  # no tasks on the demo server yet
+    assert complete("%mcp tasks result x ") == ("", [])
     assert complete("%mcp call add -o ") == ("", [])
     assert complete("%mcp call nosuchtool ") == ("", [])
     # not ours: other completers answer

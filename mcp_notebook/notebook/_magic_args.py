@@ -98,6 +98,7 @@ OPTIONS: dict[str, tuple[str, bool]] = {
     "--server": ("server", True),
     "--timeout": ("timeout", True),
     "--frame": ("frame", False),
+    "--task": ("task", False),
     "--all": ("all", False),
     "--token-env": ("token_env", True),
     "--header": ("headers", True),
@@ -116,6 +117,7 @@ class Options:
     server: str | None = None
     timeout: float | None = None
     frame: bool = False
+    task: bool = False
     all: bool = False
     token_env: str | None = None
     headers: list[str] = field(default_factory=list)

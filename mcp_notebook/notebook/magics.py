@@ -8,6 +8,9 @@
     %mcp call add a=1.5 b=2
     %%mcp call sales_records -o rows
     {"region": "north", "limit": 3}
+    job = %mcp call --task crunch steps=50
+    %mcp tasks
+    %mcp tasks result <TASK_ID>
 
 The magics keep named sessions (:class:`~mcp_notebook.Session`) for the shell; the last one
 connected (or chosen with ``%mcp use``) is the current one, and ``-s NAME`` picks another for one
@@ -26,9 +29,17 @@ Behaviours:
   ``mcp call: no tool 'ad' on 'demo'; did you mean 'add'? (tools: ...)``, never a traceback. It is
   raised as an exception (a ``UsageError`` that renders as that one line), so the cell counts as
   failed and "Run all" stops there, as it would for any other error.
+- Tasks: ``%mcp call TOOL`` on a tool that runs as a task waits for its end and returns its
+  result, as for any tool. ``%mcp call --task TOOL`` starts it and returns the running task at
+  once (a ``SessionTask``: ``job.result()`` waits, ``job.cancel()`` stops it); with ``-o VAR`` it
+  prints one line naming the task id, the thing to keep for attaching again after a kernel
+  restart. ``%mcp tasks`` is the session's tasks as a DataFrame (``--all``: the server's own
+  list); ``%mcp tasks get|result|cancel ID`` act on one, attaching to a task the session does not
+  know yet.
 - Tab completion: subcommands, server names (``use``, ``disconnect``, ``-s``; names from mcp.json
   after ``connect``), tool names and then their ``key=`` arguments and enum/boolean values
-  (``call``), prompt names and arguments (``prompt``), resource URIs (``read``).
+  (``call``), prompt names and arguments (``prompt``), resource URIs (``read``), task actions and
+  the ids of the session's tasks (``tasks``).
 """
 
 from __future__ import annotations
@@ -60,6 +71,7 @@ from ._magic_args import (
     suggest,
     tool_arguments,
 )
+from ._tasks import SessionTask
 from .session import Session, connect
 
 __all__ = ["McpMagicError", "McpMagics", "load_ipython_extension", "unload_ipython_extension"]
@@ -72,6 +84,14 @@ class _Command:
     options: tuple[str, ...] = ()
     body: bool = False  # takes a %%mcp cell body
     quiet: bool = False  # prints what it did; returns nothing (-o stores the value)
+
+
+@dataclass(frozen=True)
+class _Printed:
+    """What one action of a command returns when it printed what it did (as a quiet command does):
+    nothing is displayed, ``-o`` stores ``value``."""
+
+    value: Any
 
 
 _SESSION_OPTIONS = ("out", "server")
@@ -98,12 +118,15 @@ COMMANDS: dict[str, _Command] = {
         _SESSION_OPTIONS,
     ),
     "call": _Command(
-        "call TOOL [key=value …] [key:=JSON …] [--frame] [--timeout S] [-s SERVER] [-o VAR]",
+        "call TOOL [key=value …] [key:=JSON …] [--task] [--frame] [--timeout S] [-s SERVER] [-o VAR]",
         "Call a tool. Each value is converted to the type its inputSchema gives (numbers, true/false/"
         "yes/no, null, JSON or comma lists for arrays, JSON objects; strings as typed); key:=JSON "
         "passes JSON as is. In a %%mcp cell the body is a JSON (or YAML) object of arguments, and "
-        "key=value on the line override it. Returns the ToolResult (--frame: its DataFrame).",
-        (*_SESSION_OPTIONS, "timeout", "frame"),
+        "key=value on the line override it. Returns the ToolResult (--frame: its DataFrame); a tool "
+        "that runs as a task is followed to its end. --task starts the tool as a task and returns "
+        "the task at once (`job = %mcp call --task TOOL …`; job.result() waits, job.cancel() stops "
+        "it; with -o it prints the task id); see %mcp tasks.",
+        (*_SESSION_OPTIONS, "timeout", "frame", "task"),
         body=True,
     ),
     "read": _Command(
@@ -115,6 +138,18 @@ COMMANDS: dict[str, _Command] = {
         "returns the PromptResult.",
         _SESSION_OPTIONS,
         body=True,
+    ),
+    "tasks": _Command(
+        "tasks [get | result | cancel TASK_ID] [--all] [--timeout S] [--frame] [-s SERVER] [-o VAR]",
+        "The tasks this session started or attached to (a DataFrame: task_id, tool, status, "
+        "status_message, started, ended, elapsed), kept current while they run. --all asks the "
+        "server for its own list instead (tasks/list, where the server offers it). `get ID` returns "
+        "the task, attaching to it if the session does not know it yet (one started before a kernel "
+        "restart, if the server still has it for this session); `result ID` waits for its result "
+        "(--timeout S stops the wait, not the task; --frame: its DataFrame); `cancel ID` asks the "
+        "server to stop it. The ID of a task the session knows may be shortened to a prefix no "
+        "other has.",
+        (*_SESSION_OPTIONS, "all", "timeout", "frame"),
     ),
     "resources": _Command("resources [-s SERVER] [-o VAR]", "The resources (a DataFrame).", _SESSION_OPTIONS),
     "prompts": _Command("prompts [-s SERVER] [-o VAR]", "The prompts (a DataFrame).", _SESSION_OPTIONS),
@@ -210,10 +245,13 @@ class McpMagics(Magics):
             if cell is not None and cell.strip() and not command.body:
                 raise MagicArgError(f"%%mcp {subcommand} takes no cell body (only call and prompt do)")
             value = getattr(self, f"_do_{subcommand}")(options, cell)
+            quiet = command.quiet
+            if isinstance(value, _Printed):
+                value, quiet = value.value, True
             if options.out is not None:
                 self.shell.user_ns[options.out] = value
                 return None
-            return None if command.quiet else value
+            return None if quiet else value
         except (MagicArgError, McpError) as exc:
             message = _one_line(f"mcp {subcommand}: {exc}" if subcommand else f"mcp: {exc}")
         # Raised outside the except block, so no exception context comes along to be shown.
@@ -371,16 +409,95 @@ class McpMagics(Magics):
         return session, found, pairs
 
     def _do_call(self, options: Options, cell: str | None) -> Any:
+        if options.task and options.frame:
+            raise MagicArgError(
+                "--task returns the task at once, so there is no result for --frame yet "
+                "(%mcp tasks result TASK_ID --frame waits for it)"
+            )
         session, tool, pairs = self._named(options, "call", "tools")
         name = tool.name
         arguments = tool_arguments(pairs, tool.input_schema, name, base=body_arguments(cell))
         call_options: dict[str, Any] = {}
         if options.timeout is not None:
             call_options["timeout"] = options.timeout
+        if options.task:
+            return self._start_task(session, name, arguments, call_options, options.out)
         result = session.call_tool(name, arguments, **call_options)
         if result.is_error and options.out is not None:
             print(_one_line(f"mcp call: tool {name!r} reported an error: {result.text}"), file=sys.stderr)
         return result.to_dataframe() if options.frame else result
+
+    def _start_task(
+        self,
+        session: Session,
+        name: str,
+        arguments: dict[str, Any],
+        call_options: dict[str, Any],
+        out: str | None,
+    ) -> SessionTask:
+        task = session.start_tool(name, arguments, **call_options)
+        if not task.task_id:  # the server may run an optional tool at once after all
+            print(
+                _one_line(
+                    f"mcp call: {session.name!r} ran {name!r} at once, not as a task; "
+                    f"the returned task is done and holds the result"
+                ),
+                file=sys.stderr,
+            )
+        elif out is not None:  # nothing else shows the id, which is what attaches to it later
+            print(_one_line(f"started task {task.task_id!r} ({name}) on {session.name!r}"))
+        return task
+
+    # --- tasks ------------------------------------------------------------------------------------
+
+    def _do_tasks(self, options: Options, cell: str | None) -> Any:
+        server, session = self.session(options.server)
+        if not options.words:
+            if options.timeout is not None or options.frame:
+                raise MagicArgError("--timeout and --frame go with %mcp tasks result TASK_ID")
+            return session.tasks_frame(server=options.all)
+        action, *rest = options.words
+        if action not in _TASK_ACTIONS:
+            raise MagicArgError(f"unknown action {action!r}{suggest(action, _TASK_ACTIONS, 'actions')}")
+        if len(rest) != 1 or not rest[0]:
+            raise MagicArgError(f"usage: %mcp tasks {action} TASK_ID [-s SERVER] [-o VAR]")
+        if options.all:
+            raise MagicArgError("--all goes with the list (%mcp tasks --all), not with an action")
+        if action != "result" and (options.timeout is not None or options.frame):
+            raise MagicArgError(f"--timeout and --frame go with %mcp tasks result, not {action}")
+        task = self._task(server, session, rest[0])
+        if action == "get":
+            return task
+        if action == "result":
+            result = task.result(timeout=options.timeout)
+            if result.is_error and options.out is not None:
+                what = f"mcp tasks: task {task.task_id!r} ({task.tool}) reported an error"
+                print(_one_line(f"{what}: {result.text}"), file=sys.stderr)
+            return result.to_dataframe() if options.frame else result
+        tool = f" ({task.tool})" if task.tool else ""
+        if not task.done and task.cancel():
+            print(f"cancelled task {task.task_id!r}{tool}")
+        elif task.done:  # before, or while being cancelled
+            print(f"task {task.task_id!r}{tool} had already ended: {task.status}")
+        else:
+            print(f"asked to cancel task {task.task_id!r}{tool}; the server has it {task.status} still")
+        return _Printed(task)
+
+    def _task(self, server: str, session: Session, word: str) -> SessionTask:
+        """The session's task with this id (or the only one whose id starts with it); a task the
+        session does not know is attached to (``get_task``), so one from before a restart works."""
+        known = session.tasks
+        for task in known:
+            if task.task_id == word:
+                return task
+        matches = [task for task in known if task.task_id.startswith(word)]
+        if len(matches) > 1:
+            raise MagicArgError(
+                f"{word!r} starts the ids of {len(matches)} tasks on {server!r}; give more of the id"
+            )
+        if matches:
+            return matches[0]
+        return session.get_task(word)
 
     def _do_read(self, options: Options, cell: str | None) -> Any:
         uri = self._one_word(options, "read")
@@ -476,6 +593,8 @@ class McpMagics(Magics):
             return list(COMMANDS) if not arguments else []
         if subcommand in ("use", "disconnect", "status", "explore", "log"):
             return list(self.sessions) if not arguments else []
+        if subcommand == "tasks" and not arguments:
+            return list(_TASK_ACTIONS)
         if subcommand == "connect":
             return _config_names() if not arguments else []
         entry = self.sessions.get(server or self.current or "")
@@ -500,10 +619,16 @@ class McpMagics(Magics):
                 return []
             given = {a.split("=", 1)[0].rstrip(":") for a in arguments[1:]}
             return [f"{n}=" for n in prompt.argument_names if n not in given]
+        if subcommand == "tasks" and len(arguments) == 1 and arguments[0] in _TASK_ACTIONS:
+            rows = [row for row in model.tasks if row.get("task_id")]
+            if arguments[0] == "cancel":
+                rows = [row for row in rows if not row.get("done")]
+            return [str(row["task_id"]) for row in rows]
         return []
 
 
 _VALUE_OPTIONS = frozenset(o for o, (_, takes_value) in OPTIONS.items() if takes_value)
+_TASK_ACTIONS = ("get", "result", "cancel")
 
 
 def _find(name: str, items: list[Any], refresh: Callable[[], Sequence[Any]]) -> Any:
