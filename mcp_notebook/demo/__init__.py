@@ -81,7 +81,8 @@ header with ``400`` and a legacy JSON-RPC error, as a 2025-11-25 server does.
 ``--stateless`` drops legacy sessions (no ``Mcp-Session-Id``; each POST is
 served on its own), ``--json-response`` answers with JSON bodies instead of
 SSE streams (with either, a legacy connection has no way to carry the
-server's elicitation/sampling requests: those tools fail with ``-32600``), and
+server's elicitation/sampling requests: those tools fail with ``-32600``, and
+so does the ``tasks/result`` that would ask ``confirm_export``'s form), and
 ``--sse`` serves the deprecated 2024-11-05 HTTP+SSE transport at ``/sse``
 instead (the printed URL then ends in ``/sse``). ``--token TOKEN`` (or the
 environment variable ``MCP_DEMO_TOKEN``) makes every HTTP request need

@@ -542,7 +542,7 @@ class TaskRunner:
                 return  # cancelled on request (already recorded), or it expired
             await task.finish(**outcome)
         except anyio.get_cancelled_exc_class():
-            task.abandon("The server stopped before the task finished.")
+            task.abandon("Stopped: the server shut down before the task finished.")
             raise
 
     # --- 2025-11-25: a tools/call with params.task (middleware, before the handler layer) -----------
@@ -652,7 +652,10 @@ class TaskRunner:
         """Send the task's question to this client as ``elicitation/create``, during its
         ``tasks/result``, and give the task the answer. Raises what keeps the client from
         answering (the task goes on waiting for another ``tasks/result``)."""
-        if not ctx.session.check_client_capability(ClientCapabilities(elicitation=ElicitationCapability())):
+        declared = ctx.session.client_capabilities is not None  # not on a stateless HTTP request
+        if declared and not ctx.session.check_client_capability(
+            ClientCapabilities(elicitation=ElicitationCapability())
+        ):
             raise MCPError(
                 INVALID_REQUEST,
                 f"Task {task.task_id} needs the user's answer to a form, but this client did not declare "
