@@ -288,7 +288,8 @@ async def test_an_ordinary_tool_is_unaffected(peer: Target) -> None:
         else:  # the extension's server decides: it runs an ordinary tool at once
             first = await client.start_tool("echo", {"text": "as a task"})
             second = await client.start_tool("echo", {"text": "again"})
-            assert first.done and second.done
+            assert first.done
+            assert second.done
             assert (await first.result()).text == "as a task"
             assert (await second.result()).text == "again"
             assert client.tasks == []  # no task was made on the server
