@@ -64,6 +64,7 @@ from mcp.server.mcpserver import (
     MethodBinding,
     require_client_extension,
 )
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
@@ -380,8 +381,6 @@ class _NoTask:
         return None
 
     async def ask(self, message: str, form: type[FormT]) -> ElicitationResult[FormT]:
-        from mcp.server.mcpserver.exceptions import ToolError
-
         raise ToolError("this tool asks for input only when it runs as a task")
 
 
