@@ -40,6 +40,9 @@ DEMO_TOOLS = {
     "fail",
     "add_tool",
     "set_note",
+    "build_report",
+    "confirm_export",
+    "sum_numbers",
 }
 # The only tags the widgets write; anything else in an HTML value came from a server.
 OUR_TAGS = {

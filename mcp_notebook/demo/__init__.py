@@ -27,6 +27,17 @@ Tools
     ``set_note(text)``
         Changes ``demo://note`` and notifies its subscribers
         (``resources/updated``).
+    ``build_report(topic, sections=4, delay=0.5)``
+        A long-running task (task support ``required``): writes a report on
+        ``topic`` from the sales data one section at a time; the task's status
+        message says which section ("Writing section 2 of 4..."), and the
+        report comes back as structured content.
+    ``confirm_export(rows=100)``
+        A task (``required``) that waits in ``input_required`` for the user to
+        confirm the export and pick CSV or JSON in a form, then exports (or
+        says it did not, when declined).
+    ``sum_numbers(numbers, delay=0)``
+        Adds numbers; task support ``optional``: a task when the client asks.
 
 Resources
     ``demo://readme`` (markdown), ``demo://data/sales.csv`` (CSV), the
@@ -41,6 +52,16 @@ Elicitation and sampling go through the SDK's ``Resolve(...)`` dependencies, so
 they work in both protocol eras: as server-to-client requests on a legacy
 (``initialize`` handshake) connection, and as ``input_required`` round trips on
 a 2026-07-28 connection.
+
+Tasks work in both eras too (:mod:`mcp_notebook.demo.tasks`): the 2025-11-25
+core tasks on a legacy connection (``params.task`` on ``tools/call``,
+``tasks/get``, the blocking ``tasks/result`` that also carries the form's
+``elicitation/create``, ``tasks/list``, ``tasks/cancel`` and
+``notifications/tasks/status``), and the 2026-07-28 extension
+``io.modelcontextprotocol/tasks`` on a modern one (``tasks/get`` with the
+outcome or ``inputRequests`` inlined, ``tasks/update``, ``tasks/cancel``). Task
+state lives in the server process's memory, kept 10 minutes; the suggested poll
+interval is 250 ms.
 
 Run it over stdio with ``python -m mcp_notebook.demo``. By default it serves
 both protocol eras (the client's first request picks one); pass
@@ -60,7 +81,8 @@ header with ``400`` and a legacy JSON-RPC error, as a 2025-11-25 server does.
 ``--stateless`` drops legacy sessions (no ``Mcp-Session-Id``; each POST is
 served on its own), ``--json-response`` answers with JSON bodies instead of
 SSE streams (with either, a legacy connection has no way to carry the
-server's elicitation/sampling requests: those tools fail with ``-32600``), and
+server's elicitation/sampling requests: those tools fail with ``-32600``, and
+so does the ``tasks/result`` that would ask ``confirm_export``'s form), and
 ``--sse`` serves the deprecated 2024-11-05 HTTP+SSE transport at ``/sse``
 instead (the printed URL then ends in ``/sse``). ``--token TOKEN`` (or the
 environment variable ``MCP_DEMO_TOKEN``) makes every HTTP request need

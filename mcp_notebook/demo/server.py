@@ -16,6 +16,7 @@ import functools
 import io
 import json
 import logging
+import math
 import random
 import weakref
 from collections import Counter, defaultdict
@@ -25,6 +26,7 @@ import anyio
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.mcpserver import (
+    AcceptedElicitation,
     Context,
     Elicit,
     ElicitationResult,
@@ -51,6 +53,8 @@ from mcp_types import (
     UnsubscribeRequestParams,
 )
 from pydantic import BaseModel, Field
+
+from mcp_notebook.demo.tasks import TaskRunner, current_task
 
 __all__ = [
     "HTTP_URL_PREFIX",
@@ -105,6 +109,8 @@ into a DataFrame, or read `demo://data/sales.csv` for the whole data set as CSV.
 and `fail` (error result) exist to exercise client features.
 - `add_tool` registers a new tool at run time (announced as a tools list change); `set_note` \
 changes the subscribable resource `demo://note` (announced as a resource update).
+- `build_report` and `confirm_export` run only as tasks (they answer at once and go on working; \
+`confirm_export` asks the user to confirm in a form first); `sum_numbers` runs as a task when asked.
 """
 
 README = """\
@@ -127,6 +133,14 @@ seeded toy sales data set: {size} records over {days} days, four regions
 | `fail(message)` | Always fails with `message` (an `isError` result) |
 | `add_tool(name)` | Registers a new echo tool called `name` and announces the tools list change |
 | `set_note(text)` | Changes `demo://note` and announces the update to its subscribers |
+| `build_report(topic, sections=4, delay=0.5)` | Task (required): writes a report, a section at a time |
+| `confirm_export(rows=100)` | Task (required): asks to confirm and pick CSV or JSON, then exports |
+| `sum_numbers(numbers, delay=0)` | Adds numbers; a task when the client asks for one (optional) |
+
+Tasks come in both flavours: the 2025-11-25 core tasks on a legacy (`initialize`) connection
+(`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`, status notifications) and the
+2026-07-28 extension `io.modelcontextprotocol/tasks` on a modern one (`tasks/get`, `tasks/update`,
+`tasks/cancel`). They live in the server's memory for 10 minutes and are polled every 250 ms.
 
 ## Resources
 
@@ -283,6 +297,159 @@ async def summarize(
 def fail(message: Annotated[str, Field(description="Error message to fail with")]) -> str:
     """Always fail with the given message; the result has isError set."""
     raise ToolError(message)
+
+
+# -------------------------------------------------------------------------- task tools
+# These run as tasks (mcp_notebook.demo.tasks): the call answers at once, the work goes on, and the
+# client follows it by task id. `current_task()` is the body's line to its task.
+
+
+class ReportSection(BaseModel):
+    """One section of a report."""
+
+    number: int = Field(description="Section number, from 1")
+    title: str = Field(description="Section title")
+    text: str = Field(description="Section text")
+
+
+class Report(BaseModel):
+    """A report written by build_report."""
+
+    topic: str = Field(description="What the report is about")
+    sections: list[ReportSection] = Field(description="The sections, in order")
+    words: int = Field(description="Words in all sections together")
+
+
+def _report_facts() -> list[tuple[str, str]]:
+    """(title, text) for every section a report can have: an overview, then each region and product."""
+    records = _dataset()
+    revenue = sum(r.units * r.price for r in records)
+    facts = [
+        (
+            "Overview",
+            f"{len(records)} sales from {records[0].date} to {records[-1].date} brought in "
+            f"${revenue:,.2f} over {len(REGIONS)} regions and {len(PRODUCTS)} products.",
+        )
+    ]
+    for region in REGIONS:
+        sold = _records_for(region)
+        best = Counter({p: 0 for p in sorted(PRODUCTS)})
+        for r in sold:
+            best[r.product] += r.units
+        facts.append(
+            (
+                f"The {region} region",
+                f"The {region} region sold {sum(r.units for r in sold)} units for "
+                f"${sum(r.units * r.price for r in sold):,.2f}; its best seller was the "
+                f"{best.most_common(1)[0][0]}.",
+            )
+        )
+    for product in sorted(PRODUCTS):
+        sold = [r for r in records if r.product == product]
+        units = sum(r.units for r in sold)
+        average = sum(r.units * r.price for r in sold) / units if units else 0.0
+        facts.append(
+            (
+                f"The {product}",
+                f"{units} {product} units sold at ${average:.2f} on average "
+                f"(list price ${PRODUCTS[product]:.2f}).",
+            )
+        )
+    return facts
+
+
+async def build_report(
+    topic: Annotated[str, Field(min_length=1, max_length=200, description="What the report is about")],
+    sections: Annotated[int, Field(ge=1, le=20, description="Number of sections to write")] = 4,
+    delay: Annotated[float, Field(ge=0, le=10, description="Seconds spent writing each section")] = 0.5,
+) -> Report:
+    """Write a report on `topic` from the sales data, one section at a time.
+
+    A long-running task (task support required): while it works, the task's status message says
+    which section it is writing; the finished report comes back as structured content.
+    """
+    task = current_task()
+    facts = _report_facts()
+    written: list[ReportSection] = []
+    for number in range(1, sections + 1):
+        await task.report(f"Writing section {number} of {sections}...")
+        await anyio.sleep(delay)
+        title, text = facts[(number - 1) % len(facts)]
+        written.append(ReportSection(number=number, title=title, text=text))
+    words = sum(len(section.text.split()) for section in written)
+    return Report(topic=topic, sections=written, words=words)
+
+
+class ExportForm(BaseModel):
+    """Confirm the export of sales data and pick its format."""
+
+    confirm: bool = Field(description="Go ahead with the export")
+    format: Literal["csv", "json"] = Field(default="csv", description="File format of the export")
+
+
+class ExportOutcome(BaseModel):
+    """What confirm_export did."""
+
+    exported: bool = Field(description="Whether the rows were exported")
+    rows: int = Field(description="Rows asked for")
+    format: Literal["csv", "json"] | None = Field(default=None, description="The chosen format, if exported")
+    size: int | None = Field(default=None, description="Size of the export in bytes, if exported")
+    preview: str | None = Field(default=None, description="The first lines of the export, if exported")
+    message: str = Field(description="What happened, in words")
+
+
+def _export(records: list[SaleRecord], file_format: Literal["csv", "json"]) -> str:
+    if file_format == "json":
+        return json.dumps([r.model_dump() for r in records], indent=2)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(SaleRecord.model_fields), lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        writer.writerow(record.model_dump())
+    return buffer.getvalue()
+
+
+async def confirm_export(
+    rows: Annotated[int, Field(ge=1, le=_DATASET_SIZE, description="How many sales rows to export")] = 100,
+) -> ExportOutcome:
+    """Export sales rows as CSV or JSON once the user confirms and picks the format in a form.
+
+    A task (task support required) that waits in input_required until the user answers; declining
+    (or not confirming) ends it without exporting.
+    """
+    task = current_task()
+    await task.report(f"Preparing {rows} rows for export...")
+    answer = await task.ask(f"Export {rows} rows of sales data? Pick a format.", ExportForm)
+    if not isinstance(answer, AcceptedElicitation):
+        said = "declined" if answer.action == "decline" else "cancelled"
+        return ExportOutcome(exported=False, rows=rows, message=f"Not exported: the user {said} the form.")
+    if not answer.data.confirm:
+        return ExportOutcome(exported=False, rows=rows, message="Not exported: the user did not confirm.")
+    file_format = answer.data.format
+    await task.report(f"Exporting {rows} rows as {file_format.upper()}...")
+    text = _export(list(_dataset()[:rows]), file_format)
+    size = len(text.encode())
+    return ExportOutcome(
+        exported=True,
+        rows=rows,
+        format=file_format,
+        size=size,
+        preview="\n".join(text.splitlines()[:3]),
+        message=f"Exported {rows} rows as {file_format.upper()} ({size} bytes).",
+    )
+
+
+async def sum_numbers(
+    numbers: Annotated[list[float], Field(max_length=10_000, description="Numbers to add up")],
+    delay: Annotated[float, Field(ge=0, le=10, description="Seconds to wait before answering")] = 0.0,
+) -> float:
+    """Add up a list of numbers after `delay` seconds.
+
+    Optional task support: it runs as a task when the client asks for one, inline otherwise.
+    """
+    await current_task().report(f"Adding up {len(numbers)} numbers...")
+    await anyio.sleep(delay)
+    return math.fsum(numbers)
 
 
 # ---------------------------------------------------------------------- resources
@@ -481,13 +648,18 @@ def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
         log_level: Level for the SDK's logging, which goes to stderr. The default keeps
             the expected chatter (e.g. the INFO line for every `fail` call) out of sight.
     """
+    # Tasks in both flavours (mcp_notebook.demo.tasks): its extension must be known at construction.
+    tasks = TaskRunner()
     server = MCPServer(
         SERVER_NAME,
         title="MCP Notebook demo server",
-        description="Toy sales data plus tools that exercise progress, elicitation, sampling and errors.",
+        description=(
+            "Toy sales data plus tools that exercise progress, elicitation, sampling, errors and tasks."
+        ),
         instructions=INSTRUCTIONS,
         version=SERVER_VERSION,
         log_level=log_level,
+        extensions=[tasks.extension],
     )
 
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
@@ -501,6 +673,10 @@ def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
     live = _LiveFeatures(server)
     server.add_tool(live.add_tool, name="add_tool", title="Add a tool at run time", structured_output=False)
     server.add_tool(live.set_note, name="set_note", title="Change the note", structured_output=False)
+    tasks.add_tool(server, build_report, support="required", title="Build a report", annotations=read_only)
+    tasks.add_tool(server, confirm_export, support="required", title="Export after confirming")
+    tasks.add_tool(server, sum_numbers, support="optional", title="Sum numbers", annotations=read_only)
+    tasks.install(server)
 
     server.resource("demo://readme", name="readme", title="About this server", mime_type="text/markdown")(
         readme
@@ -520,13 +696,14 @@ def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, live.on_subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, live.on_unsubscribe)
     # Whoever builds the handshake's options without notification options (the SDK's own
-    # `run_stdio_async`, an in-process transport) still declares that the lists may change.
+    # `run_stdio_async`, an in-process transport) still declares that the lists may change. The
+    # options also declare the 2025-11-25 tasks capability, which the SDK knows no way to derive.
     sdk_options = lowlevel.create_initialization_options
 
     def create_initialization_options(
         notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
     ) -> Any:
-        return sdk_options(notification_options or NOTIFICATION_OPTIONS, *args, **kwargs)
+        return tasks.declare(sdk_options(notification_options or NOTIFICATION_OPTIONS, *args, **kwargs))
 
     lowlevel.create_initialization_options = create_initialization_options  # type: ignore[method-assign]
 

@@ -3,8 +3,8 @@
 It starts the demo server twice, once as the dual-era SDK server (the client probes and lands on
 the modern 2026-07-28 era) and once restricted to the legacy handshake (the probe falls back), and
 shows each capability in turn: tools with structured output, progress, elicitation and sampling
-answered by handlers, resources, templates, prompts, completion, a timeout that cancels on the
-server, and the connection statistics.
+answered by handlers, tasks (started, followed, and one waiting for a form), resources, templates,
+prompts, completion, a timeout that cancels on the server, and the connection statistics.
 """
 
 from __future__ import annotations
@@ -23,6 +23,10 @@ def _server(*flags: str) -> list[str]:
 
 
 def _elicit(params: dict[str, Any]) -> dict[str, Any]:
+    fields = params.get("requestedSchema", {}).get("properties", {})
+    if "confirm" in fields:  # confirm_export's form
+        print(f"    [elicitation] the server asks: {params.get('message')!r} -> confirming, as CSV")
+        return {"confirm": True, "format": "csv"}
     print(f"    [elicitation] the server asks: {params.get('message')!r} -> answering 'Ada'")
     return {"name": "Ada"}
 
@@ -68,6 +72,18 @@ async def _tour(flags: tuple[str, ...], title: str) -> None:
             await client.call_tool("add", {"a": "one", "b": 2})
         except McpError as exc:
             print(f"  add with a bad argument -> McpError(kind={exc.kind!r}): {exc}")
+
+        print(f"  tasks (flavour {client.tasks_flavour!r}):")
+        handle = await client.start_tool("build_report", {"topic": "the tour", "sections": 3, "delay": 0.3})
+        print(f"    build_report started at once: {handle!r}")
+        await anyio.sleep(0.4)
+        await handle.refresh()
+        print(f"    a moment later: {handle.status}, {handle.status_message!r}")
+        report = await handle.result()
+        titles = [section["title"] for section in report.structured_content["sections"]]
+        print(f"    {handle.status}: {titles}")
+        export = await client.call_tool("confirm_export", {"rows": 5})  # followed to its end
+        print(f"    confirm_export: {export.structured_content['message']}")
 
         resources = await client.list_resources()
         print(f"  resources: {[r.uri for r in resources]}")
