@@ -532,7 +532,8 @@ class TaskTracker:
         status = handle.status
         if handle.flavour == "core":
             # tasks/result blocks until the end, and carries the server's requests for input.
-            if status in ("input_required", "completed", "failed") and not handle._collecting:
+            blocked = handle._stuck is not None and status == "input_required"
+            if status in ("input_required", "completed", "failed") and not handle._collecting and not blocked:
                 handle._collecting = True
                 self._spawn(self._collect, handle)
             elif status == "cancelled":
@@ -589,14 +590,7 @@ class TaskTracker:
             if exc.kind == "closed":
                 return
             handle._answered.update(requests)  # asking again would fail the same way
-            handle._block(
-                McpError(
-                    exc.kind,
-                    f"{label} ({handle.tool}) needs input that this client could not give ({exc.message}); "
-                    "give the Client an elicitation= (or sampling=) handler, or cancel the task",
-                    code=exc.code,
-                )
-            )
+            handle._block(_no_input(handle, exc))
         finally:
             handle._answering = False
             handle._due = anyio.current_time()  # read the task again now
@@ -634,22 +628,25 @@ class TaskTracker:
             self._settle_with(handle, _without_related_task(raw))
 
     async def _settle_failed(self, handle: TaskHandle, error: McpError) -> None:
-        """tasks/result answered an error: the task failed, or was cancelled meanwhile."""
-        with contextlib.suppress(McpError):
+        """tasks/result answered an error: the task failed, was cancelled meanwhile, or still runs
+        on the server (it waits for input this client could not give)."""
+        try:
             handle._update(await self.fetch(handle.task_id))
+        except McpError as exc:
+            if is_unknown_task(exc):
+                self._lose(handle, exc)
+                return
         if handle.status == "cancelled":
             handle._settle()
+        elif handle.state.terminal:
+            failure = f"task {handle.task_id!r} failed: {error.message}"
+            handle._settle(error=McpError(error.kind, failure, code=error.code, data=error.data))
+        elif handle.status == "input_required":
+            # Not a failure the server reported: say so on the handle, and try again only once the
+            # task moves on (the status change clears the block).
+            handle._block(_no_input(handle, error))
         else:
-            if not handle.state.terminal:
-                handle._update(dataclasses.replace(handle.state, status="failed"))
-            handle._settle(
-                error=McpError(
-                    error.kind,
-                    f"task {handle.task_id!r} failed: {error.message}",
-                    code=error.code,
-                    data=error.data,
-                )
-            )
+            logger.debug("tasks/result of %r failed while it is %s: %s", handle.task_id, handle.status, error)
 
     def _lose(self, handle: TaskHandle, error: McpError) -> None:
         message = (
@@ -659,6 +656,17 @@ class TaskTracker:
         if not handle.state.terminal:
             handle._update(dataclasses.replace(handle.state, status_message=message))
         handle._settle(error=McpError("server", message, code=error.code))
+
+
+def _no_input(handle: TaskHandle, error: McpError) -> McpError:
+    """The error of a task that waits for input this client could not give, saying what to do."""
+    return McpError(
+        error.kind,
+        f"task {handle.task_id!r} ({handle.tool or 'tool unknown'}) needs input that this client could "
+        f"not give ({error.message}); give the Client an elicitation= (or sampling=) handler, or "
+        "cancel the task",
+        code=error.code,
+    )
 
 
 def _without_related_task(raw: dict[str, Any]) -> dict[str, Any]:

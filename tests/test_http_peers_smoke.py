@@ -162,7 +162,7 @@ def test_every_named_peer_is_covered() -> None:
     assert set(HTTP_PEERS) == {*MODERN_PEERS, *LEGACY_PEERS, *SSE_PEERS}
 
 
-MODERN_PEERS = ["sdk-modern", "sdk-modern-json", "fault-modern"]
+MODERN_PEERS = ["sdk-modern", "sdk-modern-json", "fault-modern", "tasks"]
 LEGACY_PEERS = [
     "sdk-legacy",
     "sdk-legacy-json",

@@ -372,3 +372,32 @@ async def test_a_client_forgets_its_oldest_finished_tasks_beyond_its_limit(
         extra = await client.start_tool("job")
         assert len(client.tasks) == 4  # nothing finished to forget: running tasks are never dropped
         assert client.tasks[-1] is extra
+
+
+async def test_a_core_task_waiting_for_input_this_client_cannot_give_is_not_called_failed() -> None:
+    server, tasks = _setup("core")
+    tasks.tool("job")
+    asked: list[dict[str, Any]] = []
+
+    async def result_that_asks(message: dict[str, Any], conn: FakeConnection) -> Any:
+        answer = await conn.request("elicitation/create", {"message": "name?", "requestedSchema": {}})
+        asked.append(answer)
+        raise RpcError(-32603, "the client could not answer the elicitation")
+
+    server.on("tasks/result", result_that_asks)
+    async with Client(server) as client:  # no elicitation handler
+        handle = await client.start_tool("job")
+        await tasks.move(handle.task_id, "input_required", "waiting for a name", push=True)
+        with pytest.raises(McpError) as info:
+            await handle.result(timeout=5)
+        assert "elicitation" in info.value.message
+        assert "error" in asked[0], "the client refused the request it has no handler for"
+        assert handle.status == "input_required"  # as the server says; not made up as "failed"
+        assert not handle.done
+        await anyio.sleep(0.3)
+        assert len(asked) == 1, "not asked again while the task still waits"
+        # Once the task moves on, it is followed to its end as usual.
+        server.handlers["tasks/result"] = tasks._result
+        await tasks.move(handle.task_id, "completed", push=True)
+        await eventually(lambda: handle.status == "completed")
+        assert (await handle.result(timeout=5)).text == f"done {handle.task_id}"

@@ -387,7 +387,11 @@ def test_a_sampler_drafts_the_reply_or_answers_alone(dialogs: NotebookDialogs) -
 
 
 def _declared(session: Session) -> dict[str, Any]:
-    return session.client.connection._handlers.capabilities(session.client.era or "legacy")
+    """What the handlers make the client declare (the tasks extension is declared always)."""
+    caps = session.client.connection._handlers.capabilities(session.client.era or "legacy")
+    tasks_only = {"io.modelcontextprotocol/tasks": {}}
+    assert caps.get("extensions", tasks_only) == tasks_only
+    return {key: value for key, value in caps.items() if key != "extensions"}
 
 
 def test_outside_a_kernel_no_dialogs_are_installed() -> None:
