@@ -465,12 +465,14 @@ class Client:
             answer.validate = validate
             return answer
         # The server ran it at once after all (it decides, in the extension): the result is kept
-        # on a handle that is already done, so nothing is lost.
-        handle = self._tasks.adopt(
+        # on a handle that is already done, so nothing is lost. It is not adopted by the tracker:
+        # an extension reading without a result would settle it empty first, and every such
+        # handle has the same (empty) id.
+        handle = TaskHandle(
+            self._tasks,
             TaskState(task_id="", status="completed", status_message="ran at once, not as a task"),
             name,
             self._tasks.flavour or "extension",
-            follow=False,
         )
         handle._settle(result=self._tool_result(name, answer, validate=validate))
         return handle
