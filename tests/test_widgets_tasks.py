@@ -1,4 +1,4 @@
-"""The tasks panel and the dashboard, driven from Python against real servers.
+"""The tasks panel, the dashboard and the explorer's task calls, driven from Python against real servers.
 
 The peers: tests/servers/tasks_server.py (fastmcp with the 2026-07-28 tasks extension; its tools do
 not declare taskSupport, the server decides) and npm server-everything (2025-11-25 core tasks;
@@ -27,8 +27,9 @@ from mcp_notebook.notebook._engine import get_engine
 from mcp_notebook.notebook.model import SessionModel
 from mcp_notebook.protocol.errors import McpError
 from mcp_notebook.results import ToolResult
-from mcp_notebook.widgets import dashboard, tasks_widget
+from mcp_notebook.widgets import dashboard, explorer, tasks_widget
 from mcp_notebook.widgets._dashboard import Dashboard
+from mcp_notebook.widgets._explorer import Explorer
 from mcp_notebook.widgets._tasks import TaskRow, TasksWidget, duration
 
 from .conftest import everything_server
@@ -376,3 +377,139 @@ def test_dashboard_has_status_and_tabs_that_follow_the_session(tasks_session: Se
     finally:
         board.close()
     assert dashboard is not None  # exported from mcp_notebook.widgets
+
+
+# --- the explorer -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tasks_explorer(tasks_session: Session) -> Iterator[Explorer]:
+    ex = explorer(tasks_session)
+    yield ex
+    ex.close()
+
+
+def test_explorer_follows_a_task_the_server_made_and_cancel_cancels_it(
+    tasks_session: Session, tasks_explorer: Explorer
+) -> None:
+    ex = tasks_explorer
+    # The fastmcp server does not say which tools are tasks: it decides when called.
+    ex.select("crunch")
+    assert ex.task_mode(ex.selected) == "optional"
+    assert ex.as_task.layout.display == ""
+    assert ex.as_task.value is False
+    ex.form.set_value({"steps": 100_000, "delay": 0.2})
+    assert ex.call() is not None
+
+    wait_for(lambda: ex.task is not None, WAIT, "the explorer to catch the task the server made")
+    task = ex.task
+    assert task.tool == "crunch"
+    wait_for(lambda: "step " in ex.status.value, WAIT, "a status message as progress")
+    assert task.task_id in ex.task_line.value
+    assert not find(ex.widget, "mcpnb-cancel")[0].disabled
+
+    find(ex.widget, "mcpnb-cancel")[0].click()
+    result = ex.wait(WAIT)
+    assert isinstance(result, McpError)
+    assert result.kind == "cancelled"
+    assert find(find(ex.widget, "mcpnb-result")[0], "mcpnb-cancelled")
+    assert ex.status.value.startswith("cancelled")
+    assert task.refresh().status == "cancelled"  # the server agrees
+    assert "cancelled" in ex.task_line.value
+
+    # The server said it runs crunch only as a task: the explorer now knows it.
+    assert ex.task_mode(ex.selected) == "required"
+    assert ex.as_task.value is True
+    assert ex.as_task.disabled
+
+
+def test_explorer_runs_a_task_with_start_tool_and_shows_its_result(
+    tasks_session: Session, tasks_explorer: Explorer
+) -> None:
+    ex = tasks_explorer
+    panel = tasks_session.tasks_widget()
+    try:
+        ex.select("crunch")
+        ex.as_task.value = True  # run as task
+        ex.form.set_value({"steps": 3, "delay": 0.1})
+        assert ex.call() is not None
+        result = ex.wait(WAIT)
+        assert isinstance(result, ToolResult), result
+        assert result.data == {"steps": 3}
+        assert ex.task is not None
+        assert ex.task.status == "completed"
+        assert ex.status.value.startswith("done")
+        assert "steps" in markup(find(ex.widget, "mcpnb-result")[0])
+        # The same task in the panel, and in the history as a tools/call.
+        row = _row(panel, ex.task.task_id)
+        wait_for(lambda: _status(row) == "completed", WAIT, "the panel's row completed")
+        assert any(e["name"] == "crunch" for e in ex.calls())
+
+        # An optional tool the server would run inline becomes a task when asked.
+        ex.select("optional_sum")
+        ex.as_task.value = True
+        ex.form.set_value({"a": 2, "b": 5})
+        ex.call()
+        assert ex.wait(WAIT).data in (7, {"result": 7})
+        assert ex.task is not None
+        assert ex.task.task_id
+
+        # An ordinary tool asked to run as a task: the server runs it at once, the result is kept.
+        ex.select("echo")
+        ex.as_task.value = True
+        ex.form.set_value({"text": "plain " + HOSTILE})
+        ex.call()
+        echoed = ex.wait(WAIT)
+        assert isinstance(echoed, ToolResult), echoed
+        assert echoed.text == "plain " + HOSTILE
+        assert "at once" in ex.task_line.value
+        assert_escaped(markup(ex.widget))
+    finally:
+        panel.close()
+
+
+def test_explorer_cancel_while_a_task_is_starting_cancels_it(tasks_explorer: Explorer) -> None:
+    ex = tasks_explorer
+    ex.select("crunch")
+    ex.as_task.value = True
+    ex.form.set_value({"steps": 100_000, "delay": 0.2})
+    ex.call()
+    ex.cancel()  # at once: the handle may not be known yet; either way the task must end cancelled
+    result = ex.wait(WAIT)
+    assert isinstance(result, McpError), result
+    assert result.kind == "cancelled"
+    assert ex.task is not None
+    assert ex.task.refresh().status == "cancelled"
+
+
+def test_explorer_with_core_tasks(everything_session: Session) -> None:
+    ex = explorer(everything_session)
+    try:
+        ex.select("echo")  # taskSupport "forbidden"
+        assert ex.task_mode(ex.selected) is None
+        assert ex.as_task.layout.display == "none"
+
+        ex.select("simulate-research-query")  # taskSupport "required"
+        assert ex.task_mode(ex.selected) == "required"
+        assert ex.as_task.value is True
+        assert ex.as_task.disabled
+        ex.form.set_value({"topic": "tides"})
+        ex.call()
+        result = ex.wait(WAIT)
+        assert isinstance(result, ToolResult), result
+        assert "Research Report" in result.text
+        assert ex.task is not None
+        assert ex.task.status == "completed"
+
+        # Waiting for input that never comes; Cancel stops it on the server.
+        ex.form.set_value({"topic": "tides", "ambiguous": True})
+        ex.call()
+        wait_for(lambda: ex.task is not None and ex.task.status == "input_required", WAIT, "input_required")
+        assert "input_required" in ex.task_line.value
+        ex.cancel()
+        cancelled = ex.wait(WAIT)
+        assert isinstance(cancelled, McpError), cancelled
+        assert cancelled.kind == "cancelled"
+        assert ex.task.refresh().status == "cancelled"
+    finally:
+        ex.close()
