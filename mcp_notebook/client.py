@@ -465,9 +465,8 @@ class Client:
             answer.validate = validate
             return answer
         # The server ran it at once after all (it decides, in the extension): the result is kept
-        # on a handle that is already done, so nothing is lost. It is not adopted by the tracker:
-        # an extension reading without a result would settle it empty first, and every such
-        # handle has the same (empty) id.
+        # on a handle that is already done, so nothing is lost. Not the tracker's (it has no id to
+        # be known by, and a completed extension reading without a result would settle it empty).
         handle = TaskHandle(
             self._tasks,
             TaskState(task_id="", status="completed", status_message="ran at once, not as a task"),
