@@ -224,3 +224,86 @@ def test_a_server_side_tool_list_change_appears_without_rerunning_a_cell(noteboo
     explorer.locator(".mcpnb-call").click()
     expect(explorer.locator(".mcpnb-result")).to_contain_text("fresh from the server", timeout=EXPECT_MS)
     page.screenshot("new-tool-called")
+
+
+# ---------------------------------------------------------------------------------------------
+# Tasks: the panel follows tasks started in later cells, and its Cancel button stops one.
+
+TASKS_SERVER = Path(__file__).resolve().parent / "servers" / "tasks_server.py"
+CONNECT_TASKS = (
+    "import sys\n"
+    "import mcp_notebook\n"
+    f"session = mcp_notebook.connect([sys.executable, {str(TASKS_SERVER)!r}])"
+)
+
+
+def task_row(panel: Locator, task_id: str) -> Locator:
+    """The panel's row of ``task_id`` (its whole id is in the row's text)."""
+    return panel.locator(".mcpnb-task").filter(has_text=task_id)
+
+
+def test_tasks_panel_follows_tasks_and_cancels_one_then_the_dashboard_shows_them(
+    notebook: OpenNotebook,
+) -> None:
+    cells = [
+        CONNECT_TASKS,
+        "session.tasks_widget()",
+        "quick = session.start_tool('crunch', {'steps': 4, 'delay': 0.25})\nprint(quick.task_id)",
+        "slow = session.start_tool('crunch', {'steps': 100000, 'delay': 0.25})\nprint(slow.task_id)",
+        "print('the server says', slow.refresh().status)",
+        "session.dashboard()",
+    ]
+    page = notebook("tasks.ipynb", cells)
+    page.run_cell(0)
+    page.run_cell(1)
+    panel = page.output(1).locator(".mcpnb-tasks")
+    expect(panel).to_be_visible(timeout=EXPECT_MS)
+    expect(panel).to_contain_text("No tasks yet", timeout=EXPECT_MS)
+    shown = page.execution_count(1)
+
+    # A task started in a later cell appears in the panel and runs to its end there.
+    page.run_cell(2)
+    quick = page.output(2).inner_text().strip()
+    assert quick, "the cell printed no task id"
+    row = task_row(panel, quick)
+    expect(row).to_have_count(1, timeout=EXPECT_MS)
+    expect(row.locator(".mcpnb-task-tool")).to_have_text("crunch")
+    expect(row.locator(".mcpnb-task-status")).to_have_text("completed", timeout=EXPECT_MS)
+    expect(row.locator(".mcpnb-task-cancel")).to_be_hidden()
+    row.locator(".mcpnb-task-result").click()
+    expect(row.locator(".mcpnb-result")).to_contain_text("steps", timeout=EXPECT_MS)
+    assert page.execution_count(1) == shown, "the panel's cell ran again"
+    page.screenshot("completed")
+
+    # A task that would run for hours: its Cancel button stops it, and the server agrees.
+    page.run_cell(3)
+    slow = page.output(3).inner_text().strip()
+    assert slow, "the cell printed no task id"
+    assert slow != quick
+    row = task_row(panel, slow)
+    expect(row).to_have_count(1, timeout=EXPECT_MS)
+    expect(row.locator(".mcpnb-task-status")).to_have_text("working", timeout=EXPECT_MS)
+    expect(row.locator(".mcpnb-task-message")).to_contain_text("of 100000", timeout=EXPECT_MS)
+    page.screenshot("working")
+    row.locator(".mcpnb-task-cancel").click()
+    expect(row.locator(".mcpnb-task-status")).to_have_text("cancelled", timeout=EXPECT_MS)
+    expect(row.locator(".mcpnb-task-cancel")).to_be_hidden()
+    expect(row.locator(".mcpnb-task-error")).to_contain_text("Cancelled")
+    assert page.execution_count(1) == shown, "the panel's cell ran again"
+    page.screenshot("cancelled")
+
+    page.run_cell(4)
+    expect(page.output(4)).to_contain_text("the server says cancelled", timeout=EXPECT_MS)
+
+    # The dashboard: status on top, the same tasks behind its Tasks tab.
+    page.run_cell(5)
+    board = page.output(5).locator(".mcpnb-dashboard")
+    expect(board.locator(".mcpnb-status")).to_contain_text("ready", timeout=EXPECT_MS)
+    expect(board.locator(".mcpnb-explorer")).to_be_visible(timeout=EXPECT_MS)
+    board.get_by_role("tab", name="Tasks").click()
+    tasks = board.locator(".mcpnb-tasks")
+    expect(tasks).to_be_visible(timeout=EXPECT_MS)
+    expect(task_row(tasks, quick).locator(".mcpnb-task-status")).to_have_text("completed")
+    expect(task_row(tasks, slow).locator(".mcpnb-task-status")).to_have_text("cancelled")
+    tasks.scroll_into_view_if_needed()
+    page.screenshot("dashboard")

@@ -537,6 +537,18 @@ class Session:
 
         return log_widget(self)
 
+    def tasks_widget(self) -> Any:
+        """The tasks panel: every task started or attached to, live, with Cancel and results."""
+        from ..widgets._tasks import tasks_widget
+
+        return tasks_widget(self)
+
+    def dashboard(self) -> Any:
+        """Status on top, then a Tab: tool explorer, tasks, resources, log."""
+        from ..widgets._dashboard import dashboard
+
+        return dashboard(self)
+
     def roots_widget(self) -> Any:
         """The roots this client declares; editable when ``roots=`` was a ``RootsList``."""
         from ..widgets._dialogs import roots_widget

@@ -11,20 +11,25 @@ from ._result_view import result_widget
 
 __all__ = ["SchemaForm", "explorer", "form_for", "result_widget"]
 
-# Panels and human-in-the-loop dialogs (status, resources, prompts, log, elicitation/sampling, roots).
+# Panels and human-in-the-loop dialogs (status, resources, prompts, log, tasks, elicitation/sampling,
+# roots), and the dashboard that shows them together.
+from ._dashboard import dashboard
 from ._dialogs import NotebookDialogs, RootsList, roots_widget
 from ._log import log_widget
 from ._prompts import prompts_widget
 from ._resources import expand_uri_template, resources_widget
 from ._status import status_widget
+from ._tasks import tasks_widget
 
 __all__ += [
     "NotebookDialogs",
     "RootsList",
+    "dashboard",
     "expand_uri_template",
     "log_widget",
     "prompts_widget",
     "resources_widget",
     "roots_widget",
     "status_widget",
+    "tasks_widget",
 ]

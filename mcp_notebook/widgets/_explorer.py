@@ -7,6 +7,12 @@ without re-running the cell and without touching the connection. Calls run on th
 returned future, which cancels the request on the server. Arguments are checked against the tool's
 inputSchema before anything is sent.
 
+A tool that runs as a task (its ``execution.taskSupport`` is "required", the server refused it
+once as anything else, or "run as task" is ticked for an optional one) is started with the
+session's ``start_tool``: its status messages show as progress, its result when it ends, and
+Cancel asks the server to stop the task (``tasks/cancel``). The task also shows in the tasks
+panel. A plain call that the server turns into a task on its own is followed the same way.
+
 Model observers fire on the engine thread; they only set widget traits, which ipywidgets syncs from
 any thread in ipykernel.
 """
@@ -23,7 +29,9 @@ from typing import Any
 
 import ipywidgets as W
 
+from ..notebook._tasks import SessionTask
 from ..protocol.errors import McpError
+from ..protocol.tasks import task_support
 from ..results import Tool, ToolResult
 from ._form import SchemaForm
 from ._result_view import html_widget as _html
@@ -69,7 +77,8 @@ class Explorer:
 
     Programmatic handles (what the buttons do): :meth:`select`, :meth:`call`, :meth:`cancel`,
     :meth:`validate`, :meth:`rerun`, :meth:`copy_python`, :meth:`history_frame`; state: ``form``,
-    ``result`` (the last ToolResult or exception), ``busy``, ``search``, ``tool_names``.
+    ``result`` (the last ToolResult or exception), ``busy``, ``search``, ``tool_names``, ``as_task``
+    (the "run as task" checkbox), ``task`` (the SessionTask of the last call that ran as a task).
     """
 
     def __init__(self, session: Any) -> None:
@@ -80,6 +89,14 @@ class Explorer:
         self.result: ToolResult | BaseException | None = None
         self._future: concurrent.futures.Future[Any] | None = None
         self._started = 0.0
+        #: The task of the current (or last) call, when it runs as one.
+        self.task: SessionTask | None = None
+        self._as_task = False  # the current call was started with start_tool
+        self._cancel_asked = False
+        self._task_messages = 0
+        self._last_message: str | None = None
+        self._unhooks: list[Any] = []
+        self._task_lock = threading.Lock()  # the task of a call, and whether Cancel was asked
         self._lock = threading.Lock()
         self._entries: dict[str, tuple[Tool, W.Widget, W.Button]] = {}
         self._build()
@@ -122,7 +139,19 @@ class Explorer:
         self.progress.add_class("mcpnb-progress")
         self.status = W.Label()
         self.status.add_class("mcpnb-call-status")
-        buttons = W.HBox([self.validate_button, self.call_button, self.cancel_button])
+        self.as_task = W.Checkbox(
+            value=False,
+            description="run as task",
+            indent=False,
+            layout=W.Layout(width="auto", display="none", margin="0 0 0 8px"),
+        )
+        self.as_task.add_class("mcpnb-as-task")
+        self.task_line = W.Label()
+        self.task_line.add_class("mcpnb-call-task")
+        buttons = W.HBox(
+            [self.validate_button, self.call_button, self.cancel_button, self.as_task],
+            layout=W.Layout(align_items="center"),
+        )
         self.result_box = W.VBox(layout=W.Layout(width="100%"))
         self.result_box.add_class("mcpnb-result-area")
         right = W.VBox(
@@ -133,6 +162,7 @@ class Explorer:
                 self.validation,
                 buttons,
                 W.HBox([self.progress, self.status]),
+                self.task_line,
                 self.result_box,
             ],
             layout=W.Layout(flex="1", padding="0 0 0 12px"),
@@ -251,9 +281,40 @@ class Explorer:
         text = escape(short(tool.description or "", 5000))
         self.description.value = f'<div style="white-space:pre-wrap;font-size:0.9em">{text}</div>'
         self.validation.value = ""
+        self._show_task_choice(tool, keep=keep_values)
         self._idle_buttons()
         self._mark(tool.name)
         return tool
+
+    def task_mode(self, tool: Tool) -> str | None:
+        """How ``tool`` may run here: "required" (only as a task), "optional" (either), or None
+        (never: the server offers no tasks, or the tool forbids it)."""
+        client = getattr(self.session, "client", None)
+        flavour = getattr(client, "tasks_flavour", None)
+        if flavour is None:
+            return None
+        support = task_support(tool.raw)
+        # _task_only: the tools the server refused to run except as a task (it said so once).
+        if support == "required" or tool.name in getattr(client, "_task_only", ()):
+            return "required"
+        if support == "forbidden" or (flavour == "core" and support is None):
+            return None
+        return "optional"
+
+    def _show_task_choice(self, tool: Tool, *, keep: bool) -> None:
+        mode = self.task_mode(tool)
+        box = self.as_task
+        box.layout.display = "none" if mode is None else ""
+        if mode == "required":
+            box.value, box.disabled = True, True
+            box.tooltip = "this tool runs only as a task"
+        elif mode == "optional":
+            box.value = box.value if keep else False
+            box.disabled = False
+            box.tooltip = "start it as a task: it shows in the tasks panel, and Cancel stops it on the server"
+        else:
+            box.value, box.disabled = False, True
+            box.tooltip = None
 
     def _deselect(self, message: str) -> None:
         self.selected = None
@@ -262,6 +323,7 @@ class Explorer:
         self.title.value = f"<i>{escape(message)}</i>"
         self.description.value = ""
         self.validation.value = ""
+        self.as_task.layout.display = "none"
         self._idle_buttons()
         self._mark(None)
 
@@ -313,15 +375,24 @@ class Explorer:
             self.status.value = "not sent"
             return None
         name, arguments = self.selected.name, self.form.value
+        as_task = bool(self.as_task.value) and self.as_task.layout.display != "none"
         self.validation.value = ""
         self.result = None
         self.result_box.children = []
         self.progress.value, self.progress.max = 0.0, 1.0
         self.progress.bar_style = "info"
         self.progress.layout.visibility = "visible"
-        self.status.value = f"calling {name}…"
+        self.status.value = f"starting {name} as a task…" if as_task else f"calling {name}…"
+        self.task = None
+        self.task_line.value, self.task_line.tooltip = "", None
+        self._as_task, self._cancel_asked = as_task, False
+        self._task_messages, self._last_message = 0, None
         self._started = time.monotonic()
-        future = self.session._engine.spawn(self._run, name, arguments)
+        if as_task:
+            future = self.session._engine.spawn(self._run_task, name, arguments)
+        else:
+            self._watch_for_task(name)
+            future = self.session._engine.spawn(self._run, name, arguments)
         self._future = future
         self._idle_buttons()
         future.add_done_callback(self._finished)
@@ -329,6 +400,74 @@ class Explorer:
 
     async def _run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         return await self.session.acall_tool(name, arguments, progress=self._on_progress)  # type: ignore[no-any-return]
+
+    async def _run_task(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        task: SessionTask = await self.session.astart_tool(name, arguments)
+        with self._task_lock:
+            self._follow_task(task, progress=True)
+            cancel_now = self._cancel_asked  # Cancel was clicked while the task was starting
+        if cancel_now and task.task_id:
+            await self._cancel_task(task)
+        return await task.aresult()
+
+    # --- tasks --------------------------------------------------------------------------------
+
+    def _watch_for_task(self, name: str) -> None:
+        """For a plain call: catch the task the server may make of it, to show it and cancel it.
+
+        The first new task of this tool while the call runs is taken as the call's own (a task of
+        the same tool started meanwhile from a cell could be mistaken for it: only the display and
+        the Cancel button would follow the other one).
+        """
+        client = getattr(self.session, "client", None)
+        if client is None or getattr(client, "tasks_flavour", None) is None:
+            return
+        known = {h.task_id for h in client.tasks}
+
+        def seen(handle: Any) -> None:  # on the engine thread, until the call ends
+            if handle.tool != name or not handle.task_id or handle.task_id in known or handle.done:
+                return
+            with self._task_lock:
+                if self.task is None:
+                    self._follow_task(SessionTask(self.session, handle), progress=False)
+
+        self._unhooks.append(client.on_task(seen))
+
+    def _follow_task(self, task: SessionTask, *, progress: bool) -> None:
+        """Show ``task``'s state under the progress bar (and its status messages as progress)."""
+        self.task = task
+
+        def changed(handle: Any) -> None:  # on the engine thread
+            self._task_changed(task, progress=progress)
+
+        self._unhooks.append(task.handle.on_change(changed))
+        self._task_changed(task, progress=progress)
+
+    def _task_changed(self, task: SessionTask, *, progress: bool) -> None:
+        if self.task is not task:
+            return
+        if not task.task_id:
+            self.task_line.value = "the server ran it at once, not as a task"
+            return
+        message = task.status_message
+        detail = f" · {short(message, 120)}" if message else ""
+        self.task_line.value = f"task {short(task.task_id, 100)} · {task.status}{detail}"
+        self.task_line.tooltip = f"task id: {short(task.task_id, 1000)}"
+        if progress and message and message != self._last_message and not task.done:
+            self._last_message = message
+            self._task_messages += 1
+            self._on_progress(float(self._task_messages), None, message)
+
+    async def _cancel_task(self, task: SessionTask) -> None:
+        try:
+            await task.acancel()
+        except Exception as exc:
+            self.status.value = f"could not cancel the task: {short(str(exc), 200)}"
+
+    def _unhook_all(self) -> None:
+        unhooks, self._unhooks = self._unhooks, []
+        for unhook in unhooks:
+            unhook()
 
     def _on_progress(self, progress: float, total: float | None, message: str | None) -> None:
         # On the engine thread: only trait values are set.
@@ -342,10 +481,26 @@ class Explorer:
         self.status.value = f"{progress:g}{f'/{total:g}' if total else ''}{detail}"
 
     def cancel(self) -> None:
-        """What the Cancel button does: cancel the running call (the server is told to stop)."""
+        """What the Cancel button does: cancel the running call (the server is told to stop).
+
+        A call that runs as a task is cancelled as a task (``tasks/cancel``); the result area then
+        shows it cancelled. Clicked again while the server has not stopped it, the explorer stops
+        waiting (the task itself then runs on, or ends, as the server decides).
+        """
         future = self._future
-        if future is not None and not future.done():
-            future.cancel()
+        if future is None or future.done():
+            return
+        with self._task_lock:
+            task, asked = self.task, self._cancel_asked
+            self._cancel_asked = True
+        if not asked and task is not None and task.task_id and not task.done:
+            self.status.value = "cancelling the task…"
+            self.session._engine.spawn(self._cancel_task, task)
+            return
+        if not asked and self._as_task and task is None:
+            self.status.value = "cancelling the task…"  # once the task has started (see _run_task)
+            return
+        future.cancel()
 
     def _finished(self, future: concurrent.futures.Future[Any]) -> None:
         elapsed = time.monotonic() - self._started
@@ -369,8 +524,14 @@ class Explorer:
             )
             word = "cancelled" if self.progress.bar_style == "warning" else "failed"
         self.status.value = f"{word} in {elapsed:.2f} s"
+        self._unhook_all()
+        task = self.task
+        if task is not None:
+            self._task_changed(task, progress=False)
         if self._future is future:
             self._future = None
+        if self.selected is not None:  # the server may have shown this tool runs only as a task
+            self._show_task_choice(self.selected, keep=True)
         self._idle_buttons()
 
     def wait(self, timeout: float = 30.0) -> ToolResult | BaseException | None:
@@ -453,8 +614,14 @@ class Explorer:
     # --- lifetime -----------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop following the session and close the widgets (a running call is cancelled)."""
-        self.cancel()
+        """Stop following the session and close the widgets (a running call is cancelled; a
+        task started with "run as task" runs on, in the tasks panel)."""
+        future = self._future
+        if self._as_task and future is not None:
+            future.cancel()  # stop waiting for it
+        else:
+            self.cancel()
+        self._unhook_all()
         self.model.unobserve(self._on_tools, names="tools")
         self.model.unobserve(self._on_history, names="history")
         self.model.unobserve(self._on_in_flight, names="in_flight")

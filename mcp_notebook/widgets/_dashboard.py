@@ -1,0 +1,60 @@
+"""One display for a session (CSS class ``mcpnb-dashboard``): the status panel on top, then a Tab
+with the tool explorer, the tasks, the resources and the log.
+
+Each part is the widget its own factory makes, following the session by itself; the dashboard only
+lays them out and closes them together.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as W
+
+from ._explorer import explorer
+from ._log import log_widget
+from ._resources import resources_widget
+from ._status import status_widget
+from ._tasks import tasks_widget
+
+__all__ = ["Dashboard", "dashboard"]
+
+TITLES = ("Tools", "Tasks", "Resources", "Log")
+
+
+class Dashboard(W.VBox):
+    """``status``, ``explorer``, ``tasks``, ``resources``, ``log_view``: the parts; ``tab`` holds the
+    last four."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.status = status_widget(session)
+        self.explorer = explorer(session)
+        self.tasks = tasks_widget(session)
+        self.resources = resources_widget(session)
+        self.log_view = log_widget(session)  # (``log`` is a traitlets Logger)
+        self.tab = W.Tab(
+            children=[self.explorer.widget, self.tasks, self.resources, self.log_view],
+            titles=TITLES,
+            layout=W.Layout(width="100%"),
+        )
+        self.tab.add_class("mcpnb-dashboard-tabs")
+        super().__init__([self.status, self.tab], layout=W.Layout(width="100%"))
+        self.add_class("mcpnb-dashboard")
+
+    def close(self) -> None:
+        if getattr(self, "_closed_parts", False):
+            super().close()
+            return
+        self._closed_parts = True
+        parts = ("status", "tasks", "resources", "log_view", "tab")
+        if hasattr(self, "explorer"):
+            self.explorer.close()
+        for part in [getattr(self, name) for name in parts if hasattr(self, name)]:
+            part.close()
+        super().close()
+
+
+def dashboard(session: Any) -> Dashboard:
+    """Status, and a Tab of explorer, tasks, resources and log, for ``session``."""
+    return Dashboard(session)
