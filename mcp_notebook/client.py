@@ -49,6 +49,7 @@ from .protocol.tasks import (
     needs_tasks_extension,
     parse_task,
     run_as_task,
+    task_mode,
 )
 from .protocol.versions import Era
 from .results import (
@@ -527,6 +528,16 @@ class Client:
     def tasks_flavour(self) -> Flavour | None:
         """ "core" (2025-11-25 tasks), "extension" (io.modelcontextprotocol/tasks) or None."""
         return self._tasks.flavour
+
+    def task_mode(self, tool: str | Tool) -> str | None:
+        """How a listed tool may run: "required" (only as a task), "optional" (either; as a task
+        with ``task=True``) or None (never as a task). From its ``execution.taskSupport``, or from
+        the server having refused it once for want of a task."""
+        name = tool.name if isinstance(tool, Tool) else tool
+        listed = tool if isinstance(tool, Tool) else self._tool_named(name)
+        return task_mode(
+            self._tasks.flavour, listed.raw if listed else None, task_only=name in self._task_only
+        )
 
     def on_task(self, hook: Callable[[TaskHandle], None]) -> Callable[[], None]:
         """Call ``hook(handle)`` when a task is first seen and after each change to any task.

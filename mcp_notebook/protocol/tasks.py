@@ -41,6 +41,7 @@ __all__ = [
     "next_poll_delay",
     "parse_task",
     "run_as_task",
+    "task_mode",
     "task_support",
 ]
 
@@ -110,6 +111,22 @@ def task_support(tool: Mapping[str, Any]) -> TaskSupport | None:
     return None
 
 
+def task_mode(
+    flavour: Flavour | None, tool: Mapping[str, Any] | None, *, task_only: bool = False
+) -> Literal["required", "optional"] | None:
+    """How a tool may run: "required" (only as a task), "optional" (either way), None (never as a
+    task: the server has no tasks, or the tool forbids it; in the 2025-11-25 flavour a tool that
+    does not say is forbidden). ``task_only``: the server refused it before for want of a task."""
+    if flavour is None:
+        return None
+    support = task_support(tool) if tool is not None else None
+    if support == "required" or task_only:
+        return "required"
+    if support == "forbidden" or (flavour == "core" and support is None):
+        return None
+    return "optional"
+
+
 def run_as_task(
     flavour: Flavour | None,
     tool: Mapping[str, Any] | None,
@@ -125,20 +142,17 @@ def run_as_task(
     A required tool always runs as a task; an optional one only when asked; a forbidden one (or,
     in the 2025-11-25 flavour, one that does not say: forbidden is its default) never.
     """
-    support = task_support(tool) if tool is not None else None
-    required = support == "required" or task_only
-    if flavour is None:
-        if asked:
-            raise McpError("invalid", f"tool {name!r} cannot run as a task: this server offers no tasks")
-        return False
-    if required:
+    mode = task_mode(flavour, tool, task_only=task_only)
+    if mode == "required":
         if asked is False:
             raise McpError("invalid", f"tool {name!r} runs only as a task (taskSupport 'required')")
         return True
     if not asked:
         return False
-    if support == "forbidden" or (flavour == "core" and support is None):
-        said = support or "not given, which means 'forbidden'"
+    if flavour is None:
+        raise McpError("invalid", f"tool {name!r} cannot run as a task: this server offers no tasks")
+    if mode is None:
+        said = (task_support(tool) if tool is not None else None) or "not given, which means 'forbidden'"
         raise McpError(
             "invalid", f"tool {name!r} does not run as a task (its execution.taskSupport is {said})"
         )

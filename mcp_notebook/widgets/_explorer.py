@@ -31,7 +31,6 @@ import ipywidgets as W
 
 from ..notebook._tasks import SessionTask
 from ..protocol.errors import McpError
-from ..protocol.tasks import task_support
 from ..results import Tool, ToolResult
 from ._form import SchemaForm
 from ._result_view import html_widget as _html
@@ -290,16 +289,8 @@ class Explorer:
         """How ``tool`` may run here: "required" (only as a task), "optional" (either), or None
         (never: the server offers no tasks, or the tool forbids it)."""
         client = getattr(self.session, "client", None)
-        flavour = getattr(client, "tasks_flavour", None)
-        if flavour is None:
-            return None
-        support = task_support(tool.raw)
-        # _task_only: the tools the server refused to run except as a task (it said so once).
-        if support == "required" or tool.name in getattr(client, "_task_only", ()):
-            return "required"
-        if support == "forbidden" or (flavour == "core" and support is None):
-            return None
-        return "optional"
+        mode = client.task_mode(tool) if client is not None else None
+        return mode
 
     def _show_task_choice(self, tool: Tool, *, keep: bool) -> None:
         mode = self.task_mode(tool)
