@@ -430,12 +430,10 @@ class Client:
         it otherwise), ``progress`` receives its status messages, and cancelling or timing out
         the call cancels the task; :meth:`start_tool` keeps a task running instead.
         """
-        self._check_call(name, arguments)
-        arguments = dict(arguments or {})
-        tool = await self._tool_for_call(name, arguments, validate=validate, timeout=timeout)
-        answer = await self._start_call(tool, name, arguments, timeout=timeout, progress=progress, task=task)
+        answer = await self._start_call(
+            name, arguments, timeout=timeout, validate=validate, progress=progress, task=task
+        )
         if isinstance(answer, TaskHandle):
-            answer.validate = validate
             return await self._follow_call(
                 answer, timeout=timeout, progress=progress, raise_on_error=raise_on_error
             )
@@ -458,12 +456,10 @@ class Client:
         choose otherwise. Raises McpError(kind="invalid") when the server offers no tasks or the
         tool does not run as one. ``timeout`` bounds the request that starts the task.
         """
-        self._check_call(name, arguments)
-        arguments = dict(arguments or {})
-        tool = await self._tool_for_call(name, arguments, validate=validate, timeout=timeout)
-        answer = await self._start_call(tool, name, arguments, timeout=timeout, task=True, ttl=ttl)
+        answer = await self._start_call(
+            name, arguments, timeout=timeout, validate=validate, task=True, ttl=ttl
+        )
         if isinstance(answer, TaskHandle):
-            answer.validate = validate
             return answer
         # The server ran it at once after all (it decides, in the extension): the result is kept
         # on a handle that is already done, so nothing is lost. Not the tracker's (it has no id to
@@ -562,17 +558,20 @@ class Client:
 
     async def _start_call(
         self,
-        tool: Tool | None,
         name: str,
-        arguments: dict[str, Any],
+        arguments: Mapping[str, Any] | None,
         *,
         timeout: float | None,
+        validate: bool,
         progress: ProgressCallback | None = None,
         task: bool | None,
         ttl: float | None = None,
     ) -> dict[str, Any] | TaskHandle:
-        """Send ``tools/call`` as a task or not, as the server, the tool and ``task`` decide;
-        return the plain result, or the handle of the task the server created."""
+        """Check the call, then send ``tools/call`` as a task or not, as the server, the tool and
+        ``task`` decide; return the plain result, or the handle of the task the server created."""
+        self._check_call(name, arguments)
+        arguments = dict(arguments or {})
+        tool = await self._tool_for_call(name, arguments, validate=validate, timeout=timeout)
         flavour = self._tasks.flavour
         as_task = run_as_task(
             flavour, tool.raw if tool else None, name, asked=task, task_only=name in self._task_only
@@ -603,7 +602,9 @@ class Client:
         state = created_task(result, flavour)
         if state is None:
             return result
-        return self._tasks.adopt(state, name, flavour)
+        handle = self._tasks.adopt(state, name, flavour)
+        handle.validate = validate
+        return handle
 
     async def _follow_call(
         self,
