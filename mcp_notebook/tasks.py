@@ -186,15 +186,15 @@ class TaskHandle:
                     if self._tracker.closed:
                         raise McpError(
                             "closed",
-                            f"the client closed while waiting for task {self.task_id!r}; it runs on "
-                            "on the server: attach again with get_task() on a new client",
+                            f"the client closed while waiting for task {self.task_id!r}; it keeps "
+                            "running on the server: attach again with get_task() on a new client",
                         )
                     await self._changed.wait()
         except TimeoutError:
             raise McpError(
                 "timeout",
-                f"task {self.task_id!r} is still {self.status} after {timeout:g}s; it runs on on the "
-                "server: wait again with result(), or stop it with cancel()",
+                f"task {self.task_id!r} is still {self.status} after {timeout:g}s; it keeps running on "
+                "the server: wait again with result(), or stop it with cancel()",
             ) from None
         if self._stuck is not None and not self._settled:
             raise self._stuck
@@ -236,14 +236,14 @@ class TaskHandle:
             try:
                 await self.wait(timeout=timeout if timeout is not None else 10.0)
             except McpError as exc:
-                if exc.kind != "timeout":
+                if exc.kind != "timeout" and exc is not self._stuck:
                     raise
         return self.status == "cancelled"
 
     # --- the tracker's side -------------------------------------------------------------------
 
     def _update(self, state: TaskState) -> None:
-        if state.status != self._state.status or state != self._state:
+        if state != self._state:
             if self._state.terminal and not state.terminal:
                 return  # a late reading from before the end: the end stands
             self._state = state

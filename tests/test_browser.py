@@ -157,7 +157,7 @@ def test_explorer_lists_the_demo_tools(notebook: OpenNotebook) -> None:
         expect(tool_entry(explorer, name)).to_have_count(1, timeout=EXPECT_MS)
     page.screenshot("tools-listed")
 
-    explorer.locator(".mcpnb-tool-search input").fill("sales")
+    explorer.locator(".mcpnb-tool-search input").fill("sales_rec")
     expect(explorer.locator(".mcpnb-tool")).to_have_count(1, timeout=EXPECT_MS)
     expect(tool_entry(explorer, "sales_records")).to_be_visible()
     page.screenshot("searched")
