@@ -22,6 +22,7 @@ from .results import (
     Tool,
     ToolResult,
 )
+from .tasks import TaskHandle
 
 __all__ = [
     "Client",
@@ -36,6 +37,7 @@ __all__ = [
     "ResourceContents",
     "ResourceTemplate",
     "Session",
+    "TaskHandle",
     "Tool",
     "ToolResult",
     "__version__",

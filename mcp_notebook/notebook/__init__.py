@@ -4,7 +4,8 @@ Needs the ``notebook`` extra (traitlets, pandas, tqdm, ipywidgets, IPython): ``p
 'mcp-notebook[notebook]'``. Nothing here is imported by ``import mcp_notebook``.
 """
 
+from ._tasks import SessionTask
 from .model import SessionModel
 from .session import Session, connect
 
-__all__ = ["Session", "SessionModel", "connect"]
+__all__ = ["Session", "SessionModel", "SessionTask", "connect"]
