@@ -550,7 +550,7 @@ class Client:
 
     def _check_call(self, name: Any, arguments: Any) -> None:
         if not isinstance(name, str) or not name:
-            raise TypeError("call_tool() needs the tool's name as a non-empty string")
+            raise TypeError("call_tool() and start_tool() need the tool's name as a non-empty string")
         if arguments is not None and not isinstance(arguments, Mapping):
             raise TypeError(
                 f"arguments must be a mapping of argument names to values, not {type(arguments).__name__}"
