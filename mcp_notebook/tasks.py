@@ -371,6 +371,8 @@ class TaskTracker:
         handle = self._handles.get(state.task_id)
         if handle is None:
             handle = TaskHandle(self, state, tool, flavour)
+            # This reading is fresh: the first poll waits the interval, as every later one does.
+            handle._due = anyio.current_time() + next_poll_delay(state)
             self._handles[state.task_id] = handle
             self._forget_oldest()
             self.changed(handle)
