@@ -1057,6 +1057,13 @@ def test_options_and_words() -> None:
     assert parsed.out is None
     with pytest.raises(margs.MagicArgError, match="option --frame takes no value"):
         margs.parse_options(["--frame=1"], allowed, "call")
+    # A task id may start with a dash (base64url): longer than a short option, it is a word.
+    parsed = margs.parse_options(["result", "-T-0GLgAJ", "-o", "r"], allowed, "tasks")
+    assert parsed.words == ["result", "-T-0GLgAJ"]
+    assert parsed.out == "r"
+    for unknown in ("-x", "--bogus"):
+        with pytest.raises(margs.MagicArgError, match="unknown option"):
+            margs.parse_options(["result", unknown], allowed, "tasks")
     assert margs.split_line("call echo 'text=a b' \"x=c d\"") == ["call", "echo", "text=a b", "x=c d"]
     assert margs.split_line("call echo text=#notacomment") == ["call", "echo", "text=#notacomment"]
 

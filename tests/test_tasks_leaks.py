@@ -17,6 +17,7 @@ import pytest
 from mcp_notebook import Client, McpError
 
 from .conftest import everything_server, python_server
+from .fakes import eventually
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -50,6 +51,8 @@ async def test_closed_clients_leave_no_task_or_process() -> None:
         assert (await finished.result()).structured_content == {"steps": 1}
         running = await modern.start_tool("crunch", {"steps": 600, "delay": 0.1})
         stuck = await modern.start_tool("ask_name", {})  # input this client cannot give
+        # Its first poll (one interval after it started) finds it waiting for input.
+        await eventually(lambda: stuck.status == "input_required", timeout=10)
         research = await legacy.start_tool("simulate-research-query", {"topic": "leaks"})
         assert research.flavour == "core"
         assert running.flavour == "extension"

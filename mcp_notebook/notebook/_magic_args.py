@@ -146,6 +146,11 @@ def parse_options(tokens: Sequence[str], allowed: Sequence[str], subcommand: str
             continue
         name, has_inline, inline = word.partition("=")
         spec = OPTIONS.get(name)
+        if spec is None and not word.startswith("--") and len(word) > 2:
+            # One dash and longer than a short option: a word that happens to start with a dash
+            # (a task id such as "-T-0GLg...": servers draw them from the base64url alphabet).
+            parsed.words.append(word)
+            continue
         if spec is None or spec[0] not in allowed:
             usable = sorted({o for o, (f, _) in OPTIONS.items() if f in allowed and o.startswith("--")})
             hint = f" (options: {', '.join(usable)})" if usable else " (it takes no options)"
