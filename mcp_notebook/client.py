@@ -16,9 +16,7 @@ it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import inspect
 import logging
 import os
@@ -28,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._arguments import MISSING, ArgumentValidator, OutputValidator
+from ._owned import OwnedTask, spawn_owned
 from .cache import KINDS, Freshness
 from .connection import (
     ClientHandlers,
@@ -161,9 +160,7 @@ class Client:
         self._tool_index: tuple[list[Tool] | None, dict[str, Tool]] = (None, {})
         self._validator = ArgumentValidator()
         self._outputs = OutputValidator()
-        self._host_task: asyncio.Task[None] | None = None
-        self._host_scope: anyio.CancelScope | None = None
-        self._host_done: anyio.Event | None = None
+        self._host: OwnedTask | None = None
         self._connected = False
 
     # --- lifetime -------------------------------------------------------------------------------
@@ -192,16 +189,6 @@ class Client:
     async def _start_host_task(self) -> None:
         started = anyio.Event()
         failure: list[BaseException] = []
-        done = self._host_done = anyio.Event()
-        scope = self._host_scope = anyio.CancelScope()
-
-        async def host() -> None:
-            try:
-                with scope:
-                    await run()
-            finally:
-                started.set()
-                done.set()
 
         async def run() -> None:
             try:
@@ -220,23 +207,11 @@ class Client:
                 failure.append(_unwrap(exc))
                 if started.is_set():
                     logger.error("the connection task failed", exc_info=True)
+            finally:
+                started.set()
 
-        # A task owned and awaited by this client, not a task group in the caller's task: anyio
-        # task groups cannot outlive the task that opened them (nor a cancel scope around
-        # connect()), and a notebook cell's task ends long before the client should.
-        name = f"mcp-notebook {self._transport.describe()}"
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if loop is not None:
-            self._host_task = loop.create_task(host(), name=name)
-        else:
-            import trio  # anyio's only other backend
-
-            # A system task: trio's equivalent of a loop task. It must never raise, which host()
-            # ensures, and it is cancelled (the server then stopped, shielded) when trio.run ends.
-            trio.lowlevel.spawn_system_task(host, name=name, context=contextvars.copy_context())
+        # The connection outlives the cell that connected it (see _owned): a task of the client's.
+        self._host = spawn_owned(run, name=f"mcp-notebook {self._transport.describe()}")
         await started.wait()
         if failure:
             raise failure[0]
@@ -245,15 +220,8 @@ class Client:
         """Close the connection and stop the server (close stdin, wait, terminate). Idempotent."""
         self._unhook_auth()
         await self._connection.close()
-        done, scope = self._host_done, self._host_scope
-        if done is not None and scope is not None:
-            with anyio.CancelScope(shield=True):
-                with anyio.move_on_after(self._options.connect_timeout + 10):
-                    await done.wait()
-                if not done.is_set():
-                    scope.cancel()
-                    with anyio.move_on_after(5):
-                        await done.wait()
+        if self._host is not None:
+            await self._host.stop(grace=self._options.connect_timeout + 10)
 
     # --- state ----------------------------------------------------------------------------------
 
@@ -376,6 +344,10 @@ class Client:
 
     async def unsubscribe(self, uri: str, *, timeout: float | None = None) -> None:
         await self._live.unsubscribe(uri, timeout=timeout)
+
+    def describe(self) -> str:
+        """The server as a short string: its command line or its URL (never headers or env values)."""
+        return self._transport.describe()
 
     def __repr__(self) -> str:
         parts = [repr(self._transport.describe()), self.status]

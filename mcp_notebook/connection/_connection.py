@@ -21,7 +21,6 @@ import contextlib
 import itertools
 import logging
 import math
-import random
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -364,8 +363,7 @@ class Connection:
                     break
                 self._move("lost")
                 self._counters.reconnects += 1
-                delay = min(self._opts.backoff_max, self._opts.backoff_initial * 2**failures)
-                with anyio.move_on_after(delay * random.uniform(0.5, 1.0)):
+                with anyio.move_on_after(self._opts.backoff_delay(failures)):
                     await self._close_requested.wait()
                 if self._closing:
                     break

@@ -7,6 +7,7 @@ mysterious failure in the middle of a session.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -87,6 +88,15 @@ class ConnectionOptions:
         info = self.client_info
         if not isinstance(info, dict) or not isinstance(info.get("name"), str) or "version" not in info:
             raise ValueError("client_info must be a dict with a 'name' and a 'version'")
+
+    def backoff_delay(self, failures: int) -> float:
+        """Seconds to wait before the next attempt after ``failures`` failed ones, jittered.
+
+        Jitter (a random 50-100 % of the step) keeps many clients of one restarted server from
+        all coming back in the same instant.
+        """
+        step = float(min(self.backoff_max, self.backoff_initial * 2**failures))
+        return step * random.uniform(0.5, 1.0)
 
     @property
     def pin(self) -> Pin:
