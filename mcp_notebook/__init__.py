@@ -11,6 +11,7 @@ traitlets, ipywidgets, pandas nor IPython. ::
 from ._version import __version__
 from .client import Client
 from .connection import ConnectionOptions, ConnectionStats
+from .group import ClientGroup
 from .protocol.errors import ErrorKind, McpError
 from .results import (
     Completion,
@@ -26,10 +27,12 @@ from .tasks import TaskHandle
 
 __all__ = [
     "Client",
+    "ClientGroup",
     "Completion",
     "ConnectionOptions",
     "ConnectionStats",
     "ErrorKind",
+    "Group",
     "McpError",
     "Prompt",
     "PromptResult",
@@ -42,6 +45,7 @@ __all__ = [
     "ToolResult",
     "__version__",
     "connect",
+    "connect_all",
 ]
 
 
@@ -61,7 +65,7 @@ def unload_ipython_extension(ipython: object) -> None:
 
 def __getattr__(name: str) -> object:
     # The notebook layer (traitlets, pandas, ...) loads only when asked for, so the core stays light.
-    if name in ("connect", "Session"):
+    if name in ("connect", "Session", "connect_all", "Group"):
         try:
             from . import notebook
         except ImportError as exc:

@@ -147,7 +147,8 @@ class ClientGroup:
     ``servers`` maps a name to what :class:`Client` takes (a command, an argv list, a URL, a
     transport), to an unconnected :class:`Client`, or to a config entry
     (:class:`mcp_notebook.config.ServerEntry`); a :class:`~mcp_notebook.config.ServerConfig`
-    works too, and its bad entries become members that show their error. ``options`` are every
+    works too, and its bad entries become members that show their error (as do ``errors``,
+    server name to the reason it could not be loaded). ``options`` are every
     client's (``timeout``, ``protocol``, ``backoff_initial``, ...); an entry's own (env, headers)
     come on top. ``separator`` joins server and tool names.
     """
@@ -156,6 +157,7 @@ class ClientGroup:
         self,
         servers: Mapping[str, Any] | ServerConfig,
         *,
+        errors: Mapping[str, BaseException] | None = None,
         separator: str = ".",
         **options: Any,
     ) -> None:
@@ -169,11 +171,10 @@ class ClientGroup:
         self._options = dict(options)
         self.members: dict[str, GroupMember] = {}
         entries = getattr(servers, "servers", servers)
-        errors: Mapping[str, BaseException] = getattr(servers, "errors", {}) or {}
         for name, spec in entries.items():
             self._check_name(name)
             self.members[name] = GroupMember(name, spec, self._options)
-        for name, error in errors.items():
+        for name, error in {**(getattr(servers, "errors", None) or {}), **(errors or {})}.items():
             self.members[name] = GroupMember(name, None, self._options, error=error)
         self._hooks: list[Callable[[GroupMember], None]] = []
         self._owned: OwnedTask | None = None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -52,6 +53,16 @@ async def eventually(condition: Callable[[], Any], timeout: float = 3.0) -> None
     with anyio.fail_after(timeout):
         while not condition():  # noqa: ASYNC110
             await anyio.sleep(0.005)
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 5.0) -> None:
+    """The blocking twin of :func:`eventually`, for tests of the notebook layer (whose engine runs
+    on a thread of its own)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout} s: {getattr(condition, '__name__', condition)}")
+        time.sleep(0.01)
 
 
 def text_result(text: str = "ok") -> dict[str, Any]:

@@ -82,7 +82,8 @@ async def test_closed_clients_leave_no_task_or_process() -> None:
     for client in (modern, legacy):
         assert client.status == "closed"
         assert client._tasks.closed
-        assert client._host is not None and client._host.task is not None
+        assert client._host is not None
+        assert client._host.task is not None
         assert client._host.task.done()
     left = _alive(asyncio.all_tasks() - before - {mine})  # type: ignore[operator]
     assert not left, f"tasks left running on the loop after both clients closed: {left}"

@@ -5,7 +5,8 @@ Needs the ``notebook`` extra (traitlets, pandas, tqdm, ipywidgets, IPython): ``p
 """
 
 from ._tasks import SessionTask
-from .model import SessionModel
+from .group import Group, connect_all
+from .model import GroupModel, SessionModel
 from .session import Session, connect
 
-__all__ = ["Session", "SessionModel", "SessionTask", "connect"]
+__all__ = ["Group", "GroupModel", "Session", "SessionModel", "SessionTask", "connect", "connect_all"]

@@ -18,14 +18,42 @@ from typing import Any
 
 from traitlets import All, Dict, Float, HasTraits, Int, List, Unicode
 
-__all__ = ["SessionModel"]
+__all__ = ["GroupModel", "SessionModel"]
 
 logger = logging.getLogger("mcp_notebook.notebook")
 
 _Handler = Callable[[Any], Any]
 
 
-class SessionModel(HasTraits):
+class _Model(HasTraits):
+    """Observers that cannot break the engine, and writes as one consistent change."""
+
+    updated_at = Float(0.0, help="when anything in the model last changed")
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # Keyed by the handler itself: bound methods are new objects on every access but equal.
+        self._wrapped: dict[tuple[_Handler, str], _Handler] = {}
+
+    def observe(self, handler: _Handler, names: Any = None, type: str = "change") -> None:
+        safe = self._wrapped.get((handler, type))
+        if safe is None:
+            safe = self._wrapped[(handler, type)] = _guarded(handler)
+        super().observe(safe, names=All if names is None else names, type=type)
+
+    def unobserve(self, handler: _Handler, names: Any = None, type: str = "change") -> None:
+        safe = self._wrapped.get((handler, type), handler)
+        super().unobserve(safe, names=All if names is None else names, type=type)
+
+    def update(self, **values: Any) -> None:
+        """Set several traits as one consistent change."""
+        with self.hold_trait_notifications():
+            for name, value in values.items():
+                setattr(self, name, value)
+            self.updated_at = time.time()
+
+
+class SessionModel(_Model):
     """Observable state of one session. Times are ``time.time()`` seconds."""
 
     status = Unicode("connecting", help="connecting, negotiating, ready, reconnecting or closed")
@@ -48,41 +76,44 @@ class SessionModel(HasTraits):
         help="tasks started or attached to, oldest first, one row each: {task_id, tool, status, "
         "status_message, started, ended, elapsed, error, result}; kept live by the client's poller"
     )
-    updated_at = Float(0.0, help="when anything above last changed")
 
     def __init__(self, *, max_log: int = 500, max_history: int = 10_000, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._max_log = max_log
         self._max_history = max_history
-        # Keyed by the handler itself: bound methods are new objects on every access but equal.
-        self._wrapped: dict[tuple[_Handler, str], _Handler] = {}
-
-    # --- observers that cannot break the engine -------------------------------------------------
-
-    def observe(self, handler: _Handler, names: Any = None, type: str = "change") -> None:
-        safe = self._wrapped.get((handler, type))
-        if safe is None:
-            safe = self._wrapped[(handler, type)] = _guarded(handler)
-        super().observe(safe, names=All if names is None else names, type=type)
-
-    def unobserve(self, handler: _Handler, names: Any = None, type: str = "change") -> None:
-        safe = self._wrapped.get((handler, type), handler)
-        super().unobserve(safe, names=All if names is None else names, type=type)
-
-    # --- writes from the session ----------------------------------------------------------------
-
-    def update(self, **values: Any) -> None:
-        """Set several traits as one consistent change."""
-        with self.hold_trait_notifications():
-            for name, value in values.items():
-                setattr(self, name, value)
-            self.updated_at = time.time()
 
     def append(self, name: str, entry: dict[str, Any]) -> None:
         """Add to a bounded log (notifications, log, history), newest last."""
         limit = self._max_history if name == "history" else self._max_log
         items = getattr(self, name)
         self.update(**{name: [*items[-(limit - 1) :], entry] if limit > 1 else [entry]})
+
+
+class GroupModel(_Model):
+    """Observable state of a group of servers (``group.model``), written from the engine thread.
+
+    ``servers`` is the status board: one row per server, in config order, rebuilt whenever a
+    server's status, lists or counters change. ``log`` merges the servers' log messages and
+    notifications, each entry with its ``server``.
+    """
+
+    servers = List(
+        help="one row per server: {server, status, era, protocol_version, server_name, "
+        "server_version, tools, in_flight, reconnects, failures, last_error, target}"
+    )
+    statuses = Dict(help="server name -> connecting, negotiating, ready, reconnecting or closed")
+    sessions = Dict(help="server name -> Session, for the servers that came up")
+    tools = List(help="every server's tools as Tool objects named SERVER.TOOL")
+    total_tools = Int(0)
+    log = List(help="recent log messages and notifications of every server, newest last: {server, time, ...}")
+
+    def __init__(self, *, max_log: int = 1000, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._max_log = max_log
+
+    def append_log(self, entries: list[dict[str, Any]]) -> None:
+        if entries:
+            self.update(log=[*self.log, *entries][-self._max_log :])
 
 
 def _guarded(handler: _Handler) -> _Handler:

@@ -84,25 +84,15 @@ class Session:
         #: Installed by default inside a Jupyter kernel (``dialogs=False``: never; ``True``: also
         #: outside one; or pass your own ``NotebookDialogs``); a handler passed as
         #: ``elicitation=``/``sampling=`` always wins over the dialog for that request kind.
-        self.dialogs: NotebookDialogs | None = _dialogs_for(dialogs, options, name or _describe(target))
-        #: What was passed as ``roots=`` (a ``RootsList`` is editable in :meth:`roots_widget`).
-        self.roots: Any = options.get("roots")
-        self.client = Client(target, **options)
-        self.model = SessionModel()
-        self.name = name or _describe(target)
-        self._ui_call: Callable[..., Any] | None = None
-        if self.dialogs is not None:
-            from ..widgets import _uipoll
-
-            self._ui_call = _uipoll.call
-        self.show_progress = show_progress
-        self.redact_arguments = redact_arguments
-        self._engine: Engine = get_engine()
-        self._closed = False
-        self._background: list[Any] = []
-        self.client.connection.on_state_change(self._on_state)
-        self.client.on_event(self._on_event)
-        self.client.on_task(self._on_task)
+        dialogs_used = _dialogs_for(dialogs, options, name or _describe(target))
+        self._setup(
+            Client(target, **options),
+            name=name or _describe(target),
+            dialogs=dialogs_used,
+            roots=options.get("roots"),
+            show_progress=show_progress,
+            redact_arguments=redact_arguments,
+        )
         try:
             self._engine.call(self.client.connect)
             # A notebook shows what a server offers straight away: fetch the lists now.
@@ -117,6 +107,68 @@ class Session:
         self._sync_lists()
         self._background.append(self._engine.spawn(self._follow_notifications))
         _OPEN.add(self)
+
+    @classmethod
+    def _adopt(
+        cls,
+        client: Client,
+        *,
+        name: str,
+        dialogs: NotebookDialogs | None = None,
+        roots: Any = None,
+        show_progress: bool = True,
+        redact_arguments: bool = False,
+    ) -> Session:
+        """A session over a client that is already connected (a group's member), from any thread.
+
+        Nothing here waits: the lists are fetched and notifications followed in the background,
+        so a group can adopt a server the moment it comes up, on the engine thread itself.
+        """
+        self = cls.__new__(cls)
+        self._setup(
+            client,
+            name=name,
+            dialogs=dialogs,
+            roots=roots,
+            show_progress=show_progress,
+            redact_arguments=redact_arguments,
+        )
+        self._sync_connection()
+        self._sync_lists()
+        self._background.append(self._engine.spawn(self._fetch_lists))
+        self._background.append(self._engine.spawn(self._follow_notifications))
+        _OPEN.add(self)
+        return self
+
+    def _setup(
+        self,
+        client: Client,
+        *,
+        name: str,
+        dialogs: NotebookDialogs | None,
+        roots: Any,
+        show_progress: bool,
+        redact_arguments: bool,
+    ) -> None:
+        self.dialogs: NotebookDialogs | None = dialogs
+        #: What was passed as ``roots=`` (a ``RootsList`` is editable in :meth:`roots_widget`).
+        self.roots: Any = roots
+        self.client = client
+        self.model = SessionModel()
+        self.name = name
+        self._ui_call: Callable[..., Any] | None = None
+        if self.dialogs is not None:
+            from ..widgets import _uipoll
+
+            self._ui_call = _uipoll.call
+        self.show_progress = show_progress
+        self.redact_arguments = redact_arguments
+        self._engine: Engine = get_engine()
+        self._closed = False
+        self._background: list[Any] = []
+        self.client.connection.on_state_change(self._on_state)
+        self.client.on_event(self._on_event)
+        self.client.on_task(self._on_task)
 
     # --- mirroring the client into the model ----------------------------------------------------
 

@@ -1,0 +1,95 @@
+"""The notebook Group over real servers: sessions by name, the live board, one tool table, calls."""
+
+from __future__ import annotations
+
+import sys
+
+import pandas as pd
+import pytest
+
+from mcp_notebook import McpError
+from mcp_notebook.notebook import Group
+from tests.conftest import demo_server, everything_server
+from tests.fakes import wait_until
+
+LATE_DEMO = (
+    "import runpy, sys\nsys.argv = ['x']\nrunpy.run_module('mcp_notebook.demo', run_name='__main__')\n"
+)
+MISSING = "/nonexistent/mcp-server-that-is-not-there"
+
+
+@pytest.fixture
+def group(no_leaked_processes):
+    servers = {"demo": demo_server(), "everything": everything_server(), "broken": [MISSING]}
+    group = Group(
+        servers, show_progress=False, backoff_initial=0.05, backoff_max=0.1, max_reconnect_attempts=1
+    )
+    yield group
+    group.close()
+
+
+def test_board_sessions_and_tool_table(group):
+    assert group.statuses["demo"] == "ready"
+    assert group.statuses["everything"] == "ready"
+    assert set(group.sessions) == {"demo", "everything"}
+    assert group["demo"].model.era == "modern"
+    assert group["everything"].model.era == "legacy"
+    with pytest.raises(McpError, match="not connected"):
+        group["broken"]
+    assert list(group) == ["demo", "everything", "broken"]
+
+    wait_until(lambda: group.model.total_tools >= 12 + 5)
+    board = {row["server"]: row for row in group.model.servers}
+    assert board["demo"]["status"] == "ready"
+    assert board["demo"]["tools"] == len(group["demo"].model.tools)
+    assert board["broken"]["status"] in ("reconnecting", "closed")
+    assert MISSING in board["broken"]["last_error"]
+    wait_until(lambda: group.model.statuses["broken"] == "closed", timeout=10)
+
+    frame = group.tools_frame()
+    assert list(frame.columns[:2]) == ["server", "name"]
+    assert set(frame["server"]) == {"demo", "everything"}
+    assert ("demo", "add") in set(zip(frame["server"], frame["name"], strict=True))
+    names = {t.name for t in group.model.tools}
+    assert {"demo.add", "everything.get-sum"} <= names
+
+    assert float(group.call_tool("demo.add", {"a": 2, "b": 5}).text) == 7
+    assert "hey" in group.call_tool("everything.echo", {"message": "hey"}).text
+    assert float(group.call_tool("demo_add", {"a": 1, "b": 1}).text) == 2  # fastmcp's spelling
+    assert group["demo"].model.history[-1]["name"] == "add"
+
+    result = group.map_tool("demo.add", pd.DataFrame({"a": [1, 2], "b": [10, 20]}), progress=False)
+    assert [float(v) for v in result["result"]] == [11, 22]
+
+    html = group._repr_html_()
+    assert "broken" in html
+    assert "ready" in html
+    assert repr(group).startswith("<Group 3 servers")
+
+
+def test_merged_log_has_a_server_column(group):
+    group.call_tool("everything.toggle-simulated-logging", {})
+    wait_until(lambda: any(e["server"] == "everything" for e in group.model.log), timeout=10)
+    frame = group.log_frame()
+    assert "everything" in set(frame["server"])
+
+
+def test_a_late_server_gets_its_session_when_it_comes_up(tmp_path, no_leaked_processes):
+    script = tmp_path / "late.py"
+    group = Group(
+        {"late": [sys.executable, str(script)]},
+        show_progress=False,
+        backoff_initial=0.05,
+        backoff_max=0.1,
+        max_reconnect_attempts=100,
+    )
+    try:
+        assert group.statuses["late"] in ("reconnecting", "connecting")
+        script.write_text(LATE_DEMO)
+        group.reconnect("late")
+        wait_until(lambda: "late" in group.sessions, timeout=20)
+        wait_until(lambda: group.model.total_tools > 0, timeout=10)
+        assert float(group.call_tool("late.add", {"a": 1, "b": 2}).text) == 3
+    finally:
+        group.close()
+    assert group.statuses["late"] == "closed"
