@@ -548,4 +548,42 @@ def test_no_secret_in_a_repr_a_message_a_log_line_or_a_traceback(caplog: pytest.
     for kind, secret in secrets.items():
         assert secret not in text, f"the {kind} secret leaked"
     assert "${env:ARG_TOKEN}" in config["local"].describe()  # ...and a secret shows as written
+    assert repr(config["local"]) == (
+        "ServerEntry(name='local', transport='stdio', command='server', args=2, env keys=['A', 'B'], "
+        "format='dict')"
+    )
     assert config["remote"].describe() == "https://h.test/mcp"
+
+
+# --- connect("name") in the notebook layer ------------------------------------------------------------
+
+
+def test_a_name_is_found_in_any_format_and_the_first_file_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_notebook.notebook import _config
+
+    home = tmp_path / "home"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("SHARED_TOKEN", "shared-tok-1d2e")
+    (tmp_path / ".vscode").mkdir()
+    (tmp_path / ".vscode" / "mcp.json").write_text(
+        '{"servers": {"shared": {"type": "sse", "url": "https://first.test/sse",'
+        ' "headers": {"A": "${env:SHARED_TOKEN}"}}, // JSONC\n "bad": {"command": 1}}}'
+    )
+    (home / ".cursor").mkdir(parents=True)
+    (home / ".cursor" / "mcp.json").write_text(
+        '{"mcpServers": {"shared": {"command": "second"}, "cursor-only": {"command": "python3"}}}'
+    )
+    assert _config.server_names() == ["shared", "bad", "cursor-only"]
+    target, options, label = _config.resolve_target("shared")
+    assert isinstance(target, HttpTransport)
+    assert (target.mode, options, label) == ("sse", {}, "shared")
+    assert _config.resolve_target("cursor-only") == (["python3"], {}, "cursor-only")
+    with pytest.raises(ConfigError, match="server 'bad', field 'command'"):
+        _config.resolve_target("bad")
+    with pytest.raises(ValueError, match="servers in config files: shared, bad, cursor-only"):
+        _config.resolve_target("no-such-server-anywhere")
+    assert _config.resolve_target("two words") == ("two words", {}, None)

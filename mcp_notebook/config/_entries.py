@@ -98,12 +98,12 @@ class ServerEntry:
         return _safe_url(str(self.url))
 
     def __repr__(self) -> str:
-        target = "command" if self.transport == "stdio" else "url"
-        parts = [
-            f"name={self.name!r}",
-            f"transport={self.transport!r}",
-            f"{target}={self.describe()!r}",
-        ]
+        # The command without its arguments (a literal token may be one); the URL without query.
+        shown = self.describe()
+        target = f"command={shlex.split(shown)[0]!r}" if self.command else f"url={shown!r}"
+        parts = [f"name={self.name!r}", f"transport={self.transport!r}", target]
+        if self.args:
+            parts.append(f"args={len(self.args)}")
         if self.env:
             parts.append(f"env keys={sorted(self.env)!r}")
         if self.headers:
