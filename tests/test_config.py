@@ -475,6 +475,7 @@ def test_an_entry_is_read_only() -> None:
     with pytest.raises(TypeError):
         entry.env["K"] = "w"  # type: ignore[index]
     assert isinstance(load_config({"mcpServers": {}}), ServerConfig)
+    assert pickle.loads(pickle.dumps(entry)) == entry
 
 
 @pytest.mark.anyio

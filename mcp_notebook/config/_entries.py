@@ -68,6 +68,11 @@ class ServerEntry:
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
         object.__setattr__(self, "headers", MappingProxyType(dict(self.headers)))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The read-only views do not pickle; the entry does (to a worker process, say).
+        fields = (self.command, self.args, dict(self.env), self.cwd, self.url, dict(self.headers))
+        return (_rebuild, (self.name, self.transport, *fields, self.source, self.format, self.shown))
+
     def client_args(self) -> tuple[Any, dict[str, Any]]:
         """``(target, options)`` for ``mcp_notebook.Client(target, **options)``.
 
@@ -110,6 +115,10 @@ class ServerEntry:
             parts.append(f"header names={sorted(self.headers)!r}")
         parts.append(f"format={self.format!r}")
         return f"ServerEntry({', '.join(parts)})"
+
+
+def _rebuild(*values: Any) -> ServerEntry:
+    return ServerEntry(*values)
 
 
 def resolve_entry(
@@ -220,7 +229,8 @@ def _string_map(value: Any, field_name: str, error: Any) -> dict[str, str]:
 
 def _env_file(value: Any, context: Context, expanded: Any, error: Any) -> dict[str, str]:
     """The variables of ``envFile`` (python-dotenv's syntax, no interpolation: what the file says),
-    relative to the workspace folder; the entry's own ``env`` goes over them."""
+    relative to the workspace folder; the entry's own ``env`` goes over them. Read for stdio
+    entries only: an HTTP server gets no environment from us."""
     if value is None:
         return {}
     if not isinstance(value, str) or not value.strip():
