@@ -1,105 +1,65 @@
-"""Naming servers: ``connect("demo")`` finds "demo" in an ``mcp.json`` file.
+"""Naming servers: ``connect("demo")`` finds "demo" in a config file on the search path.
 
-The ``mcpServers`` format is the one Claude Desktop, Cursor and fastmcp read (VS Code's
-``.vscode/mcp.json`` calls the same map ``servers``)::
-
-    {"mcpServers": {"demo": {"command": "python", "args": ["-m", "mcp_notebook.demo"],
-                             "env": {"TOKEN": "..."}, "cwd": "."},
-                    "remote": {"url": "https://example.com/mcp",
-                               "headers": {"Authorization": "Bearer ${env:REMOTE_TOKEN}"}}}}
-
-An entry with a ``url`` is an HTTP server; its ``headers`` go on every request (their values are
-secrets, never shown), and ``${env:NAME}`` in a header value is read from the environment, so the
-file itself need not hold the token.
-
-Files are searched in order: ``./mcp.json``, ``./.mcp.json``, ``./.vscode/mcp.json``, then
-``$XDG_CONFIG_HOME/mcp/mcp.json`` (``~/.config/mcp/mcp.json``). The first file naming the server
-wins. A target that is not a plain name (it has spaces, is a list, or is an object) is used as is.
+Thin on purpose: the formats (Claude Desktop, VS Code, Cursor, Claude Code, ``mcp.json``), the
+variables, the inputs and the search order are :mod:`mcp_notebook.config`'s (core, so scripts read
+the same files). This module only turns a name into ``(target, options, label)`` for a Session:
+the first file on the search path that names the server wins. A target that is not a plain name
+(it has spaces or a slash, is a list, or is an object) is used as is.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import shutil
 from pathlib import Path
 from typing import Any
 
-__all__ = ["config_files", "resolve_target"]
+from ..config import ConfigError, ServerEntry, config_search_path, load_config
+
+__all__ = ["config_files", "find_entry", "resolve_target", "server_names"]
 
 
 def config_files() -> list[Path]:
-    here = Path.cwd()
-    home_config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    candidates = [
-        here / "mcp.json",
-        here / ".mcp.json",
-        here / ".vscode" / "mcp.json",
-        home_config / "mcp" / "mcp.json",
-    ]
-    return [path for path in candidates if path.is_file()]
+    """The config files on the search path that exist, in search order."""
+    return [path for path in config_search_path() if path.is_file()]
 
 
-def _servers(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path} is not a readable JSON file: {exc}") from None
-    if not isinstance(data, dict):
-        return {}
-    servers = data.get("mcpServers", data.get("servers"))
-    return servers if isinstance(servers, dict) else {}
+def server_names() -> list[str]:
+    """Every server name the config files declare, first file first (unreadable files skipped)."""
+    names: list[str] = []
+    for path in config_files():
+        try:
+            names += load_config(path, only=()).declared
+        except ConfigError:
+            continue
+    return list(dict.fromkeys(names))
+
+
+def find_entry(name: str) -> ServerEntry | None:
+    """The entry of the first file that names ``name``, resolved (this may ask for VS Code inputs);
+    None if no file names it. A bad entry, or an unreadable file before it, raises ConfigError."""
+    for path in config_files():
+        if name in load_config(path, only=()).declared:
+            config = load_config(path, only=[name])
+            if name in config.errors:
+                raise config.errors[name]
+            return config.servers[name]
+    return None
+
+
+def is_name(target: Any) -> bool:
+    return isinstance(target, str) and not any(c.isspace() for c in target) and "/" not in target
 
 
 def resolve_target(target: Any) -> tuple[Any, dict[str, Any], str | None]:
     """``(target for the Client, options from the config, a label)``."""
-    if not isinstance(target, str) or any(c.isspace() for c in target) or "/" in target:
+    if not is_name(target):
         return target, {}, None
-    for path in config_files():
-        entry = _servers(path).get(target)
-        if entry is None:
-            continue
-        if not isinstance(entry, dict):
-            raise ValueError(f"server {target!r} in {path} is not an object")
-        if "url" in entry and "command" not in entry:
-            return _http_entry(target, entry, path)
-        command = entry.get("command")
-        if not isinstance(command, str):
-            raise ValueError(f"server {target!r} in {path} has no 'command'")
-        args = entry.get("args") or []
-        options: dict[str, Any] = {}
-        if isinstance(entry.get("env"), dict):
-            options["env"] = {str(k): str(v) for k, v in entry["env"].items()}
-        if isinstance(entry.get("cwd"), str):
-            options["cwd"] = str((path.parent / entry["cwd"]).resolve())
-        return [command, *[str(a) for a in args]], options, target
+    entry = find_entry(target)
+    if entry is not None:
+        resolved, options = entry.client_args()
+        return resolved, options, target
     if shutil.which(target) is None:
-        known = sorted({name for path in config_files() for name in _servers(path)})
-        hint = f" (servers in mcp.json: {', '.join(known)})" if known else " (no mcp.json found)"
+        known = server_names()
+        hint = f" (servers in config files: {', '.join(known)})" if known else " (no MCP config file found)"
         raise ValueError(f"{target!r} is neither a server named in mcp.json nor a command on PATH{hint}")
     return target, {}, None
-
-
-def _http_entry(name: str, entry: dict[str, Any], path: Path) -> tuple[Any, dict[str, Any], str]:
-    url = entry["url"]
-    if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
-        raise ValueError(f"server {name!r} in {path} has a 'url' that is not http(s)")
-    options: dict[str, Any] = {}
-    headers = entry.get("headers")
-    if isinstance(headers, dict):
-        options["headers"] = {str(k): _expand_env(str(v), name, path) for k, v in headers.items()}
-    return url, options, name
-
-
-def _expand_env(value: str, name: str, path: Path) -> str:
-    """``${env:NAME}`` -> the variable's value (VS Code's notation); a missing one is an error."""
-
-    def one(match: re.Match[str]) -> str:
-        variable = match.group(1)
-        found = os.environ.get(variable)
-        if found is None:
-            raise ValueError(f"server {name!r} in {path} needs the environment variable {variable}")
-        return found
-
-    return re.sub(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}", one, value)

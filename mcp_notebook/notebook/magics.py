@@ -663,13 +663,7 @@ def _tool_argument_candidates(schema: dict[str, Any], given: list[str], fragment
 
 
 def _config_names() -> list[str]:
-    names: list[str] = []
-    for path in _config.config_files():
-        try:
-            names += list(_config._servers(path))
-        except ValueError:
-            continue
-    return list(dict.fromkeys(names))
+    return _config.server_names()
 
 
 # --- connect targets ---------------------------------------------------------------------------------
@@ -701,10 +695,17 @@ def _connect_target(options: Options) -> tuple[str | None, Any, str]:
     elif len(words) == 1:
         name = target = words[0]
         try:
-            resolved, _, label = _config.resolve_target(name)
+            entry = _config.find_entry(name)
+            if entry is None:
+                _config.resolve_target(name)  # a command on PATH, or the error saying it is neither
         except ValueError as exc:
             raise MagicArgError(str(exc)) from None
-        described = f"{_describe_command(resolved)} (mcp.json)" if label else _describe_command(resolved)
+        if entry is None:
+            described = _describe_command(name)
+        elif entry.transport == "stdio":
+            described = f"{_describe_command(split_line(entry.describe()))} ({entry.format})"
+        else:
+            described = f"{entry.describe()} ({entry.format})"
     else:
         raise MagicArgError(usage)
     if name is not None and (name.startswith("-") or "=" in name):

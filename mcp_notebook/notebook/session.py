@@ -59,8 +59,9 @@ def connect(target: Any, *, name: str | None = None, show_progress: bool = True,
     """Connect to an MCP server and return a :class:`Session` once it is ready.
 
     ``target``: a command string or argv list (stdio), an in-process SDK server object, or the name
-    of a server in an ``mcp.json`` file (``mcpServers``; looked up in the current directory, then the
-    user's config directory). ``options`` are the :class:`~mcp_notebook.Client`'s.
+    of a server in a config file (``mcp.json``, ``.mcp.json``, ``.vscode/mcp.json``, Cursor's and
+    Claude Desktop's files: see :mod:`mcp_notebook.config` for the search order). ``options`` are
+    the :class:`~mcp_notebook.Client`'s and win over the file's.
     """
     resolved, config_options, label = _config.resolve_target(target)
     merged = {**config_options, **options}
