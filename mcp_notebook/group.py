@@ -87,7 +87,7 @@ class GroupMember:
                 error = None
         if error is None:
             return None
-        return str(getattr(error, "message", None) or error)
+        return error.message if isinstance(error, McpError) else str(error)
 
     def describe(self) -> str:
         """The server's command line or URL, without secrets."""

@@ -147,3 +147,22 @@ def test_the_tasks_benchmark_runs_every_client_and_prints_its_ratios() -> None:
     # Ours sends tools/call and polls at the server's interval, as the raw poller does: never more.
     counts = dict(part.split("=") for part in out.split("1 at once: ")[1].splitlines()[0].split(", "))
     assert float(counts["ours"]) <= float(counts["raw"]) + 0.5, counts
+
+
+def test_the_group_benchmark_runs_every_client_and_prints_its_ratios() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmarks.group", "--smoke"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = run.stdout
+    rows = {line.split(" | ")[0]: line.split(" | ") for line in out.splitlines() if " | " in line}
+    for case in ("ours", "ours + broken", "fastmcp", "SDK", "slowest alone", "sum alone"):
+        assert case in rows, out
+    # Ours brings every working server's tools, with or without a server that cannot start.
+    assert rows["ours"][3] == rows["ours + broken"][3], out
+    assert rows["ours"][1] != "n/a", out
+    assert "ours/slowest alone:" in out

@@ -7,6 +7,7 @@ whose command does not exist. The four come up, the fifth shows its error, the g
 
 from __future__ import annotations
 
+import json
 import sys
 
 import anyio
@@ -25,16 +26,24 @@ RUN_DEMO = "runpy.run_module('mcp_notebook.demo', run_name='__main__')"
 FAST_RETRY = {"backoff_initial": 0.05, "backoff_max": 0.1, "max_reconnect_attempts": 2}
 
 
-async def test_five_servers_four_up_one_failing(no_leaked_processes):
+async def test_five_servers_four_up_one_failing(tmp_path, no_leaked_processes):
     with sdk_http("modern") as sdk, everything_http("sse") as sse:
-        servers = {
-            "demo": demo_server(),
-            "everything": everything_server(),
-            "sdk-http": sdk.url,
-            "everything-sse": sse.url,
-            "broken": [MISSING, "--stdio"],
+        # One config file, VS Code's format: stdio, http and sse entries side by side.
+        demo, everything = demo_server(), everything_server()
+        config = {
+            "servers": {
+                "demo": {"type": "stdio", "command": demo[0], "args": demo[1:]},
+                "everything": {"command": everything[0], "args": everything[1:]},
+                "sdk-http": {"type": "http", "url": sdk.url},
+                "everything-sse": {"type": "sse", "url": sse.url},
+                "broken": {"command": MISSING, "args": ["--stdio"]},
+            }
         }
-        async with ClientGroup(servers, timeout=30, **FAST_RETRY) as group:
+        path = tmp_path / ".vscode" / "mcp.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps(config))
+        async with ClientGroup.from_config(path, timeout=30, **FAST_RETRY) as group:
+            assert list(group) == ["demo", "everything", "sdk-http", "everything-sse", "broken"]
             statuses = group.statuses
             assert {n: s for n, s in statuses.items() if n != "broken"} == dict.fromkeys(
                 ["demo", "everything", "sdk-http", "everything-sse"], "ready"
@@ -165,3 +174,21 @@ async def test_a_given_client_is_used_and_not_retried(no_leaked_processes):
         assert group["demo"] is client
         assert client.status == "ready"
     assert client.status == "closed"
+
+
+async def test_a_bad_config_entry_is_a_member_that_shows_its_error(no_leaked_processes):
+    demo = demo_server()
+    config = {
+        "mcpServers": {
+            "demo": {"command": demo[0], "args": demo[1:]},
+            "bad": {"url": "ftp://example.invalid/mcp"},
+        }
+    }
+    async with ClientGroup.from_config(config) as group:
+        assert group.statuses == {"demo": "ready", "bad": "closed"}
+        message = group.members["bad"].error_message or ""
+        assert "bad" in message
+        assert "url" in message
+        with pytest.raises(McpError, match="config error"):
+            await group.reconnect("bad")
+        assert group.summary()[1]["last_error"] == message
