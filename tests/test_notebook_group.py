@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from mcp_notebook import McpError
-from mcp_notebook.notebook import Group
+from mcp_notebook.notebook import Group, connect_all
 from tests.conftest import demo_server, everything_server
 from tests.fakes import wait_until
 
@@ -93,3 +93,58 @@ def test_a_late_server_gets_its_session_when_it_comes_up(tmp_path, no_leaked_pro
     finally:
         group.close()
     assert group.statuses["late"] == "closed"
+
+
+def test_no_secret_reaches_a_repr_the_board_or_a_log(tmp_path, caplog, no_leaked_processes):
+    import json
+    import logging
+
+    from tests.http_peers import sdk_http
+
+    caplog.set_level(logging.DEBUG)
+    env_secret, header_secret, input_secret = "env-s3cr3t-1", "hdr-s3cr3t-2", "inp-s3cr3t-3"
+    (tmp_path / ".env").write_text("FROM_FILE=file-s3cr3t-4\n")
+    with sdk_http("modern") as web:
+        config = {
+            "inputs": [{"type": "promptString", "id": "tok", "password": True}],
+            "servers": {
+                "demo": {
+                    "command": sys.executable,
+                    "args": ["-m", "mcp_notebook.demo"],
+                    "env": {"API_KEY": env_secret},
+                    "envFile": "${workspaceFolder}/.env",
+                },
+                "web": {
+                    "type": "http",
+                    "url": web.url,
+                    "headers": {"X-Api-Key": header_secret, "Authorization": "Bearer ${input:tok}"},
+                },
+                "broken": {"command": MISSING, "env": {"API_KEY": env_secret}},
+            },
+        }
+        path = tmp_path / "mcp.json"
+        path.write_text(json.dumps(config))
+        group = connect_all(path, inputs={"tok": input_secret}, show_progress=False, max_reconnect_attempts=0)
+        try:
+            assert group.statuses == {"demo": "ready", "web": "ready", "broken": "closed"}
+            # The secrets do reach the servers' options (so the checks below look at real values).
+            _, demo_options = group.core.members["demo"]._spec.client_args()
+            assert demo_options["env"]["API_KEY"] == env_secret
+            assert demo_options["env"]["FROM_FILE"] == "file-s3cr3t-4"
+            _, web_options = group.core.members["web"]._spec.client_args()
+            assert web_options["headers"]["Authorization"] == f"Bearer {input_secret}"
+            shown = [
+                repr(group),
+                group._repr_html_(),
+                repr(group.core),
+                repr(group.model.servers),
+                repr(group.core.members),
+                repr(group.sessions),
+                group.tools_frame().to_string(),
+                *(repr(s.client) for s in group.sessions.values()),
+                caplog.text,
+            ]
+            for secret in (env_secret, header_secret, input_secret, "file-s3cr3t-4"):
+                assert not any(secret in text for text in shown), secret
+        finally:
+            group.close()
