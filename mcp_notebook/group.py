@@ -226,11 +226,12 @@ class ClientGroup:
     async def __aexit__(self, *exc: Any) -> None:
         await self.aclose()
 
-    async def connect(self, *, wait: bool = True) -> ClientGroup:
+    async def connect(self, *, wait: bool | float = True) -> ClientGroup:
         """Connect every server at once; return when each is up or has failed its first attempt.
 
-        A server that failed keeps being retried in the background (see the module's docstring);
-        ``wait=False`` returns at once, with every member still connecting.
+        A server that failed keeps being retried in the background (see the module's docstring).
+        ``wait`` a number of seconds returns after that long at most, the slower servers still
+        connecting (each is usable the moment its status turns "ready"); ``False`` returns at once.
         """
         if self._closed:
             raise McpError("closed", "this group was closed; create a new one to connect again")
@@ -241,8 +242,11 @@ class ClientGroup:
             started = anyio.Event()
             self._owned = spawn_owned(lambda: self._supervise(started), name="mcp-notebook group")
             await started.wait()
-        if wait:
+        if wait is True:
             await self._first_round.wait()
+        elif wait:
+            with anyio.move_on_after(wait):
+                await self._first_round.wait()
         return self
 
     async def _supervise(self, started: anyio.Event) -> None:

@@ -12,9 +12,8 @@ from mcp_notebook.notebook import Group, connect_all
 from tests.conftest import demo_server, everything_server
 from tests.fakes import wait_until
 
-LATE_DEMO = (
-    "import runpy, sys\nsys.argv = ['x']\nrunpy.run_module('mcp_notebook.demo', run_name='__main__')\n"
-)
+RUN_DEMO = "runpy.run_module('mcp_notebook.demo', run_name='__main__')"
+LATE_DEMO = "import runpy, sys\nsys.argv = ['x']\n" + RUN_DEMO + "\n"
 MISSING = "/nonexistent/mcp-server-that-is-not-there"
 
 
@@ -148,3 +147,16 @@ def test_no_secret_reaches_a_repr_the_board_or_a_log(tmp_path, caplog, no_leaked
                 assert not any(secret in text for text in shown), secret
         finally:
             group.close()
+
+
+def test_wait_returns_before_a_slow_server_which_joins_when_up(no_leaked_processes):
+    slow = [sys.executable, "-c", "import time, runpy, sys; time.sleep(3); sys.argv = ['x']; " + RUN_DEMO]
+    group = Group({"demo": demo_server(), "slow": slow}, show_progress=False, wait=0.5)
+    try:
+        assert group.statuses["slow"] in ("connecting", "negotiating")
+        assert "slow" not in group.sessions
+        wait_until(lambda: "slow" in group.sessions, timeout=30)
+        assert float(group.call_tool("slow.add", {"a": 1, "b": 1}).text) == 2
+        wait_until(lambda: group.model.statuses == {"demo": "ready", "slow": "ready"})
+    finally:
+        group.close()

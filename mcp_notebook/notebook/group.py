@@ -49,6 +49,7 @@ def connect_all(
     show_progress: bool = True,
     dialogs: Any = None,
     separator: str = ".",
+    wait: bool | float = True,
     **options: Any,
 ) -> Group:
     """Connect to every server of a config file at once and return a :class:`Group`.
@@ -59,15 +60,18 @@ def connect_all(
     servers by name. VS Code ``${input:...}`` values come from ``inputs`` or are asked once per
     kernel (a password field). ``options`` are every client's (``timeout``, ``protocol``, ...).
 
-    Returns once every server is up or has failed its first attempt; the failed ones show why on
-    the board (``group``, ``group.status_widget()``) and are retried in the background.
+    Returns once every server is up or has failed its first attempt (``wait=N``: after N seconds
+    at most, slower servers joining as they come up; ``False``: at once); the failed ones show
+    why on the board (``group``, ``group.status_widget()``) and are retried in the background.
     """
     from ..config import ServerConfig, load_config
 
     loaded = (
         config if isinstance(config, ServerConfig) else load_config(config, only=only, inputs=inputs, ask=ask)
     )
-    return Group(loaded, show_progress=show_progress, dialogs=dialogs, separator=separator, **options)
+    return Group(
+        loaded, show_progress=show_progress, dialogs=dialogs, separator=separator, wait=wait, **options
+    )
 
 
 class _MemberSpec:
@@ -91,7 +95,8 @@ class Group:
     """Several MCP servers, usable from cells, scripts and widget callbacks alike.
 
     ``servers`` maps names to what :func:`connect` takes (commands, URLs, config entries), or is
-    a loaded :class:`~mcp_notebook.config.ServerConfig` (see :func:`connect_all`).
+    a loaded :class:`~mcp_notebook.config.ServerConfig`; ``wait`` and ``options`` as in
+    :func:`connect_all`.
     """
 
     def __init__(
@@ -102,6 +107,7 @@ class Group:
         redact_arguments: bool = False,
         dialogs: Any = None,
         separator: str = ".",
+        wait: bool | float = True,
         **options: Any,
     ) -> None:
         self.model = GroupModel()
@@ -124,7 +130,7 @@ class Group:
         self.core.on_change(self._on_member)
         self._sync_board()
         try:
-            self._engine.call(self.core.connect)
+            self._engine.call(lambda: self.core.connect(wait=wait))
         except BaseException:
             self._engine.call(self.core.aclose)
             raise
