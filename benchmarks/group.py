@@ -15,10 +15,15 @@ Measured in one run, interleaved, each the time from nothing to one table of eve
 - slowest alone: our ``Client`` on the slow server alone: the limit for connecting in parallel.
 - sum alone: the four servers' times alone added up: what connecting one after another costs.
 
-The claim: ours takes about as long as the slowest server alone (ratio near 1), and a server that
-cannot start costs the others nothing.
+A second table does the same for the issue's five: the SDK demo server over stdio (modern era),
+server-everything over stdio (legacy), the SDK over Streamable HTTP, server-everything over
+HTTP+SSE (both already running, as remote servers are) and the missing command.
 
-Run: ``python -m benchmarks.group`` (about a minute; ``--repeat N``, ``--smoke``).
+The claim: ours takes about as long as the slowest server alone (ratio near 1; on 2 cores the
+Python servers' imports compete for the CPU, which the ratio includes), and a server that cannot
+start costs the others nothing.
+
+Run: ``python -m benchmarks.group`` (about three minutes; ``--repeat N``, ``--smoke``).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tests.conftest import EVERYTHING_JS
+from tests.http_peers import everything_http, sdk_http
 
 SLOW = 2.0
 DEMO = [sys.executable, "-m", "mcp_notebook.demo"]
@@ -50,29 +56,58 @@ def servers(slow: float) -> dict[str, list[str]]:
     }
 
 
-async def ours(group_servers: dict[str, list[str]]) -> int:
+# A server: an argv list (stdio), or a URL (Streamable HTTP; one ending in /sse is HTTP+SSE).
+Server = list[str] | str
+
+
+def _ours_target(server: Server) -> Any:
+    if isinstance(server, str) and server.endswith("/sse"):
+        from mcp_notebook.transports.http import HttpTransport
+
+        return HttpTransport(server, mode="sse")  # as a config entry of type "sse" gives
+    return server
+
+
+async def ours(group_servers: dict[str, Server]) -> int:
     from mcp_notebook.group import ClientGroup
 
     # One attempt: the broken server's retries run in the background and never hold up connect().
-    async with ClientGroup(group_servers, max_reconnect_attempts=0) as group:
+    targets = {name: _ours_target(server) for name, server in group_servers.items()}
+    async with ClientGroup(targets, max_reconnect_attempts=0) as group:
         return len(await group.list_tools())
 
 
-async def fastmcp(group_servers: dict[str, list[str]]) -> int:
+def _fastmcp_entry(server: Server) -> dict[str, Any]:
+    if isinstance(server, str):
+        return {"url": server, "transport": "sse" if server.endswith("/sse") else "http"}
+    return {"command": server[0], "args": server[1:]}
+
+
+async def fastmcp(group_servers: dict[str, Server]) -> int:
     from fastmcp import Client
 
-    config = {"mcpServers": {n: {"command": argv[0], "args": argv[1:]} for n, argv in group_servers.items()}}
+    config = {"mcpServers": {name: _fastmcp_entry(server) for name, server in group_servers.items()}}
     async with Client(config) as client:
         return len(await client.list_tools())
 
 
-async def sdk(group_servers: dict[str, list[str]]) -> int:
-    from mcp.client.session_group import ClientSessionGroup
+async def sdk(group_servers: dict[str, Server]) -> int:
+    from mcp.client.session_group import (
+        ClientSessionGroup,
+        SseServerParameters,
+        StreamableHttpParameters,
+    )
     from mcp.client.stdio import StdioServerParameters
 
     async with ClientSessionGroup(component_name_hook=_sdk_name) as group:
-        for argv in group_servers.values():
-            await group.connect_to_server(StdioServerParameters(command=argv[0], args=argv[1:]))
+        for server in group_servers.values():
+            if isinstance(server, str) and server.endswith("/sse"):
+                params: Any = SseServerParameters(url=server)
+            elif isinstance(server, str):
+                params = StreamableHttpParameters(url=server)
+            else:
+                params = StdioServerParameters(command=server[0], args=server[1:])
+            await group.connect_to_server(params)
         return len(group.tools)
 
 
@@ -81,10 +116,10 @@ def _sdk_name(name: str, info: Any) -> str:
     return f"{info.name}-{id(info)}.{name}"
 
 
-async def alone(argv: list[str]) -> int:
+async def alone(server: Server) -> int:
     from mcp_notebook import Client
 
-    async with Client(argv) as client:
+    async with Client(_ours_target(server)) as client:
         return len(await client.list_tools())
 
 
@@ -106,11 +141,10 @@ def _ratio(a: float | None, b: float | None) -> str:
     return "n/a" if a is None or b is None or b == 0 else f"{a / b:.2f}"
 
 
-async def main_async(repeat: int, slow: float) -> None:
-    base = servers(slow)
+async def scenario(title: str, base: dict[str, Server], slowest_name: str, repeat: int) -> None:
+    """One table: every client on ``base``, and on ``base`` plus a server that cannot start."""
     broken = {**base, "broken": MISSING}
     cases: dict[str, Callable[[], Awaitable[int]]] = {
-        "slowest alone": lambda: alone(base["slow"]),
         "ours": lambda: ours(base),
         "ours + broken": lambda: ours(broken),
         "fastmcp": lambda: fastmcp(base),
@@ -118,8 +152,8 @@ async def main_async(repeat: int, slow: float) -> None:
         "SDK": lambda: sdk(base),
         "SDK + broken": lambda: sdk(broken),
     }
-    for name in ("alpha", "beta", "everything"):
-        cases[f"{name} alone"] = lambda name=name: alone(base[name])  # type: ignore[misc]
+    for name, server in base.items():
+        cases[f"{name} alone"] = lambda server=server: alone(server)  # type: ignore[misc]
     times: dict[str, list[float]] = {name: [] for name in cases}
     notes: dict[str, str] = {}
     for _ in range(repeat):  # interleaved: a noisy moment hits every client alike
@@ -129,16 +163,14 @@ async def main_async(repeat: int, slow: float) -> None:
             if seconds is not None:
                 times[name].append(seconds)
     median = {name: statistics.median(v) if v else None for name, v in times.items()}
-    singles = [median[n] for n in ("alpha alone", "beta alone", "everything alone", "slowest alone")]
+    singles = [median[f"{name} alone"] for name in base]
     summed = None if any(s is None for s in singles) else sum(s for s in singles if s is not None)
-    slowest = median["slowest alone"]
-    title = "# Many servers: seconds to one table of every server's tools"
-    print(f"{title} (median of {repeat}; slow = {slow:g} s)")
+    slowest = median[f"{slowest_name} alone"]
+    print(f"{title} (median of {repeat})")
     print()
     print("case | seconds | /slowest alone | what it got")
     print("--- | --- | --- | ---")
-    rows = ["ours", "ours + broken", "fastmcp", "fastmcp + broken", "SDK", "SDK + broken", "slowest alone"]
-    for name in rows:
+    for name in [*list(cases)[:6], f"{slowest_name} alone"]:
         print(f"{name} | {_fmt(median[name])} | {_ratio(median[name], slowest)} | {notes[name]}")
     print(f"sum alone | {_fmt(summed)} | {_ratio(summed, slowest)} | one after another")
     print()
@@ -147,6 +179,22 @@ async def main_async(repeat: int, slow: float) -> None:
         f"{_ratio(median['ours'], median['fastmcp'])}; ours/SDK: {_ratio(median['ours'], median['SDK'])}; "
         f"ours + broken/ours: {_ratio(median['ours + broken'], median['ours'])}"
     )
+    print()
+
+
+async def main_async(repeat: int, slow: float) -> None:
+    title = "# Many servers: seconds to one table of every server's tools"
+    await scenario(f"{title}, four stdio servers, one slow ({slow:g} s)", servers(slow), "slow", repeat)
+    # The issue's five: stdio in both eras, the SDK over Streamable HTTP, server-everything over SSE
+    # (those two already running, as remote servers are), and the missing command.
+    with sdk_http("modern") as web, everything_http("sse") as sse:
+        five = {
+            "demo": DEMO,
+            "everything": ["node", str(EVERYTHING_JS), "stdio"],
+            "sdk-http": web.url,
+            "everything-sse": sse.url,
+        }
+        await scenario(f"{title}, stdio and HTTP in both eras", five, "demo", repeat)
 
 
 def main() -> None:
