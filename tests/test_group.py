@@ -192,3 +192,39 @@ async def test_a_bad_config_entry_is_a_member_that_shows_its_error(no_leaked_pro
         with pytest.raises(McpError, match="config error"):
             await group.reconnect("bad")
         assert group.summary()[1]["last_error"] == message
+
+
+GATED_DEMO = """
+import os, runpy, sys
+if os.path.exists(sys.argv[1]):
+    sys.exit("the gate is closed")
+sys.argv = ["demo"]
+runpy.run_module("mcp_notebook.demo", run_name="__main__")
+"""
+
+
+async def test_a_server_given_up_on_starts_over_when_reconnected(tmp_path, no_leaked_processes):
+    import os
+    import signal
+
+    script, gate = tmp_path / "gated.py", tmp_path / "closed"
+    script.write_text(GATED_DEMO)
+    options = {"backoff_initial": 0.05, "backoff_max": 0.1, "max_reconnect_attempts": 1}
+    async with ClientGroup({"gated": [sys.executable, str(script), str(gate)]}, **options) as group:
+        first = group["gated"]
+        assert first.status == "ready"
+        gate.touch()  # the server dies and cannot come back: the client gives up
+        pid = first._transport.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        await eventually(lambda: group.members["gated"].status == "closed", timeout=15)
+        assert "gate is closed" in (group.members["gated"].error_message or "")
+        with pytest.raises(McpError):
+            await first.call_tool("add", {"a": 1, "b": 1})
+        gate.unlink()
+        await group.reconnect("gated")
+        await eventually(lambda: group.members["gated"].status == "ready", timeout=20)
+        second = group["gated"]
+        assert second is not first
+        assert first.status == "closed"
+        assert float((await group.call_tool("gated.add", {"a": 1, "b": 1})).text) == 2

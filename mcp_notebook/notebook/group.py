@@ -214,13 +214,23 @@ class Group:
     def reconnect(self, name: str) -> None:
         """Try server ``name`` again now (a failed one skips its backoff; a closed one starts over)."""
         self._check_open()
+        self._forget_closed_session(name)
+        self._engine.call(self.core.reconnect, name)
+
+    async def areconnect(self, name: str) -> None:
+        self._check_open()
+        self._forget_closed_session(name)
+        await self._engine.acall(self.core.reconnect, name)
+
+    def _forget_closed_session(self, name: str) -> None:
+        # A server whose client gave up gets a new client, and so a new session, when it comes up.
         with self._lock:
             session = self._sessions.get(name)
-        if session is not None and session.client.status == "closed":
-            with self._lock:
-                self._sessions.pop(name, None)
-            self.model.update(sessions=dict(self._sessions))
-        self._engine.call(self.core.reconnect, name)
+            if session is None or session.client.status != "closed":
+                return
+            self._sessions.pop(name)
+        session._finish_close()
+        self.model.update(sessions=dict(self._sessions))
 
     def _check_open(self) -> None:
         if self._closed:
@@ -267,14 +277,18 @@ class Group:
         session, tool = self.resolve(name)
         return session.call_tool(tool, arguments, **options)
 
-    async def acall_tool(
-        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
-    ) -> ToolResult:
+    async def _aresolve(self, name: str) -> tuple[Session, str]:
         self._check_open()
         if self.core.separator not in name:
             await self._engine.acall(self.core.list_tools)
         server, tool = self.core.resolve(name)
-        return await self[server].acall_tool(tool, arguments, **options)
+        return self[server], tool
+
+    async def acall_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
+    ) -> ToolResult:
+        session, tool = await self._aresolve(name)
+        return await session.acall_tool(tool, arguments, **options)
 
     def start_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
@@ -282,6 +296,12 @@ class Group:
         """Start ``SERVER.TOOL`` as a task (see :meth:`Session.start_tool`)."""
         session, tool = self.resolve(name)
         return session.start_tool(tool, arguments, **options)
+
+    async def astart_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
+    ) -> SessionTask:
+        session, tool = await self._aresolve(name)
+        return await session.astart_tool(tool, arguments, **options)
 
     def map_tool(self, name: str, frame: pandas.DataFrame, **options: Any) -> pandas.DataFrame:
         """Call ``SERVER.TOOL`` once per row of ``frame`` (see :meth:`Session.map_tool`)."""
