@@ -56,7 +56,8 @@ def resolve_tool_name(
     ``SERVER.TOOL`` (with ``separator``) is taken as written: the longest server name that fits
     wins. The other two spellings are matched against what the servers offer: fastmcp's
     ``SERVER_TOOL`` (its underscore is also common inside tool names), and a bare ``TOOL`` that
-    exactly one server offers. Anything else is an McpError (kind ``invalid``) naming the servers.
+    exactly one server offers. Anything else is an McpError (kind ``invalid``) naming the servers;
+    for a bare name several servers offer, its ``data`` is ``{"owners": [server, ...]}``.
     """
     if not isinstance(name, str) or not name:
         raise McpError("invalid", f"a tool name must be a non-empty string, not {name!r}")
@@ -74,7 +75,9 @@ def resolve_tool_name(
         return owners[0], name
     if owners:
         spelled = ", ".join(f"{s}{separator}{name}" for s in owners)
-        raise McpError("invalid", f"several servers offer a tool {name!r}; name one: {spelled}")
+        raise McpError(
+            "invalid", f"several servers offer a tool {name!r}; name one: {spelled}", data={"owners": owners}
+        )
     known = ", ".join(servers) or "none"
     raise McpError(
         "invalid",
