@@ -488,6 +488,8 @@ class McpMagics(Magics):
             entry = self.sessions.pop(name)
             entry.session.close()
             print(f"disconnected {name!r}")
+            if name == self.current:  # not a group's server of the same name instead
+                self.current = None
         for name in groups:
             group = self.groups.pop(name)
             group.close()
