@@ -161,6 +161,20 @@ def test_connect_all_without_the_config_module_says_so(
     assert "none" not in g.groups
 
 
+def test_help_documents_groups(
+    ip: InteractiveShell, g: McpMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, text = ok(ip, "%mcp help", capsys)
+    assert "  %mcp connect --all [CONFIG] [--only A,B] [--as GROUP]" in text
+    assert "%mcp call SERVER.TOOL reaches any server" in text
+    _, text = ok(ip, "%mcp help connect", capsys)
+    assert "\n%mcp connect --all [CONFIG]" in text
+    assert "a session connected on its own keeps its name over a group's server" in text
+    _, text = ok(ip, "%mcp help call", capsys)
+    assert "SERVER.TOOL (fastmcp's SERVER_TOOL too" in text
+    assert "%mcp connect --all" in ip.object_inspect("%mcp")["docstring"]
+
+
 # --- servers, calls ------------------------------------------------------------------------------------
 
 

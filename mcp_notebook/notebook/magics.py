@@ -11,10 +11,22 @@
     job = %mcp call --task crunch steps=50
     %mcp tasks
     %mcp tasks result <TASK_ID>
+    %mcp connect --all claude_desktop_config.json --only github,demo --as work
+    %mcp call github.search_issues query=bug
+    %mcp servers
 
 The magics keep named sessions (:class:`~mcp_notebook.Session`) for the shell; the last one
 connected (or chosen with ``%mcp use``) is the current one, and ``-s NAME`` picks another for one
 command. ``%mcp help`` lists the subcommands; ``%mcp?`` shows the same text.
+
+``%mcp connect --all [CONFIG]`` connects every server of a config file as one
+:class:`~mcp_notebook.notebook.Group` (kept by its ``--as`` name, "group" by default), shows its
+board and makes its first server that came up current. Its servers are then names like sessions
+(``-s demo``, ``%mcp use demo``, ``%mcp tools demo``), and ``%mcp call SERVER.TOOL`` reaches any
+server, a group's or a session's. When two share a name, a session connected on its own wins, then
+the group connected last (the board marks a server so hidden); ``%mcp call TOOL`` is the current
+session's tool when it has one, otherwise ``SERVER.TOOL``, fastmcp's ``SERVER_TOOL`` or a name only
+one server offers (:mod:`._magics_group` holds these rules).
 
 Behaviours:
 
@@ -37,9 +49,10 @@ Behaviours:
   list); ``%mcp tasks get|result|cancel ID`` act on one, attaching to a task the session does not
   know yet.
 - Tab completion: subcommands, server names (``use``, ``disconnect``, ``-s``; names from mcp.json
-  after ``connect``), tool names and then their ``key=`` arguments and enum/boolean values
-  (``call``), prompt names and arguments (``prompt``), resource URIs (``read``), task actions and
-  the ids of the session's tasks (``tasks``).
+  after ``connect``; a group's servers too), tool names, every server's ``SERVER.TOOL``, and then
+  their ``key=`` arguments and enum/boolean values (``call``), prompt names and arguments
+  (``prompt``), resource URIs (``read``), task actions and the ids of the session's tasks
+  (``tasks``).
 """
 
 from __future__ import annotations
@@ -100,6 +113,7 @@ class _Printed:
 
 
 _SESSION_OPTIONS = ("out", "server")
+_CONNECT_ALL = "connect --all [CONFIG] [--only A,B] [--as GROUP] [--timeout S] [-o VAR]"
 
 COMMANDS: dict[str, _Command] = {
     "connect": _Command(
@@ -206,7 +220,8 @@ COMMANDS: dict[str, _Command] = {
 def _help_text(subcommand: str | None = None) -> str:
     if subcommand is not None:
         command = COMMANDS[subcommand]
-        return f"%mcp {command.usage}\n\n{command.summary}"
+        also = f"\n%mcp {_CONNECT_ALL}" if subcommand == "connect" else ""
+        return f"%mcp {command.usage}{also}\n\n{command.summary}"
     lines = [
         "%mcp SUBCOMMAND …  /  %%mcp call TOOL (cell body: JSON or YAML arguments)",
         "",
@@ -216,7 +231,10 @@ def _help_text(subcommand: str | None = None) -> str:
         "then names like sessions, and %mcp call SERVER.TOOL reaches any server.",
         "",
     ]
-    lines += [f"  %mcp {command.usage}" for command in COMMANDS.values()]
+    for name, command in COMMANDS.items():
+        lines.append(f"  %mcp {command.usage}")
+        if name == "connect":
+            lines.append(f"  %mcp {_CONNECT_ALL}")
     lines += ["", "%mcp help SUBCOMMAND explains one. Mistakes are reported in one line, not a traceback."]
     return "\n".join(lines)
 
@@ -363,7 +381,7 @@ class McpMagics(Magics):
         return session
 
     def _connect_group(self, options: Options) -> _Printed:
-        usage = "usage: %mcp connect --all [CONFIG] [--only A,B] [--as GROUP] [--timeout S] [-o VAR]"
+        usage = f"usage: %mcp {_CONNECT_ALL}"
         if options.command is not None or len(options.words) > 1:
             raise MagicArgError(usage)
         if options.token_env or options.headers or options.header_env:
