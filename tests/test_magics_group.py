@@ -125,6 +125,10 @@ def test_connect_all_shows_the_board_with_the_failing_servers_reason(
     board = {line.split()[0]: line for line in lines[2:5]}
     assert set(board) == {"demo", "everything", "broken"}
     assert "(current)" in board["demo"]
+    tools = {name: len(group[name].model.tools) for name in ("demo", "everything")}
+    assert tools["demo"] == 12  # the lists are shown complete, not mid-fetch
+    assert board["demo"].split()[5] == "12"
+    assert board["everything"].split()[4] == str(tools["everything"])
     assert " ready " in board["everything"]
     assert MISSING in board["broken"]  # the failing server shows why
     assert lines[-1] == "connected group 'g': 2 of 3 servers up; current session: 'demo'"

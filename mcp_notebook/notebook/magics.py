@@ -414,6 +414,7 @@ class McpMagics(Magics):
     def add_group(self, name: str, group: Group) -> Group:
         """Keep ``group`` as ``name`` (closing a group of that name it replaces), show its board, and
         make its first server that came up the current session. ``%mcp connect --all`` ends here."""
+        group._fetch_lists()  # the board shows what each server offers, as %mcp connect does
         old = self.groups.pop(name, None)
         self.groups[name] = group
         if old is not None and old is not group:
