@@ -419,3 +419,29 @@ def test_disconnect_closes_the_group_and_unload_closes_groups(
     assert other["demo"].status == "closed"
     ip.run_line_magic("load_ext", "mcp_notebook")
     assert _magics(ip).groups == {}
+
+
+# --- the board's text and HTML, directly ------------------------------------------------------------------
+
+
+def test_board_text_and_html_keep_server_text_inert() -> None:
+    row = {
+        "server": "x<b>",
+        "status": "closed",
+        "era": None,
+        "protocol_version": None,
+        "tools": None,
+        "in_flight": 0,
+        "last_error": "boom\n\x1b[2Jgone <script>" + "z" * 200,
+    }
+    board = magics_group.ServerBoard([("group 'a\x1b[31m'", [row])])
+    text = repr(board)
+    assert "\x1b" not in text
+    assert text.splitlines()[0] == "group 'a [31m'"
+    last = text.splitlines()[2]
+    assert "boom [2Jgone <script>" in last
+    assert last.endswith("…")
+    html = board._repr_html_()
+    assert "<script>" not in html
+    assert "x&lt;b&gt;" in html
+    assert board.to_dataframe().loc[0, "section"] == "group 'a\x1b[31m'"

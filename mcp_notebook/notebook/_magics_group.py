@@ -21,6 +21,7 @@ Precedence of names
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +38,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ServerBoard",
+    "board_text",
+    "group_rows",
     "open_group",
+    "qualified_tool_names",
     "resolve_tool",
     "server_names",
     "session_row",
@@ -161,8 +165,6 @@ class ServerBoard:
 
 
 def _escape(text: str) -> str:
-    import html
-
     return html.escape(text, quote=True)
 
 
