@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .config import ServerConfig
     from .tasks import TaskHandle
 
-__all__ = ["ClientGroup", "GroupMember", "MemberStatus"]
+__all__ = ["ClientGroup", "GroupMember", "MemberStatus", "resolve_tool_name"]
 
 logger = logging.getLogger("mcp_notebook.group")
 
@@ -45,6 +45,45 @@ MemberStatus = Literal["connecting", "negotiating", "ready", "reconnecting", "cl
 
 # A first attempt that fails this way is not retried: the same request would fail the same way.
 _FINAL_KINDS = ("version", "protocol", "auth")
+
+
+def resolve_tool_name(
+    name: str, servers: Sequence[str], offers: Callable[[str, str], bool], separator: str = "."
+) -> tuple[str, str]:
+    """``(server, tool)`` for a tool name among several servers (pure: ``offers(server, tool)``
+    answers from lists already at hand).
+
+    ``SERVER.TOOL`` (with ``separator``) is taken as written: the longest server name that fits
+    wins. The other two spellings are matched against what the servers offer: fastmcp's
+    ``SERVER_TOOL`` (its underscore is also common inside tool names), and a bare ``TOOL`` that
+    exactly one server offers. Anything else is an McpError (kind ``invalid``) naming the servers;
+    for a bare name several servers offer, its ``data`` is ``{"owners": [server, ...]}``.
+    """
+    if not isinstance(name, str) or not name:
+        raise McpError("invalid", f"a tool name must be a non-empty string, not {name!r}")
+    longest_first = sorted(servers, key=len, reverse=True)
+    for server in longest_first:
+        prefix = server + separator
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return server, name[len(prefix) :]
+    for server in longest_first:
+        prefix = server + "_"
+        if name.startswith(prefix) and offers(server, name[len(prefix) :]):
+            return server, name[len(prefix) :]
+    owners = [server for server in servers if offers(server, name)]
+    if len(owners) == 1:
+        return owners[0], name
+    if owners:
+        spelled = ", ".join(f"{s}{separator}{name}" for s in owners)
+        raise McpError(
+            "invalid", f"several servers offer a tool {name!r}; name one: {spelled}", data={"owners": owners}
+        )
+    known = ", ".join(servers) or "none"
+    raise McpError(
+        "invalid",
+        f"no server of this group offers a tool {name!r}; name tools SERVER{separator}TOOL "
+        f"(servers: {known})",
+    )
 
 
 class GroupMember:
@@ -467,33 +506,9 @@ class ClientGroup:
     def resolve(self, name: str) -> tuple[str, str]:
         """``(server, tool)`` for a group tool name: ``SERVER.TOOL``, fastmcp's ``SERVER_TOOL``, or ``TOOL``.
 
-        ``SERVER.TOOL`` is taken as written (the longest server name that fits wins). The other
-        two spellings are matched against the servers' cached tool lists: fastmcp's underscore
-        is also common inside tool names, and a bare name must belong to exactly one server.
+        The rule is :func:`resolve_tool_name`'s, over this group's servers and their cached lists.
         """
-        if not isinstance(name, str) or not name:
-            raise McpError("invalid", f"a tool name must be a non-empty string, not {name!r}")
-        servers = sorted(self.members, key=len, reverse=True)
-        for server in servers:
-            prefix = server + self.separator
-            if name.startswith(prefix) and len(name) > len(prefix):
-                return server, name[len(prefix) :]
-        for server in servers:
-            prefix = server + "_"
-            if name.startswith(prefix) and self._offers(server, name[len(prefix) :]):
-                return server, name[len(prefix) :]
-        owners = [server for server in self.members if self._offers(server, name)]
-        if len(owners) == 1:
-            return owners[0], name
-        if owners:
-            spelled = ", ".join(self.qualify(s, name) for s in owners)
-            raise McpError("invalid", f"several servers offer a tool {name!r}; name one: {spelled}")
-        known = ", ".join(self.members) or "none"
-        raise McpError(
-            "invalid",
-            f"no server of this group offers a tool {name!r}; name tools SERVER{self.separator}TOOL "
-            f"(servers: {known})",
-        )
+        return resolve_tool_name(name, list(self.members), self._offers, self.separator)
 
     def _offers(self, server: str, tool: str) -> bool:
         member = self.members.get(server)

@@ -33,6 +33,7 @@ import difflib
 import json
 import math
 import os
+import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ __all__ = [
     "Options",
     "body_arguments",
     "coerce",
+    "one_line",
     "parse_options",
     "prompt_arguments",
     "split_line",
@@ -69,6 +71,16 @@ def suggest(name: str, choices: Sequence[str], what: str, *, limit: int = 12) ->
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     shown = ", ".join(sorted(choices)[:limit]) + (", …" if len(choices) > limit else "")
     return f"{hint} ({what}: {shown})"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+_MAX_MESSAGE = 600
+
+
+def one_line(text: str) -> str:
+    """Server text made safe for one terminal line: no newlines, no escape sequences, bounded."""
+    line = _CONTROL.sub(" ", text).strip()
+    return line if len(line) <= _MAX_MESSAGE else line[: _MAX_MESSAGE - 1] + "…"
 
 
 def split_line(line: str) -> list[str]:
@@ -104,6 +116,8 @@ OPTIONS: dict[str, tuple[str, bool]] = {
     "--header": ("headers", True),
     "--header-env": ("header_env", True),
     "--protocol": ("protocol", True),
+    "--only": ("only", True),
+    "--as": ("group", True),
 }
 _REPEATABLE = frozenset({"headers", "header_env"})
 
@@ -123,6 +137,8 @@ class Options:
     headers: list[str] = field(default_factory=list)
     header_env: list[str] = field(default_factory=list)
     protocol: str | None = None
+    only: list[str] = field(default_factory=list)  # server names; --only a,b --only c
+    group: str | None = None  # --as NAME
     command: list[str] | None = None
 
 
@@ -187,6 +203,11 @@ def _set_option(parsed: Options, attr: str, name: str, value: str) -> None:
         parsed.timeout = seconds
     elif attr in _REPEATABLE:
         getattr(parsed, attr).append(value)
+    elif attr == "only":
+        names = [part.strip() for part in value.split(",") if part.strip()]
+        if not names:
+            raise MagicArgError(f"{name} needs server names (a,b)")
+        parsed.only.extend(names)
     else:
         setattr(parsed, attr, value)
 

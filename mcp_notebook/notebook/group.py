@@ -232,6 +232,21 @@ class Group:
         session._finish_close()
         self.model.update(sessions=dict(self._sessions))
 
+    def _fetch_lists(self) -> None:
+        """Fetch the lists of every server up now, in parallel, and wait (the magics show the board
+        after this, as ``connect()`` shows a session's counts: complete, not mid-fetch)."""
+        import anyio
+
+        sessions = list(self.sessions.values())
+
+        async def fetch_all() -> None:
+            async with anyio.create_task_group() as tasks:
+                for session in sessions:
+                    tasks.start_soon(session._fetch_lists)
+
+        self._engine.call(fetch_all)
+        self._sync_board()
+
     def _check_open(self) -> None:
         if self._closed:
             raise McpError("closed", "this group is closed; connect again")

@@ -11,10 +11,22 @@
     job = %mcp call --task crunch steps=50
     %mcp tasks
     %mcp tasks result <TASK_ID>
+    %mcp connect --all claude_desktop_config.json --only github,demo --as work
+    %mcp call github.search_issues query=bug
+    %mcp servers
 
 The magics keep named sessions (:class:`~mcp_notebook.Session`) for the shell; the last one
 connected (or chosen with ``%mcp use``) is the current one, and ``-s NAME`` picks another for one
 command. ``%mcp help`` lists the subcommands; ``%mcp?`` shows the same text.
+
+``%mcp connect --all [CONFIG]`` connects every server of a config file as one
+:class:`~mcp_notebook.notebook.Group` (kept by its ``--as`` name, "group" by default), shows its
+board and makes its first server that came up current. Its servers are then names like sessions
+(``-s demo``, ``%mcp use demo``, ``%mcp tools demo``), and ``%mcp call SERVER.TOOL`` reaches any
+server, a group's or a session's. When two share a name, a session connected on its own wins, then
+the group connected last (the board marks a server so hidden); ``%mcp call TOOL`` is the current
+session's tool when it has one, otherwise ``SERVER.TOOL``, fastmcp's ``SERVER_TOOL`` or a name only
+one server offers (:mod:`._magics_group` holds these rules).
 
 Behaviours:
 
@@ -37,9 +49,10 @@ Behaviours:
   list); ``%mcp tasks get|result|cancel ID`` act on one, attaching to a task the session does not
   know yet.
 - Tab completion: subcommands, server names (``use``, ``disconnect``, ``-s``; names from mcp.json
-  after ``connect``), tool names and then their ``key=`` arguments and enum/boolean values
-  (``call``), prompt names and arguments (``prompt``), resource URIs (``read``), task actions and
-  the ids of the session's tasks (``tasks``).
+  after ``connect``; a group's servers too), tool names, every server's ``SERVER.TOOL``, and then
+  their ``key=`` arguments and enum/boolean values (``call``), prompt names and arguments
+  (``prompt``), resource URIs (``read``), task actions and the ids of the session's tasks
+  (``tasks``).
 """
 
 from __future__ import annotations
@@ -51,7 +64,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from IPython.core.error import UsageError
@@ -59,11 +72,13 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..protocol.errors import McpError
 from . import _config
+from . import _magics_group as _groups
 from ._magic_args import (
     OPTIONS,
     MagicArgError,
     Options,
     body_arguments,
+    one_line,
     parse_options,
     prompt_arguments,
     schema_types,
@@ -73,6 +88,9 @@ from ._magic_args import (
 )
 from ._tasks import SessionTask
 from .session import Session, connect
+
+if TYPE_CHECKING:
+    from .group import Group
 
 __all__ = ["McpMagicError", "McpMagics", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -95,6 +113,7 @@ class _Printed:
 
 
 _SESSION_OPTIONS = ("out", "server")
+_CONNECT_ALL = "connect --all [CONFIG] [--only A,B] [--as GROUP] [--timeout S] [-o VAR]"
 
 COMMANDS: dict[str, _Command] = {
     "connect": _Command(
@@ -104,17 +123,31 @@ COMMANDS: dict[str, _Command] = {
         "server. A URL: a Streamable HTTP (or HTTP+SSE) server; --token-env names the environment "
         "variable holding a bearer token, --header-env one holding a header's value (values are never "
         "shown). NAME alone: the server of that name in mcp.json (./mcp.json, ./.mcp.json, "
-        "./.vscode/mcp.json, ~/.config/mcp/mcp.json). Connecting a NAME again replaces its session.",
-        ("out", "token_env", "headers", "header_env", "protocol", "timeout"),
+        "./.vscode/mcp.json, ~/.config/mcp/mcp.json). Connecting a NAME again replaces its session. "
+        "`connect --all [CONFIG] [--only A,B] [--as GROUP]` connects every server of a config file "
+        "(any common format; without CONFIG the first file of the documented search path) in "
+        "parallel as one group (default name 'group'; connecting the name again replaces it), shows "
+        "its board (a server that fails shows why, and is retried in the background) and makes its "
+        "first server that came up current. Its servers are then names like any session's "
+        "(-s SERVER, %mcp use SERVER, %mcp call SERVER.TOOL); a session connected on its own keeps "
+        "its name over a group's server, and the group connected last comes first. -o stores the "
+        "Group.",
+        ("out", "token_env", "headers", "header_env", "protocol", "timeout", "all", "only", "group"),
         quiet=True,
     ),
     "servers": _Command(
-        "servers [-o VAR]", "The sessions (a DataFrame): name, current, target, status, era.", ("out",)
+        "servers [-o VAR]",
+        "The sessions (a DataFrame): name, current, target, status, era. With a group connected "
+        "(connect --all): the board instead, one table per group and one for the sessions connected "
+        "on their own (status, protocol, tools, in flight, last error; .to_dataframe() for code).",
+        ("out",),
     ),
-    "use": _Command("use NAME", "Make NAME the current session.", quiet=True),
+    "use": _Command("use NAME", "Make NAME (a session or a group's server) the current session.", quiet=True),
     "tools": _Command(
-        "tools [PATTERN] [-s SERVER] [-o VAR]",
-        "The tools (a DataFrame); PATTERN keeps names matching a glob (`sales_*`) or containing it.",
+        "tools [PATTERN | SERVER | GROUP] [-s SERVER] [-o VAR]",
+        "The tools (a DataFrame); PATTERN keeps names matching a glob (`sales_*`) or containing it. "
+        "A word that names a server lists that server's tools, one that names a group every tool of "
+        "the group with a server column (-s SERVER PATTERN filters a server's tools by such a word).",
         _SESSION_OPTIONS,
     ),
     "call": _Command(
@@ -125,7 +158,9 @@ COMMANDS: dict[str, _Command] = {
         "key=value on the line override it. Returns the ToolResult (--frame: its DataFrame); a tool "
         "that runs as a task is followed to its end. --task starts the tool as a task and returns "
         "the task at once (`job = %mcp call --task TOOL …`; job.result() waits, job.cancel() stops "
-        "it; with -o it prints the task id); see %mcp tasks.",
+        "it; with -o it prints the task id); see %mcp tasks. TOOL is the current session's tool of "
+        "that name if it has one, otherwise SERVER.TOOL (fastmcp's SERVER_TOOL too, or a name only "
+        "one server offers) goes to that server, a group's or a session's.",
         (*_SESSION_OPTIONS, "timeout", "frame", "task"),
         body=True,
     ),
@@ -156,12 +191,25 @@ COMMANDS: dict[str, _Command] = {
     "history": _Command(
         "history [-s SERVER] [-o VAR]", "The calls made so far (a DataFrame).", _SESSION_OPTIONS
     ),
-    "status": _Command("status [SERVER] [-o VAR]", "The session's live status panel.", ("out",)),
-    "explore": _Command("explore [SERVER] [-o VAR]", "The tool explorer widget.", ("out",)),
-    "log": _Command("log [SERVER] [-o VAR]", "The server's notifications and log messages.", ("out",)),
+    "status": _Command(
+        "status [SERVER | GROUP] [-o VAR]",
+        "The session's live status panel (a group's: its board).",
+        ("out",),
+    ),
+    "explore": _Command(
+        "explore [SERVER | GROUP] [-o VAR]",
+        "The tool explorer widget (a group's: with a server selector).",
+        ("out",),
+    ),
+    "log": _Command(
+        "log [SERVER | GROUP] [-o VAR]",
+        "The server's notifications and log messages (a group's: every server's, merged).",
+        ("out",),
+    ),
     "disconnect": _Command(
         "disconnect [NAME | --all]",
-        "Close the current session, NAME's, or all of them.",
+        "Close the current session, NAME's (a group's NAME: every server of the group), or all of "
+        "them, groups included.",
         ("all",),
         quiet=True,
     ),
@@ -172,15 +220,21 @@ COMMANDS: dict[str, _Command] = {
 def _help_text(subcommand: str | None = None) -> str:
     if subcommand is not None:
         command = COMMANDS[subcommand]
-        return f"%mcp {command.usage}\n\n{command.summary}"
+        also = f"\n%mcp {_CONNECT_ALL}" if subcommand == "connect" else ""
+        return f"%mcp {command.usage}{also}\n\n{command.summary}"
     lines = [
         "%mcp SUBCOMMAND …  /  %%mcp call TOOL (cell body: JSON or YAML arguments)",
         "",
         "Talk to MCP servers from cells. The last server connected is the current one;",
         "-s SERVER picks another for one command, -o VAR stores the result instead of showing it.",
+        "%mcp connect --all connects every server of a config file as one group; its servers are",
+        "then names like sessions, and %mcp call SERVER.TOOL reaches any server.",
         "",
     ]
-    lines += [f"  %mcp {command.usage}" for command in COMMANDS.values()]
+    for name, command in COMMANDS.items():
+        lines.append(f"  %mcp {command.usage}")
+        if name == "connect":
+            lines.append(f"  %mcp {_CONNECT_ALL}")
     lines += ["", "%mcp help SUBCOMMAND explains one. Mistakes are reported in one line, not a traceback."]
     return "\n".join(lines)
 
@@ -203,14 +257,7 @@ class McpMagicError(UsageError):
         return [f"\x1b[0;31m{self.message}\x1b[0m" if self.colour else self.message]
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
-_MAX_MESSAGE = 600
-
-
-def _one_line(text: str) -> str:
-    """Server text made safe for one terminal line: no newlines, no escape sequences, bounded."""
-    line = _CONTROL.sub(" ", text).strip()
-    return line if len(line) <= _MAX_MESSAGE else line[: _MAX_MESSAGE - 1] + "…"
+_one_line = one_line
 
 
 @dataclass
@@ -226,6 +273,8 @@ class McpMagics(Magics):
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
         self.sessions: dict[str, _Entry] = {}
+        #: Groups from ``%mcp connect --all``, by name, the one connected last last.
+        self.groups: dict[str, Group] = {}
         self.current: str | None = None
 
     # --- the magic --------------------------------------------------------------------------------
@@ -262,16 +311,34 @@ class McpMagics(Magics):
     def session(self, name: str | None = None) -> tuple[str, Session]:
         """``(name, session)``: NAME's, or the current one; a clear error if there is none."""
         if name is None:
-            if self.current is None or self.current not in self.sessions:
+            if self.current is None or self.current not in self._names():
                 raise MagicArgError(
                     "no MCP session: connect one first (%mcp connect NAME -- COMMAND, "
-                    "%mcp connect NAME URL, or a NAME from mcp.json)"
+                    "%mcp connect NAME URL, a NAME from mcp.json, or --all for every server of a config)"
                 )
             name = self.current
         entry = self.sessions.get(name)
-        if entry is None:
-            raise MagicArgError(f"no session named {name!r}{suggest(name, list(self.sessions), 'sessions')}")
-        return name, entry.session
+        if entry is not None:
+            return name, entry.session
+        group_name = self._names().get(name)
+        if group_name is None:
+            raise self._no_server(name)
+        return name, self.groups[group_name][name]  # an McpError says why a server is not up
+
+    def _names(self) -> dict[str, str | None]:
+        """Every usable server name -> its group (None: a session of its own); see _magics_group."""
+        return _groups.server_names({n: e.session for n, e in self.sessions.items()}, self.groups)
+
+    def _tool_lists(self) -> dict[str, list[Any]]:
+        return _groups.tool_lists({n: e.session for n, e in self.sessions.items()}, self.groups)
+
+    def _no_server(self, name: str) -> MagicArgError:
+        if name in self.groups:
+            servers = ", ".join(self.groups[name])
+            return MagicArgError(f"{name!r} is a group of servers ({servers}); name one of them")
+        if not self.groups:
+            return MagicArgError(f"no session named {name!r}{suggest(name, list(self.sessions), 'sessions')}")
+        return MagicArgError(f"no server named {name!r}{suggest(name, list(self._names()), 'servers')}")
 
     def _one_word(self, options: Options, subcommand: str, *, optional: bool = False) -> str | None:
         words = options.words
@@ -279,7 +346,13 @@ class McpMagics(Magics):
             raise MagicArgError(f"usage: %mcp {COMMANDS[subcommand].usage}")
         return words[0] if words else None
 
-    def _do_connect(self, options: Options, cell: str | None) -> Session:
+    def _do_connect(self, options: Options, cell: str | None) -> Any:
+        if options.all:
+            return self._connect_group(options)
+        if options.only or options.group is not None:
+            raise MagicArgError(
+                "--only and --as go with --all (%mcp connect --all [CONFIG] --only A,B --as GROUP)"
+            )
         name, target, described = _connect_target(options)
         client_options: dict[str, Any] = {}
         if options.protocol is not None:
@@ -307,11 +380,71 @@ class McpMagics(Magics):
         )
         return session
 
+    def _connect_group(self, options: Options) -> _Printed:
+        usage = f"usage: %mcp {_CONNECT_ALL}"
+        if options.command is not None or len(options.words) > 1:
+            raise MagicArgError(usage)
+        if options.token_env or options.headers or options.header_env:
+            raise MagicArgError(
+                "--token-env and --header apply to one server URL; a config file gives each server's"
+            )
+        name = options.group or "group"
+        if name.startswith("-") or "=" in name:
+            raise MagicArgError(f"{name[:40]!r} cannot be a group name; {usage}")
+        if name in self.sessions:
+            raise MagicArgError(f"{name!r} already names a session; choose another group name (--as GROUP)")
+        client_options: dict[str, Any] = {}
+        if options.protocol is not None:
+            client_options["protocol"] = options.protocol
+        if options.timeout is not None:
+            client_options["timeout"] = options.timeout
+        config = options.words[0] if options.words else None
+        try:
+            group = _groups.open_group(config, options.only, **client_options)
+        except ModuleNotFoundError as exc:
+            if not (exc.name or "").startswith("mcp_notebook.config"):
+                raise
+            raise MagicArgError(
+                "reading config files needs mcp_notebook.config, which this installation lacks"
+            ) from None
+        except (ValueError, OSError) as exc:  # a config that cannot be read, an unknown --only name
+            raise MagicArgError(str(exc)) from None
+        return _Printed(self.add_group(name, group))
+
+    def add_group(self, name: str, group: Group) -> Group:
+        """Keep ``group`` as ``name`` (closing a group of that name it replaces), show its board, and
+        make its first server that came up the current session. ``%mcp connect --all`` ends here."""
+        group._fetch_lists()  # the board shows what each server offers, as %mcp connect does
+        old = self.groups.pop(name, None)
+        self.groups[name] = group
+        if old is not None and old is not group:
+            old.close()
+        names = self._names()
+        first = next((s for s in group if names.get(s) == name and s in group.sessions), None)
+        if first is not None:
+            self.current = first
+        else:
+            self._fix_current()
+        from IPython.display import display
+
+        display(
+            _groups.ServerBoard([(f"group {name!r}", _groups.group_rows(name, group, names, self.current))])
+        )
+        up = sum(1 for s in group if s in group.sessions)
+        print(
+            f"connected group {name!r}: {up} of {len(group)} servers up"
+            + (f"; current session: {first!r}" if first is not None else "")
+            + (" (replaced the previous group)" if old is not None else "")
+        )
+        return group
+
     def _do_servers(self, options: Options, cell: str | None) -> Any:
         import pandas as pd
 
         if options.words:
             raise MagicArgError(f"usage: %mcp {COMMANDS['servers'].usage}")
+        if self.groups:
+            return self._board()
         rows = []
         for name, entry in self.sessions.items():
             model = entry.session.model
@@ -330,39 +463,98 @@ class McpMagics(Magics):
         columns = ["name", "current", "target", "status", "era", "protocol", "server", "tools"]
         return pd.DataFrame(rows, columns=columns)
 
+    def _board(self) -> _groups.ServerBoard:
+        names = self._names()
+        sections = [
+            (f"group {name!r}", _groups.group_rows(name, group, names, self.current))
+            for name, group in self.groups.items()
+        ]
+        if self.sessions:
+            rows = []
+            for name, entry in self.sessions.items():
+                row = _groups.session_row(name, entry.session)
+                if name == self.current:
+                    row["server"] = f"{name} (current)"
+                rows.append(row)
+            sections.append(("sessions connected on their own", rows))
+        return _groups.ServerBoard(sections)
+
     def _do_use(self, options: Options, cell: str | None) -> None:
         name, _ = self.session(self._one_word(options, "use"))
         self.current = name
         print(f"current session: {name!r}")
 
     def _do_disconnect(self, options: Options, cell: str | None) -> None:
+        groups: list[str] = []
         if options.all:
             if options.words:
                 raise MagicArgError("give a NAME or --all, not both")
-            names = list(self.sessions)
+            names, groups = list(self.sessions), list(self.groups)
         else:
-            names = [self.session(self._one_word(options, "disconnect", optional=True))[0]]
+            word = self._one_word(options, "disconnect", optional=True)
+            target = word if word is not None else self.session()[0]
+            names = [target] if target in self.sessions else []
+            if not names and target in self.groups:
+                groups = [target]
+            elif not names:
+                owner = self._names().get(target)
+                if owner is None:
+                    raise self._no_server(target)
+                raise MagicArgError(
+                    f"{target!r} is a server of group {owner!r}; %mcp disconnect {owner} closes the group"
+                )
         for name in names:
             entry = self.sessions.pop(name)
             entry.session.close()
             print(f"disconnected {name!r}")
-        if not names:
+            if name == self.current:  # not a group's server of the same name instead
+                self.current = None
+        for name in groups:
+            group = self.groups.pop(name)
+            group.close()
+            print(f"disconnected group {name!r} ({len(group)} servers)")
+        if not names and not groups:
             print("no sessions to disconnect")
-        if self.current not in self.sessions:
-            self.current = next(reversed(self.sessions), None)
+        self._fix_current()
+
+    def _fix_current(self) -> None:
+        """After a close: keep the current name if it still means something, else the last session
+        connected, else the first server up of the group connected last, else none."""
+        names = self._names()
+        if self.current in names:
+            return
+        if self.sessions:
+            self.current = next(reversed(self.sessions))
+            return
+        for group_name in reversed(list(self.groups)):
+            group = self.groups[group_name]
+            up = [s for s in group if names.get(s) == group_name and s in group.sessions]
+            if up:
+                self.current = up[0]
+                return
+        self.current = None
 
     def close_all(self) -> None:
-        """Close every session these magics opened (the extension's unload does this)."""
+        """Close every session and group these magics opened (the extension's unload does this)."""
         while self.sessions:
             _, entry = self.sessions.popitem()
             entry.session.close()
+        while self.groups:
+            _, group = self.groups.popitem()
+            group.close()
         self.current = None
 
     # --- listing ----------------------------------------------------------------------------------
 
     def _do_tools(self, options: Options, cell: str | None) -> Any:
         pattern = self._one_word(options, "tools", optional=True)
-        _, session = self.session(options.server)
+        server = options.server
+        if pattern is not None and server is None:
+            if pattern in self._names():  # a server's name lists its tools (see the help)
+                server, pattern = pattern, None
+            elif pattern in self.groups:
+                return self.groups[pattern].tools_frame()
+        _, session = self.session(server)
         frame = session.tools_frame()
         if pattern:
             names = frame["name"].astype(str)
@@ -400,6 +592,9 @@ class McpMagics(Magics):
         if not options.words:
             raise MagicArgError(f"usage: %mcp {COMMANDS[subcommand].usage}")
         name, *pairs = options.words
+        if kind == "tools" and options.server is None:
+            session, tool = self._tool(name)
+            return session, tool, pairs
         server, session = self.session(options.server)
         relist = session.list_tools if kind == "tools" else session.list_prompts
         found = _find(name, list(getattr(session.model, kind)), lambda: relist(refresh=True))
@@ -407,6 +602,43 @@ class McpMagics(Magics):
             known = [item.name for item in getattr(session.model, kind)]  # as re-listed
             raise MagicArgError(f"no {kind[:-1]} {name!r} on {server!r}{suggest(name, known, kind)}")
         return session, found, pairs
+
+    def _tool(self, name: str) -> tuple[Session, Any]:
+        """The session and the tool ``%mcp call NAME`` means: the current session's tool of that
+        name, else SERVER.TOOL / SERVER_TOOL / a name one server offers (see _magics_group)."""
+        names = self._names()
+        current = self.current if self.current in names else None
+        lists = self._tool_lists()
+        if current is not None and any(t.name == name for t in lists.get(current, ())):
+            server, tool = current, name
+        else:
+            try:
+                server, tool = _groups.resolve_tool(name, lists)
+            except McpError as exc:
+                if isinstance(exc.data, dict) and exc.data.get("owners"):
+                    raise MagicArgError(exc.message) from None
+                if current is None and names:
+                    raise self._no_tool(name, names) from None
+                server, tool = self.session()[0], name  # the current one, listed again below
+        _, session = self.session(server)
+        found = _find(tool, list(session.model.tools), lambda: session.list_tools(refresh=True))
+        if found is None:
+            if server == current and tool == name and _groups.SEPARATOR in name:
+                raise self._no_tool(name, names)
+            known = [t.name for t in session.model.tools]  # as re-listed
+            raise MagicArgError(f"no tool {tool!r} on {server!r}{suggest(tool, known, 'tools')}")
+        return session, found
+
+    def _no_tool(self, name: str, names: dict[str, str | None]) -> MagicArgError:
+        prefix, dot, _ = name.partition(_groups.SEPARATOR)
+        if dot:
+            return MagicArgError(
+                f"no server named {prefix!r} (for {name!r}){suggest(prefix, list(names), 'servers')}"
+            )
+        return MagicArgError(
+            f"no server offers a tool {name!r}; name it SERVER{_groups.SEPARATOR}TOOL "
+            f"(servers: {', '.join(names)})"
+        )
 
     def _do_call(self, options: Options, cell: str | None) -> Any:
         if options.task and options.frame:
@@ -511,7 +743,20 @@ class McpMagics(Magics):
 
     # --- views ------------------------------------------------------------------------------------
 
+    def _view_group(self, options: Options, subcommand: str) -> Group | None:
+        """The group a view subcommand's word names (a server's name wins over a group's)."""
+        word = self._one_word(options, subcommand, optional=True)
+        if word is not None and word not in self._names() and word in self.groups:
+            return self.groups[word]
+        return None
+
     def _do_status(self, options: Options, cell: str | None) -> Any:
+        group = self._view_group(options, "status")
+        if group is not None:
+            try:
+                return group.status_widget()
+            except ImportError:  # no ipywidgets: the group's HTML board
+                return group
         _, session = self.session(self._one_word(options, "status", optional=True))
         try:
             return session.status_widget()
@@ -519,8 +764,11 @@ class McpMagics(Magics):
             return session
 
     def _do_explore(self, options: Options, cell: str | None) -> Any:
-        _, session = self.session(self._one_word(options, "explore", optional=True))
+        group = self._view_group(options, "explore")
         try:
+            if group is not None:
+                return group.explorer()
+            _, session = self.session(self._one_word(options, "explore", optional=True))
             return session.explorer()
         except ImportError as exc:
             raise MagicArgError(
@@ -528,6 +776,12 @@ class McpMagics(Magics):
             ) from None
 
     def _do_log(self, options: Options, cell: str | None) -> Any:
+        group = self._view_group(options, "log")
+        if group is not None:
+            try:
+                return group.log_widget()
+            except ImportError:  # no ipywidgets: the merged log as a table
+                return group.log_frame()
         _, session = self.session(self._one_word(options, "log", optional=True))
         try:
             return session.log_widget()
@@ -559,6 +813,8 @@ class McpMagics(Magics):
         fragment = words.pop() if rest and not rest[-1].isspace() else ""
         if "--" in words:
             return None
+        if words[:1] == ["connect"] and "--all" in words:
+            return None  # CONFIG: a path, for the file completer
         positional: list[str] = []
         server: str | None = None
         previous = ""
@@ -578,7 +834,7 @@ class McpMagics(Magics):
         self, positional: list[str], previous: str, fragment: str, server: str | None
     ) -> list[str]:
         if previous in ("-s", "--server"):
-            return list(self.sessions)
+            return list(self._names())
         if previous in _VALUE_OPTIONS:
             return []
         if not positional:
@@ -592,25 +848,32 @@ class McpMagics(Magics):
         if subcommand == "help":
             return list(COMMANDS) if not arguments else []
         if subcommand in ("use", "disconnect", "status", "explore", "log"):
-            return list(self.sessions) if not arguments else []
+            if arguments:
+                return []
+            return list(self._names()) + (list(self.groups) if subcommand != "use" else [])
         if subcommand == "tasks" and not arguments:
             return list(_TASK_ACTIONS)
         if subcommand == "connect":
             return _config_names() if not arguments else []
-        entry = self.sessions.get(server or self.current or "")
-        if entry is None:
+        if subcommand == "call":
+            if not arguments:
+                names = [t.name for t in self._cached_tools(server or self.current)]
+                if server is None:
+                    names += _groups.qualified_tool_names(self._tool_lists())
+                return names
+            tool = self._cached_tool(arguments[0], server)
+            return _tool_argument_candidates(tool.input_schema, arguments[1:], fragment) if tool else []
+        if subcommand == "tools" and not arguments and server is None:
+            names = [t.name for t in self._cached_tools(self.current)]
+            return names + list(self._names()) + list(self.groups)
+        model = self._cached_model(server or self.current)
+        if model is None:
             return []
-        model = entry.session.model
         if subcommand == "read" and not arguments:
             uris = [r.uri for r in model.resources]
             return uris + [t.uri_template.split("{", 1)[0] for t in model.resource_templates]
         if subcommand == "tools" and not arguments:
             return [t.name for t in model.tools]
-        if subcommand == "call":
-            if not arguments:
-                return [t.name for t in model.tools]
-            tool = next((t for t in model.tools if t.name == arguments[0]), None)
-            return _tool_argument_candidates(tool.input_schema, arguments[1:], fragment) if tool else []
         if subcommand == "prompt":
             if not arguments:
                 return [p.name for p in model.prompts]
@@ -625,6 +888,33 @@ class McpMagics(Magics):
                 rows = [row for row in rows if not row.get("done")]
             return [str(row["task_id"]) for row in rows]
         return []
+
+    def _cached_model(self, name: str | None) -> Any:
+        """The model of the session or group server ``name`` (None if there is none up): no network."""
+        if name is None:
+            return None
+        entry = self.sessions.get(name)
+        if entry is not None:
+            return entry.session.model
+        group_name = self._names().get(name)
+        session = self.groups[group_name].sessions.get(name) if group_name is not None else None
+        return session.model if session is not None else None
+
+    def _cached_tools(self, name: str | None) -> list[Any]:
+        model = self._cached_model(name)
+        return list(model.tools) if model is not None else []
+
+    def _cached_tool(self, name: str, server: str | None) -> Any:
+        """The tool ``%mcp call NAME`` means, from the lists at hand (as _tool, without asking)."""
+        found = next((t for t in self._cached_tools(server or self.current) if t.name == name), None)
+        if found is not None or server is not None:
+            return found
+        lists = self._tool_lists()
+        try:
+            owner, tool = _groups.resolve_tool(name, lists)
+        except McpError:
+            return None
+        return next((t for t in lists.get(owner, ()) if t.name == tool), None)
 
 
 _VALUE_OPTIONS = frozenset(o for o, (_, takes_value) in OPTIONS.items() if takes_value)
