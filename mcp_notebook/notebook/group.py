@@ -208,13 +208,23 @@ class Group:
     def reconnect(self, name: str) -> None:
         """Try server ``name`` again now (a failed one skips its backoff; a closed one starts over)."""
         self._check_open()
+        self._forget_closed(name)
+        self._engine.call(self.core.reconnect, name)
+
+    async def areconnect(self, name: str) -> None:
+        """:meth:`reconnect` for async code and widget callbacks (also on the engine thread)."""
+        self._check_open()
+        self._forget_closed(name)
+        await self._engine.acall(self.core.reconnect, name)
+
+    def _forget_closed(self, name: str) -> None:
+        # A closed server's session ends; it gets a new one when it comes up again.
         with self._lock:
             session = self._sessions.get(name)
         if session is not None and session.client.status == "closed":
             with self._lock:
                 self._sessions.pop(name, None)
             self.model.update(sessions=dict(self._sessions))
-        self._engine.call(self.core.reconnect, name)
 
     def _check_open(self) -> None:
         if self._closed:
