@@ -398,10 +398,10 @@ class GroupLogWidget(LogView):
 
         super().__init__(
             model,
-            ["log", "servers"],
+            ["log"],
             read,
             column="server",
-            choices=lambda: [str(row.get("server")) for row in list(model.servers) if isinstance(row, dict)],
+            choices=lambda: [str(name) for name in group],  # a group's servers are fixed
             max_entries=max_entries,
             level=level,
         )
