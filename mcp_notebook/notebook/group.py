@@ -218,6 +218,7 @@ class Group:
         self._engine.call(self.core.reconnect, name)
 
     async def areconnect(self, name: str) -> None:
+        """:meth:`reconnect` for async code and widget callbacks (also on the engine thread)."""
         self._check_open()
         self._forget_closed_session(name)
         await self._engine.acall(self.core.reconnect, name)

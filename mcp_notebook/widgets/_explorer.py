@@ -13,6 +13,11 @@ session's ``start_tool``: its status messages show as progress, its result when 
 Cancel asks the server to stop the task (``tasks/cancel``). The task also shows in the tasks
 panel. A plain call that the server turns into a task on its own is followed the same way.
 
+What it lists comes from a *source*: by default one session's tools under their own names
+(:class:`SessionTools`); a group's explorer lists every server's tools as ``SERVER.TOOL``, each
+entry a :class:`ToolEntry` (the name shown, the session that runs it, the tool), and a call runs
+on the entry's own session.
+
 Model observers fire on the engine thread; they only set widget traits, which ipywidgets syncs from
 any thread in ipykernel.
 """
@@ -25,7 +30,8 @@ import logging
 import pprint
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import ipywidgets as W
 
@@ -37,7 +43,7 @@ from ._result_view import html_widget as _html
 from ._result_view import result_widget
 from ._safe import escape, short
 
-__all__ = ["Explorer", "explorer", "python_code"]
+__all__ = ["Explorer", "SessionTools", "ToolEntry", "ToolSource", "explorer", "python_code"]
 
 logger = logging.getLogger("mcp_notebook.widgets")
 
@@ -71,8 +77,97 @@ def python_code(name: str, arguments: Any, *, variable: str = "session") -> str:
     return f"{variable}.call_tool({json.dumps(name)}, {args})"
 
 
+class ToolEntry(NamedTuple):
+    """One tool as an explorer lists it: the name shown, the session that runs it, the tool."""
+
+    name: str
+    session: Any
+    tool: Tool
+
+
+class ToolSource:
+    """What an explorer lists and calls, read from models only.
+
+    ``title`` is shown in the header, ``session`` is the one session (None when there are
+    several), ``variable`` is what code copied from the history calls (``session.call_tool``).
+    """
+
+    title: str = ""
+    session: Any = None
+    variable: str = "session"
+
+    def entries(self) -> list[ToolEntry]:
+        """The tools to list, in order."""
+        raise NotImplementedError
+
+    def in_flight(self) -> int:
+        """Requests waiting for their answer."""
+        raise NotImplementedError
+
+    def calls(self) -> list[dict[str, Any]]:
+        """The tools/call history rows, oldest first, each ``name`` an entry's name."""
+        raise NotImplementedError
+
+    def history_frame(self) -> Any:
+        raise NotImplementedError
+
+    def follow(
+        self,
+        on_tools: Callable[[Any], None],
+        on_history: Callable[[Any], None],
+        on_in_flight: Callable[[Any], None],
+    ) -> Callable[[], None]:
+        """Call the handlers (from any thread) when the tools, the history or the count in flight
+        change; returns the function that stops."""
+        raise NotImplementedError
+
+
+class SessionTools(ToolSource):
+    """One session's tools under their own names: the explorer's usual source."""
+
+    def __init__(self, session: Any, *, variable: str = "session") -> None:
+        self.session = session
+        self.title = str(getattr(session, "name", ""))
+        self.variable = variable
+
+    def entries(self) -> list[ToolEntry]:
+        return [ToolEntry(t.name, self.session, t) for t in self.session.model.tools if isinstance(t, Tool)]
+
+    def in_flight(self) -> int:
+        return int(self.session.model.in_flight)
+
+    def calls(self) -> list[dict[str, Any]]:
+        return tool_calls(self.session.model.history)
+
+    def history_frame(self) -> Any:
+        return self.session.history_frame()
+
+    def follow(
+        self,
+        on_tools: Callable[[Any], None],
+        on_history: Callable[[Any], None],
+        on_in_flight: Callable[[Any], None],
+    ) -> Callable[[], None]:
+        model = self.session.model
+        hooks = (("tools", on_tools), ("history", on_history), ("in_flight", on_in_flight))
+        for name, handler in hooks:
+            model.observe(handler, names=name)
+
+        def unfollow() -> None:
+            for name, handler in hooks:
+                model.unobserve(handler, names=name)
+
+        return unfollow
+
+
+def tool_calls(history: Any) -> list[dict[str, Any]]:
+    """The tools/call entries of a session's history, oldest first."""
+    return [e for e in list(history) if isinstance(e, dict) and e.get("method") == "tools/call"]
+
+
 class Explorer:
-    """The explorer of one session. Show it with ``display(ex)`` or ``ex.widget``.
+    """The explorer of one session, or of any :class:`ToolSource`. Show it with ``display(ex)``
+    or ``ex.widget``.
 
     Programmatic handles (what the buttons do): :meth:`select`, :meth:`call`, :meth:`cancel`,
     :meth:`validate`, :meth:`rerun`, :meth:`copy_python`, :meth:`history_frame`; state: ``form``,
@@ -81,10 +176,15 @@ class Explorer:
     """
 
     def __init__(self, session: Any) -> None:
-        self.session = session
-        self.model = session.model
+        source = session if isinstance(session, ToolSource) else SessionTools(session)
+        self.source = source
+        #: The session whose tools are listed (None when the source has several).
+        self.session = source.session
         self.form: SchemaForm | None = None
+        #: The selected tool, and its entry (its name as listed and the session that runs it).
         self.selected: Tool | None = None
+        self.selected_entry: ToolEntry | None = None
+        self._call_session: Any = None  # the session of the running (or last) call
         self.result: ToolResult | BaseException | None = None
         self._future: concurrent.futures.Future[Any] | None = None
         self._started = 0.0
@@ -97,11 +197,9 @@ class Explorer:
         self._unhooks: list[Any] = []
         self._task_lock = threading.Lock()  # the task of a call, and whether Cancel was asked
         self._lock = threading.Lock()
-        self._entries: dict[str, tuple[Tool, W.Widget, W.Button]] = {}
+        self._entries: dict[str, tuple[ToolEntry, W.Widget, W.Button]] = {}
         self._build()
-        self.model.observe(self._on_tools, names="tools")
-        self.model.observe(self._on_history, names="history")
-        self.model.observe(self._on_in_flight, names="in_flight")
+        self._unfollow = source.follow(self._on_tools, self._on_history, self._on_in_flight)
         self._refresh_tools()
         self._refresh_history()
         self._on_in_flight(None)
@@ -180,7 +278,7 @@ class Explorer:
         )
         self.history.add_class("mcpnb-history")
 
-        name = escape(self.session.name)
+        name = escape(self.source.title)
         header = _html(f"<b>MCP tools</b> · {name}", "mcpnb-explorer-header")
         self.widget = W.VBox([header, W.HBox([left, right], layout=W.Layout(width="100%")), self.history])
         self.widget.add_class("mcpnb-explorer")
@@ -204,31 +302,33 @@ class Explorer:
         """The names listed right now (after the search filter)."""
         return [child.children[0].description for child in self.tool_list.children]
 
-    def _entry(self, tool: Tool) -> tuple[Tool, W.Widget, W.Button]:
-        cached = self._entries.get(tool.name)
-        if cached is not None and cached[0] == tool:
+    def _entry(self, entry: ToolEntry) -> tuple[ToolEntry, W.Widget, W.Button]:
+        cached = self._entries.get(entry.name)
+        if cached is not None and cached[0].tool == entry.tool and cached[0].session is entry.session:
             return cached
-        button = W.Button(description=tool.name, tooltip=short(tool.description or tool.name, 1000))
+        tool = entry.tool
+        button = W.Button(description=entry.name, tooltip=short(tool.description or entry.name, 1000))
         button.add_class("mcpnb-tool")
         button.layout = W.Layout(width="auto", max_width="100%")
-        button.on_click(lambda _, name=tool.name: self.select(name))
+        button.on_click(lambda _, name=entry.name: self.select(name))
         title = tool.display_name if tool.display_name != tool.name else ""
         label = W.Label(value=short(title, 80), tooltip=short(tool.description or "", 1000) or None)
         badges = _html(badges_html(tool), "mcpnb-badges")
         row = W.HBox([button, label, badges], layout=W.Layout(align_items="center", flex_flow="row wrap"))
         row.add_class("mcpnb-tool-entry")
-        return tool, row, button
+        return entry, row, button
 
     def _refresh_tools(self) -> None:
-        tools = [t for t in self.model.tools if isinstance(t, Tool)]
+        entries = self.source.entries()
         with self._lock:
-            self._entries = {t.name: self._entry(t) for t in tools}
+            self._entries = {e.name: self._entry(e) for e in entries}
         self._filter()
-        if self.selected is not None:
-            current = next((t for t in tools if t.name == self.selected.name), None)
+        chosen = self.selected_entry
+        if chosen is not None:
+            current = next((e for e in entries if e.name == chosen.name), None)
             if current is None:
-                self._deselect(f"The tool {self.selected.name!r} is no longer offered by the server.")
-            elif current != self.selected:
+                self._deselect(f"The tool {chosen.name!r} is no longer offered by the server.")
+            elif current.tool != chosen.tool or current.session is not chosen.session:
                 self.select(current.name, keep_values=True)
             else:
                 self._mark(current.name)
@@ -239,9 +339,11 @@ class Explorer:
             entries = list(self._entries.values())
         shown = [
             row
-            for tool, row, _ in entries
+            for entry, row, _ in entries
             if all(
-                w in f"{tool.name} {tool.title or ''} {tool.display_name} {tool.description or ''}".lower()
+                w
+                in f"{entry.name} {entry.tool.title or ''} {entry.tool.display_name} "
+                f"{entry.tool.description or ''}".lower()
                 for w in words
             )
         ]
@@ -251,12 +353,12 @@ class Explorer:
         self._refresh_tools()
 
     def _on_in_flight(self, change: Any) -> None:
-        count = self.model.in_flight
+        count = self.source.in_flight()
         self.in_flight.value = f"{count} request{'s' if count != 1 else ''} in flight" if count else ""
 
     def _mark(self, name: str | None) -> None:
-        for tool, _, button in self._entries.values():
-            if tool.name == name:
+        for entry, _, button in self._entries.values():
+            if entry.name == name:
                 button.button_style = "info"
                 button.add_class("mcpnb-tool-selected")
             else:
@@ -267,28 +369,33 @@ class Explorer:
 
     def select(self, name: str, *, keep_values: bool = False) -> Tool:
         """Show ``name``'s description and form (``keep_values``: carry over what was typed)."""
-        tool = next((t for t in self.model.tools if isinstance(t, Tool) and t.name == name), None)
-        if tool is None:
+        entry = next((e for e in self.source.entries() if e.name == name), None)
+        if entry is None:
             raise KeyError(f"the server offers no tool called {name!r}")
+        tool = entry.tool
         previous = self.form.value if keep_values and self.form is not None else None
-        self.selected = tool
+        self.selected, self.selected_entry = tool, entry
         self.form = SchemaForm(tool.input_schema, values=previous)
         self.form.on_change(lambda value: self._clear_validation())
         self.form_box.children = [self.form.widget]
-        title = f"<b>{escape(tool.display_name)}</b> <code>{escape(tool.name)}</code> {badges_html(tool)}"
+        title = f"<b>{escape(tool.display_name)}</b> <code>{escape(entry.name)}</code> {badges_html(tool)}"
         self.title.value = title
         text = escape(short(tool.description or "", 5000))
         self.description.value = f'<div style="white-space:pre-wrap;font-size:0.9em">{text}</div>'
         self.validation.value = ""
         self._show_task_choice(tool, keep=keep_values)
         self._idle_buttons()
-        self._mark(tool.name)
+        self._mark(entry.name)
         return tool
 
-    def task_mode(self, tool: Tool) -> str | None:
+    def task_mode(self, tool: Tool, session: Any = None) -> str | None:
         """How ``tool`` may run here: "required" (only as a task), "optional" (either), or None
-        (never: the server offers no tasks, or the tool forbids it)."""
-        client = getattr(self.session, "client", None)
+        (never: the server offers no tasks, or the tool forbids it). ``session``: the one that
+        runs it (by default the selected entry's)."""
+        if session is None:
+            chosen = self.selected_entry
+            session = chosen.session if chosen is not None and chosen.tool is tool else self.session
+        client = getattr(session, "client", None)
         mode = client.task_mode(tool) if client is not None else None
         return mode
 
@@ -308,7 +415,7 @@ class Explorer:
             box.tooltip = None
 
     def _deselect(self, message: str) -> None:
-        self.selected = None
+        self.selected, self.selected_entry = None, None
         self.form = None
         self.form_box.children = []
         self.title.value = f"<i>{escape(message)}</i>"
@@ -358,14 +465,15 @@ class Explorer:
 
     def call(self) -> concurrent.futures.Future[Any] | None:
         """What the Call button does: validate, then call on the engine. Returns the future (or None)."""
-        if self.selected is None or self.form is None or self.busy:
+        entry = self.selected_entry
+        if entry is None or self.form is None or self.busy:
             return None
         problems = self.form.errors()
         if problems:
             self._show_problems(problems, sent=False)
             self.status.value = "not sent"
             return None
-        name, arguments = self.selected.name, self.form.value
+        session, name, arguments = entry.session, entry.tool.name, self.form.value
         as_task = bool(self.as_task.value) and self.as_task.layout.display != "none"
         self.validation.value = ""
         self.result = None
@@ -373,27 +481,29 @@ class Explorer:
         self.progress.value, self.progress.max = 0.0, 1.0
         self.progress.bar_style = "info"
         self.progress.layout.visibility = "visible"
-        self.status.value = f"starting {name} as a task…" if as_task else f"calling {name}…"
+        shown = entry.name
+        self.status.value = f"starting {shown} as a task…" if as_task else f"calling {shown}…"
         self.task = None
         self.task_line.value, self.task_line.tooltip = "", None
         self._as_task, self._cancel_asked = as_task, False
         self._task_messages, self._last_message = 0, None
         self._started = time.monotonic()
+        self._call_session = session
         if as_task:
-            future = self.session._engine.spawn(self._run_task, name, arguments)
+            future = session._engine.spawn(self._run_task, session, name, arguments)
         else:
-            self._watch_for_task(name)
-            future = self.session._engine.spawn(self._run, name, arguments)
+            self._watch_for_task(session, name)
+            future = session._engine.spawn(self._run, session, name, arguments)
         self._future = future
         self._idle_buttons()
         future.add_done_callback(self._finished)
         return future
 
-    async def _run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        return await self.session.acall_tool(name, arguments, progress=self._on_progress)  # type: ignore[no-any-return]
+    async def _run(self, session: Any, name: str, arguments: dict[str, Any]) -> ToolResult:
+        return await session.acall_tool(name, arguments, progress=self._on_progress)  # type: ignore[no-any-return]
 
-    async def _run_task(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        task: SessionTask = await self.session.astart_tool(name, arguments)
+    async def _run_task(self, session: Any, name: str, arguments: dict[str, Any]) -> ToolResult:
+        task: SessionTask = await session.astart_tool(name, arguments)
         with self._task_lock:
             self._follow_task(task, progress=True)
             cancel_now = self._cancel_asked  # Cancel was clicked while the task was starting
@@ -403,14 +513,14 @@ class Explorer:
 
     # --- tasks --------------------------------------------------------------------------------
 
-    def _watch_for_task(self, name: str) -> None:
+    def _watch_for_task(self, session: Any, name: str) -> None:
         """For a plain call: catch the task the server may make of it, to show it and cancel it.
 
         The first new task of this tool while the call runs is taken as the call's own (a task of
         the same tool started meanwhile from a cell could be mistaken for it: only the display and
         the Cancel button would follow the other one).
         """
-        client = getattr(self.session, "client", None)
+        client = getattr(session, "client", None)
         if client is None or getattr(client, "tasks_flavour", None) is None:
             return
         known = {h.task_id for h in client.tasks}
@@ -420,7 +530,7 @@ class Explorer:
                 return
             with self._task_lock:
                 if self.task is None:
-                    self._follow_task(SessionTask(self.session, handle), progress=False)
+                    self._follow_task(SessionTask(session, handle), progress=False)
 
         self._unhooks.append(client.on_task(seen))
 
@@ -486,7 +596,7 @@ class Explorer:
             self._cancel_asked = True
         if not asked and task is not None and task.task_id and not task.done:
             self.status.value = "cancelling the task…"
-            self.session._engine.spawn(self._cancel_task, task)
+            self._call_session._engine.spawn(self._cancel_task, task)
             return
         if not asked and self._as_task and task is None:
             self.status.value = "cancelling the task…"  # once the task has started (see _run_task)
@@ -537,8 +647,8 @@ class Explorer:
     # --- history ------------------------------------------------------------------------------
 
     def calls(self) -> list[dict[str, Any]]:
-        """The session's tools/call history entries, oldest first."""
-        return [e for e in self.model.history if isinstance(e, dict) and e.get("method") == "tools/call"]
+        """The tools/call history entries, oldest first (each ``name`` as the list shows it)."""
+        return self.source.calls()
 
     def _on_history(self, change: Any) -> None:
         self._refresh_history()
@@ -584,14 +694,14 @@ class Explorer:
         """Show (and return) a history entry as ``session.call_tool(...)`` code."""
         if isinstance(entry, int):
             entry = self.calls()[entry]
-        code = python_code(str(entry.get("name")), entry.get("arguments"))
+        code = python_code(str(entry.get("name")), entry.get("arguments"), variable=self.source.variable)
         self.code.value = code
         self.code.layout.display = ""
         return code
 
     def history_frame(self) -> Any:
-        """The session's history as a pandas DataFrame (``session.history_frame()``)."""
-        return self.session.history_frame()
+        """The history as a pandas DataFrame (``session.history_frame()``)."""
+        return self.source.history_frame()
 
     def show_history_frame(self) -> Any:
         frame = self.history_frame()
@@ -613,9 +723,7 @@ class Explorer:
         else:
             self.cancel()
         self._unhook_all()
-        self.model.unobserve(self._on_tools, names="tools")
-        self.model.unobserve(self._on_history, names="history")
-        self.model.unobserve(self._on_in_flight, names="in_flight")
+        self._unfollow()
         for widget in reversed(list(_tree(self.widget))):
             widget.close()
 
@@ -627,5 +735,6 @@ def _tree(widget: W.Widget) -> Any:
 
 
 def explorer(session: Any) -> Explorer:
-    """An interactive tool explorer for ``session`` (display it, or use its handles in code)."""
+    """An interactive tool explorer for ``session`` (display it, or use its handles in code);
+    ``session`` may also be a source of tools (see :class:`SessionTools`)."""
     return Explorer(session)

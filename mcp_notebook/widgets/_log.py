@@ -5,19 +5,24 @@ Entries come from ``session.model.log`` (``notifications/message``: level, logge
 at most ``max_entries``. The level Dropdown (``mcpnb-log-level``) hides log messages below a level
 (RFC 5424 order, as MCP uses); the Checkbox (``mcpnb-log-notifications``) shows or hides the other
 notifications. Every field is escaped; data is shown as text or JSON, never as markup.
+
+The view itself (:class:`LogView`) reads its entries through a function and follows the traits of
+a model that change them, so a group's merged log (``_group.py``) is the same view with one more
+column (the server) and a filter on it.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as W
 
 from ._safe import escape, short
 
-__all__ = ["LEVELS", "LogWidget", "log_widget"]
+__all__ = ["LEVELS", "LogView", "LogWidget", "log_entry", "log_widget"]
 
 #: MCP's log levels, least severe first (RFC 5424).
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -50,11 +55,59 @@ def _rank(level: Any) -> int:
     return LEVELS.index(level) if level in LEVELS else 0
 
 
-class LogWidget(W.VBox):
-    """The log view; ``close()`` stops following the session."""
+def log_entry(entry: Any, *, notification: bool) -> dict[str, Any]:
+    """A model's log message or notification as a view's row: ``{time, kind, source, data}``.
 
-    def __init__(self, session: Any, *, max_entries: int = 200, level: str = "debug") -> None:
-        self.session = session
+    ``kind`` is the level of a log message ("info" if it has none) or "notification"; any other
+    key of the entry (a group's ``server``) is kept.
+    """
+    entry = entry if isinstance(entry, dict) else {}
+    if notification:
+        row = {
+            "time": entry.get("time"),
+            "kind": "notification",
+            "source": entry.get("method") or "",
+            "data": entry.get("params"),
+        }
+    else:
+        row = {
+            "time": entry.get("time"),
+            "kind": str(entry.get("level") or "info"),
+            "source": entry.get("logger") or "",
+            "data": entry.get("data"),
+        }
+    extra = {k: v for k, v in entry.items() if k not in _ENTRY_KEYS}
+    return {**extra, **row}
+
+
+_ENTRY_KEYS = frozenset({"time", "kind", "level", "logger", "data", "method", "params", "source"})
+_ALL = "all"
+
+
+class LogView(W.VBox):
+    """A live log view over ``read()`` (rows as :func:`log_entry` makes them), refreshed when the
+    traits ``names`` of ``model`` change; ``close()`` stops following the model.
+
+    ``column`` names one more key of the rows to show (after the time) and to filter on: a
+    Dropdown (``mcpnb-log-column``) of "all" and ``choices()`` (by default the values seen).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        names: Sequence[str],
+        read: Callable[[], list[dict[str, Any]]],
+        *,
+        column: str | None = None,
+        choices: Callable[[], Sequence[str]] | None = None,
+        max_entries: int = 200,
+        level: str = "debug",
+    ) -> None:
+        self._model = model
+        self._names = list(names)
+        self._read = read
+        self.column = column
+        self._choices = choices
         self.max_entries = max_entries
         self.level = W.Dropdown(options=list(LEVELS), value=level, description="Level ≥")
         self.level.add_class("mcpnb-log-level")
@@ -65,15 +118,21 @@ class LogWidget(W.VBox):
         self.table = W.HTML()
         self.table.add_class("mcpnb-log-entries")
         self._since = 0.0
-        super().__init__(
-            [W.HBox([self.level, self.show_notifications, self.clear_button]), self.table],
-            layout=W.Layout(width="100%"),
-        )
+        controls: list[W.Widget] = [self.level]
+        self.column_filter: W.Dropdown | None = None
+        if column is not None:
+            # Choices are server strings: a Dropdown shows them as text, never as markup.
+            self.column_filter = W.Dropdown(options=[_ALL], value=_ALL, description=short(column, 40))
+            self.column_filter.add_class("mcpnb-log-column")
+            self.column_filter.observe(self._changed, names="value")
+            controls.append(self.column_filter)
+        controls += [self.show_notifications, self.clear_button]
+        super().__init__([W.HBox(controls), self.table], layout=W.Layout(width="100%"))
         self.add_class("mcpnb-log")
         self.level.observe(self._changed, names="value")
         self.show_notifications.observe(self._changed, names="value")
         self.clear_button.on_click(lambda _b: self.clear())
-        session.model.observe(self._changed, names=["log", "notifications"])
+        model.observe(self._changed, names=self._names)
         self.refresh()
 
     def _changed(self, change: Any) -> None:
@@ -86,39 +145,45 @@ class LogWidget(W.VBox):
         self.refresh()
 
     def entries(self, *, filtered: bool = True) -> list[dict[str, Any]]:
-        """The entries shown, oldest first: ``{time, kind, source, data}``.
+        """The entries shown, oldest first: ``{time, kind, source, data}`` (and the column's key).
 
         ``kind`` is a log level or "notification".
         """
-        model = self.session.model
-        merged: list[dict[str, Any]] = []
         minimum = _rank(self.level.value)
-        for entry in list(model.log):
-            if filtered and _rank(entry.get("level")) < minimum:
+        wanted = self.column_filter.value if self.column_filter is not None else _ALL
+        merged = []
+        for entry in self._read():
+            notification = entry["kind"] == "notification"
+            if filtered and notification and not self.show_notifications.value:
                 continue
-            merged.append(
-                {
-                    "time": entry.get("time"),
-                    "kind": str(entry.get("level") or "info"),
-                    "source": entry.get("logger") or "",
-                    "data": entry.get("data"),
-                }
-            )
-        if not filtered or self.show_notifications.value:
-            for entry in list(model.notifications):
-                merged.append(
-                    {
-                        "time": entry.get("time"),
-                        "kind": "notification",
-                        "source": entry.get("method") or "",
-                        "data": entry.get("params"),
-                    }
-                )
+            if filtered and not notification and _rank(entry["kind"]) < minimum:
+                continue
+            if filtered and wanted != _ALL and str(entry.get(self.column or "")) != wanted:
+                continue
+            merged.append(entry)
         merged = [e for e in merged if float(e.get("time") or 0) > self._since]
         merged.sort(key=lambda e: float(e.get("time") or 0))
         return merged[-self.max_entries :]
 
+    def _update_choices(self) -> None:
+        if self.column_filter is None:
+            return
+        if self._choices is not None:
+            values = [str(v) for v in self._choices()]
+        else:
+            values = []
+            for entry in self._read():
+                value = str(entry.get(self.column or "", ""))
+                if value not in values:
+                    values.append(value)
+        options = [_ALL, *(v for v in values if v != _ALL)]
+        if list(self.column_filter.options) != options:
+            current = self.column_filter.value
+            self.column_filter.options = options
+            self.column_filter.value = current if current in options else _ALL
+
     def refresh(self) -> None:
+        self._update_choices()
         entries = self.entries()
         if not entries:
             self.table.value = "<i>Nothing yet.</i>"
@@ -128,15 +193,20 @@ class LogWidget(W.VBox):
             kind = entry["kind"]
             colour = _COLOURS.get(kind)
             style = f' style="color:{colour}"' if colour else ""
+            extra = ""
+            if self.column is not None:
+                value = escape(short(str(entry.get(self.column, "")), 200))
+                extra = f'<td class="mcpnb-log-{escape(self.column)}"><b>{value}</b></td>'
             rows.append(
-                f'<tr class="mcpnb-log-entry"><td>{_clock(entry["time"])}</td>'
+                f'<tr class="mcpnb-log-entry"><td>{_clock(entry["time"])}</td>{extra}'
                 f"<td{style}>{escape(short(kind, 40))}</td>"
                 f"<td><code>{escape(short(str(entry['source']), 200))}</code></td>"
                 f'<td><pre style="white-space:pre-wrap;margin:0">{escape(_text(entry["data"]))}</pre>'
                 "</td></tr>"
             )
+        extra_head = f"<th>{escape(self.column)}</th>" if self.column is not None else ""
         self.table.value = (
-            '<table style="width:100%"><thead><tr><th>time</th><th>level</th><th>source</th>'
+            f'<table style="width:100%"><thead><tr><th>time</th>{extra_head}<th>level</th><th>source</th>'
             f"<th>data</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         )
 
@@ -145,8 +215,23 @@ class LogWidget(W.VBox):
             super().close()
             return
         self._unfollowed = True
-        self.session.model.unobserve(self._changed, names=["log", "notifications"])
+        self._model.unobserve(self._changed, names=self._names)
         super().close()
+
+
+class LogWidget(LogView):
+    """The log view of one session (``session.model.log`` and ``.notifications``)."""
+
+    def __init__(self, session: Any, *, max_entries: int = 200, level: str = "debug") -> None:
+        self.session = session
+        model = session.model
+
+        def read() -> list[dict[str, Any]]:
+            return [log_entry(e, notification=False) for e in list(model.log)] + [
+                log_entry(e, notification=True) for e in list(model.notifications)
+            ]
+
+        super().__init__(model, ["log", "notifications"], read, max_entries=max_entries, level=level)
 
 
 def log_widget(session: Any, **options: Any) -> LogWidget:
