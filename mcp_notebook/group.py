@@ -352,8 +352,9 @@ class ClientGroup:
     def _failed(self, member: GroupMember, error: BaseException, *, final: bool) -> None:
         member.error = error
         member._status = "closed" if final else "reconnecting"
-        level = logging.WARNING if final else logging.INFO
-        logger.log(level, "server %r of the group: %s%s", member.name, error, "" if final else "; retrying")
+        # INFO, not WARNING: the member's status and error_message say it where people look (the
+        # board, summary()), and a notebook would otherwise print it as stray stderr.
+        logger.info("server %r of the group: %s%s", member.name, error, "" if final else "; retrying")
         self._first_done(member)
         self._changed(member)
 

@@ -11,7 +11,6 @@ from ``%mcp connect --all`` with the magics' ``connect_all`` replaced by one tha
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 import re
@@ -148,21 +147,6 @@ def test_connect_all_mistakes_are_one_line(
     )
     assert "needs server names" in one_error_line(ip, "%mcp connect --all --only ,", capsys)
     assert list(g.groups) == ["g"]
-
-
-@pytest.mark.skipif(
-    importlib.util.find_spec("mcp_notebook.config") is not None, reason="the config module is here"
-)
-def test_connect_all_without_the_config_module_says_so(
-    ip: InteractiveShell, g: McpMagics, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from mcp_notebook.notebook.group import connect_all
-
-    monkeypatch.setattr(magics_group, "connect_all", connect_all)
-    assert one_error_line(ip, "%mcp connect --all --as none", capsys) == (
-        "mcp connect: reading config files needs mcp_notebook.config, which this installation lacks"
-    )
-    assert "none" not in g.groups
 
 
 def test_help_documents_groups(
@@ -343,9 +327,6 @@ def test_completion_through_the_shell(ip: InteractiveShell, g: McpMagics) -> Non
 # --- a real config file ---------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("mcp_notebook.config") is None, reason="config module lands separately"
-)
 def test_connect_all_from_a_config_file(
     ip: InteractiveShell,
     g: McpMagics,

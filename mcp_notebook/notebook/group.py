@@ -151,7 +151,7 @@ class Group:
             with self._lock:
                 self._sessions[member.name] = session
             session.model.observe(lambda change, name=member.name: self._on_session(name, change))
-            self.model.update(sessions=dict(self._sessions))
+            self.model.update(sessions=self.sessions)
         self._sync_board()
 
     def _on_session(self, name: str, change: Any) -> None:
@@ -185,9 +185,9 @@ class Group:
 
     @property
     def sessions(self) -> dict[str, Session]:
-        """The sessions of the servers that came up, by name."""
+        """The sessions of the servers that came up, by name, in the config's order."""
         with self._lock:
-            return dict(self._sessions)
+            return {name: self._sessions[name] for name in self.core.members if name in self._sessions}
 
     def __getitem__(self, name: str) -> Session:
         """The session of server ``name``; an McpError says why if it is not up."""
@@ -231,7 +231,7 @@ class Group:
                 return
             self._sessions.pop(name)
         session._finish_close()
-        self.model.update(sessions=dict(self._sessions))
+        self.model.update(sessions=self.sessions)
 
     def _fetch_lists(self) -> None:
         """Fetch the lists of every server up now, in parallel, and wait (the magics show the board

@@ -401,12 +401,6 @@ class McpMagics(Magics):
         config = options.words[0] if options.words else None
         try:
             group = _groups.open_group(config, options.only, **client_options)
-        except ModuleNotFoundError as exc:
-            if not (exc.name or "").startswith("mcp_notebook.config"):
-                raise
-            raise MagicArgError(
-                "reading config files needs mcp_notebook.config, which this installation lacks"
-            ) from None
         except (ValueError, OSError) as exc:  # a config that cannot be read, an unknown --only name
             raise MagicArgError(str(exc)) from None
         return _Printed(self.add_group(name, group))
