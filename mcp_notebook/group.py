@@ -18,6 +18,7 @@ config files people already have (:meth:`ClientGroup.from_config`, see :mod:`mcp
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -381,6 +382,7 @@ class ClientGroup:
         member.client = None
         member._adopted = False
         member.failures = 0
+        member._status = "connecting"  # at once: a second reconnect() now starts no second loop
         self._task_group.start_soon(self._keep, member)
 
     async def aclose(self) -> None:
@@ -464,13 +466,16 @@ class ClientGroup:
     @property
     def cached_tools(self) -> list[Tool]:
         """Every up server's cached tools, named ``SERVER.TOOL`` (no request; may be stale)."""
-        return [
-            self._qualified(name, tool)
-            for name, client in self.clients.items()
-            for tool in (
-                client.cached_tools if client.cached_tools is not None else self._fetched.get(name, [])
-            )
-        ]
+        return [self.qualified(name, tool) for name in self.clients for tool in self._known_tools(name)]
+
+    def _known_tools(self, server: str) -> list[Tool]:
+        # The cache, or the list fetched last (a fetch that raced a change is returned, not cached).
+        member = self.members.get(server)
+        client = member.client if member is not None and member._adopted else None
+        if client is None:
+            return []
+        tools = client.cached_tools
+        return tools if tools is not None else self._fetched.get(server, [])
 
     async def list_tools(self, *, refresh: bool = False, timeout: float | None = None) -> list[Tool]:
         """Every up server's tools, fetched in parallel, named ``SERVER.TOOL`` (``raw`` is the server's).
@@ -490,19 +495,11 @@ class ClientGroup:
             for name, client in self.clients.items():
                 tg.start_soon(one, name, client)
         self._fetched.update(found)
-        return [self._qualified(name, tool) for name in self.members for tool in found.get(name, [])]
+        return [self.qualified(name, tool) for name in self.members for tool in found.get(name, [])]
 
-    def _qualified(self, server: str, tool: Tool) -> Tool:
-        # A copy with the group's name; raw keeps the server's own dict (and so its own name).
-        return Tool(
-            name=self.qualify(server, tool.name),
-            title=tool.title,
-            description=tool.description,
-            input_schema=tool.input_schema,
-            output_schema=tool.output_schema,
-            annotations=tool.annotations,
-            raw=tool.raw,
-        )
+    def qualified(self, server: str, tool: Tool) -> Tool:
+        """A copy of ``tool`` named ``SERVER.TOOL``; its ``raw`` is still the server's own dict."""
+        return dataclasses.replace(tool, name=self.qualify(server, tool.name))
 
     def resolve(self, name: str) -> tuple[str, str]:
         """``(server, tool)`` for a group tool name: ``SERVER.TOOL``, fastmcp's ``SERVER_TOOL``, or ``TOOL``.
@@ -512,15 +509,7 @@ class ClientGroup:
         return resolve_tool_name(name, list(self.members), self._offers, self.separator)
 
     def _offers(self, server: str, tool: str) -> bool:
-        member = self.members.get(server)
-        client = member.client if member is not None and member._adopted else None
-        if client is None:
-            return False
-        # The cache, or the list fetched last (a fetch that raced a change is returned, not cached).
-        tools = client.cached_tools
-        if tools is None:
-            tools = self._fetched.get(server, [])
-        return any(t.name == tool for t in tools)
+        return any(t.name == tool for t in self._known_tools(server))
 
     async def _client_for(self, name: str) -> tuple[Client, str]:
         if self.separator not in name:

@@ -307,3 +307,59 @@ def test_tasks_panel_follows_tasks_and_cancels_one_then_the_dashboard_shows_them
     expect(task_row(tasks, slow).locator(".mcpnb-task-status")).to_have_text("cancelled")
     tasks.scroll_into_view_if_needed()
     page.screenshot("dashboard")
+
+
+# ---------------------------------------------------------------------------------------------
+# Many servers: the group's board and explorer.
+
+CONNECT_GROUP = (
+    "import sys\n"
+    "from mcp_notebook.notebook import Group\n"
+    "demo = [sys.executable, '-m', 'mcp_notebook.demo']\n"
+    "servers = {'modern': demo, 'legacy': [*demo, '--legacy-only'], 'broken': ['/nonexistent/mcp-server']}\n"
+    "group = Group(servers, max_reconnect_attempts=0)"
+)
+
+
+def board_row(board: Locator, server: str) -> Locator:
+    return board.locator(".mcpnb-group-row").filter(
+        has=board.page.locator(".mcpnb-group-cell-server", has_text=server)
+    )
+
+
+def test_group_board_follows_its_servers_and_the_explorer_lists_every_servers_tools(
+    notebook: OpenNotebook,
+) -> None:
+    cells = [CONNECT_GROUP, "group.status_widget()", "group.explorer()", "group['legacy'].close()"]
+    page = notebook("group.ipynb", cells)
+    for index in range(3):
+        page.run_cell(index)
+    board = page.output(1).locator(".mcpnb-group-status")
+    expect(board).to_be_visible(timeout=EXPECT_MS)
+    expect(board.locator(".mcpnb-group-row")).to_have_count(3, timeout=EXPECT_MS)
+    expect(board_row(board, "modern")).to_contain_text("ready", timeout=EXPECT_MS)
+    expect(board_row(board, "modern")).to_contain_text("modern 2026-07-28")
+    expect(board_row(board, "legacy")).to_contain_text("legacy 2025-11-25")
+    broken = board_row(board, "broken")
+    expect(broken).to_contain_text("closed", timeout=EXPECT_MS)
+    expect(broken).to_contain_text("was not found")
+    expect(broken.locator(".mcpnb-group-retry")).to_be_visible()
+    expect(board_row(board, "modern").locator(".mcpnb-group-retry")).to_be_hidden()
+    page.screenshot("board")
+
+    explorer = page.output(2).locator(".mcpnb-group-explorer")
+    expect(explorer).to_be_visible(timeout=EXPECT_MS)
+    for name in ("modern.add", "legacy.add", "modern.sales_records"):
+        expect(tool_entry(explorer, name)).to_have_count(1, timeout=EXPECT_MS)
+    explorer.locator(".mcpnb-group-server select").select_option("legacy")
+    expect(tool_entry(explorer, "add")).to_have_count(1, timeout=EXPECT_MS)
+    expect(tool_entry(explorer, "modern.add")).to_have_count(0)
+    page.screenshot("explorer-one-server")
+
+    # Closing one server in a later cell shows on the board without running its cell again.
+    shown = page.execution_count(1)
+    page.run_cell(3)
+    expect(board_row(board, "legacy")).to_contain_text("closed", timeout=EXPECT_MS)
+    expect(board_row(board, "legacy").locator(".mcpnb-group-retry")).to_be_visible()
+    assert page.execution_count(1) == shown, "the board's cell ran again"
+    page.screenshot("one-closed")

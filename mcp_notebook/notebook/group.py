@@ -172,7 +172,7 @@ class Group:
             if session is not None:
                 row["tools"] = len(session.model.tools)
                 row["in_flight"] = session.model.in_flight
-                tools.extend(self.core._qualified(name, tool) for tool in session.model.tools)
+                tools.extend(self.core.qualified(name, tool) for tool in session.model.tools)
             rows.append(row)
         self.model.update(
             servers=rows,

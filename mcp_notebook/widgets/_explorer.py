@@ -314,7 +314,12 @@ class Explorer:
         title = tool.display_name if tool.display_name != tool.name else ""
         label = W.Label(value=short(title, 80), tooltip=short(tool.description or "", 1000) or None)
         badges = _html(badges_html(tool), "mcpnb-badges")
-        row = W.HBox([button, label, badges], layout=W.Layout(align_items="center", flex_flow="row wrap"))
+        # flex "0 0 auto": in the scrolling list a row keeps its height (rows would shrink into
+        # each other once the tools outgrow max_height, as a group's many tools do).
+        row = W.HBox(
+            [button, label, badges],
+            layout=W.Layout(align_items="center", flex_flow="row wrap", flex="0 0 auto"),
+        )
         row.add_class("mcpnb-tool-entry")
         return entry, row, button
 

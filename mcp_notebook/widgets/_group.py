@@ -30,13 +30,13 @@ ALL_SERVERS = "All servers"
 _RETRY_STATES = frozenset({"reconnecting", "closed"})
 # The board's columns: key, heading, width.
 _COLUMNS = (
-    ("server", "server", "10em"),
-    ("status", "status", "9em"),
-    ("protocol", "protocol", "12em"),
-    ("info", "server info", "13em"),
-    ("tools", "tools", "4em"),
-    ("in_flight", "in flight", "5em"),
-    ("reconnects", "reconnects", "6em"),
+    ("server", "server", "8em"),
+    ("status", "status", "7em"),
+    ("protocol", "protocol", "10em"),
+    ("info", "server info", "11em"),
+    ("tools", "tools", "3.5em"),
+    ("in_flight", "in flight", "4.5em"),
+    ("reconnects", "reconnects", "7em"),
     ("last_error", "last error", ""),
 )
 
@@ -46,7 +46,7 @@ _COLUMNS = (
 
 def _cell(key: str, width: str) -> W.HTML:
     cell = W.HTML(layout=W.Layout(width=width or "auto", flex="" if width else "1", margin="0 4px 0 0"))
-    cell.add_class(f"mcpnb-group-{key.replace('_', '-')}")
+    cell.add_class(f"mcpnb-group-cell-{key.replace('_', '-')}")  # not -status: the board's own class
     return cell
 
 
