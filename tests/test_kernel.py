@@ -64,7 +64,9 @@ class Kernel:
     def pid(self) -> int:
         return int(self.manager.provisioner.pid)  # type: ignore[union-attr]
 
-    def run(self, code: str, timeout: float = 60) -> Cell:
+    def run(self, code: str, timeout: float = 60, answers: list[str] | None = None) -> Cell:
+        """Run ``code``; ``answers`` reply to its input requests (getpass, input) in turn, each
+        request kept in ``cell.messages`` as ``input_request``."""
         cell = Cell(status="?")
 
         def hook(message: dict[str, Any]) -> None:
@@ -79,13 +81,20 @@ class Kernel:
             elif kind == "error":
                 cell.errors.append(content)
 
-        reply = self.client.execute_interactive(code, output_hook=hook, timeout=timeout)
+        def stdin_hook(message: dict[str, Any]) -> None:
+            cell.messages.append({"type": "input_request", "content": message["content"]})
+            assert answers, f"the cell asked for input nobody gives: {message['content']}"
+            self.client.input(answers.pop(0))
+
+        reply = self.client.execute_interactive(
+            code, output_hook=hook, timeout=timeout, allow_stdin=answers is not None, stdin_hook=stdin_hook
+        )
         cell.status = reply["content"]["status"]
         self.cells.append(cell)
         return cell
 
-    def run_ok(self, code: str, timeout: float = 60) -> Cell:
-        cell = self.run(code, timeout)
+    def run_ok(self, code: str, timeout: float = 60, answers: list[str] | None = None) -> Cell:
+        cell = self.run(code, timeout, answers)
         assert cell.status == "ok", _describe(cell)
         assert not cell.errors, _describe(cell)
         _assert_clean(cell.stderr, "the cell's stderr")
@@ -475,3 +484,37 @@ def test_a_task_outlives_the_kernel_that_started_it(kernel: Kernel) -> None:
         assert research_id not in third["listed"]
         assert third["known"] == []
     _assert_clean(kernel.kernel_stderr(), "the kernel's stderr")
+
+
+def test_a_config_input_is_asked_once_per_kernel_in_a_password_field(kernel: Kernel, tmp_path: Path) -> None:
+    secret = "kernel-input-s3cret"
+    config = {
+        "inputs": [{"type": "promptString", "id": "token", "description": "Demo token", "password": True}],
+        "servers": {"demo": {"command": DEMO[0], "args": DEMO[1:], "env": {"DEMO_TOKEN": "${input:token}"}}},
+    }
+    (tmp_path / ".vscode").mkdir()
+    (tmp_path / ".vscode" / "mcp.json").write_text(json.dumps(config))
+    connect = (
+        "import json, mcp_notebook\n"
+        "group = mcp_notebook.connect_all(show_progress=False)\n"  # found on the search path
+        "env = group.core.members['demo']._spec.client_args()[1]['env']\n"
+        f"print(json.dumps({{**group.statuses, 'answer used': env['DEMO_TOKEN'] == {secret!r}}}))\n"
+        "group"
+    )
+    first = kernel.run_ok(connect, answers=[secret])
+    asked = [m["content"] for m in first.messages if m["type"] == "input_request"]
+    assert len(asked) == 1
+    assert asked[0]["password"] is True
+    assert "Demo token" in asked[0]["prompt"]
+    assert first.json_line() == {"demo": "ready", "answer used": True}
+    kernel.run_ok("group.close()")
+    # Asked once per kernel: connecting again asks nothing (no answers given: a request would fail).
+    again = kernel.run_ok(connect, answers=[])
+    assert again.json_line() == {"demo": "ready", "answer used": True}
+    assert not [m for m in again.messages if m["type"] == "input_request"]
+    kernel.run_ok("group.close()")
+    # The cells' source holds the secret (this test compares with it); no output shows it.
+    outputs = [m for cell in kernel.cells for m in cell.messages]
+    assert secret not in json.dumps(
+        [m for m in outputs if m["type"] not in ("input_request", "execute_input")]
+    )
