@@ -20,6 +20,28 @@ _AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg",
 _MAX_INLINE_TEXT = 20_000
 
 
+#: The colour of each connection state (a session's, a group member's); anything else is grey.
+STATE_COLOURS = {
+    "ready": "#1b873f",
+    "connecting": "#b08800",
+    "negotiating": "#b08800",
+    "reconnecting": "#d9480f",
+    "closed": "#6a737d",
+}
+_OTHER_STATE = "#6a737d"
+
+
+def state_badge(state: Any) -> str:
+    """A connection state as a coloured badge (``mcpnb-badge``), the same in every rich repr and
+    widget; the state's text is escaped."""
+    state = str(state)
+    colour = STATE_COLOURS.get(state, _OTHER_STATE)
+    return (
+        f'<span class="mcpnb-badge" style="background:{colour};color:white;border-radius:0.8em;'
+        f'padding:0.1em 0.7em;font-weight:bold">{esc(state)}</span>'
+    )
+
+
 def esc(value: Any) -> str:
     """Escape any value for HTML text and attribute context."""
     return html.escape(str(value), quote=True)

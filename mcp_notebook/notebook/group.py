@@ -395,20 +395,16 @@ class Group:
         return f"<div><b>MCP servers</b>{board_html(self.model.servers)}</div>"
 
 
-_COLOURS = {"ready": "#1b873f", "closed": "#cb2431"}
-
-
 def board_html(rows: Sequence[Mapping[str, Any]]) -> str:
     """The status board as a static HTML table (every server string escaped)."""
     head = ["server", "status", "protocol", "server info", "tools", "in flight", "reconnects", "last error"]
     body = []
     for row in rows:
-        colour = _COLOURS.get(row["status"], "#b08800")
         info = " ".join(str(v) for v in (row.get("server_name"), row.get("server_version")) if v)
         protocol = " ".join(str(v) for v in (row.get("era"), row.get("protocol_version")) if v)
         cells = [
             f"<b>{_html.esc(row['server'])}</b>",
-            f'<span style="color:{colour};font-weight:bold">{_html.esc(row["status"])}</span>',
+            _html.state_badge(row["status"]),
             _html.esc(protocol),
             _html.esc(info),
             "" if row.get("tools") is None else str(row["tools"]),

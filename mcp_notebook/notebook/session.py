@@ -656,9 +656,8 @@ class Session:
     def _repr_html_(self) -> str:
         model = self.model
         info = model.server_info or {}
-        colour = {"ready": "#1b873f", "closed": "#6a737d"}.get(model.status, "#b08800")
         rows = [
-            ("status", f'<span style="color:{colour};font-weight:bold">{_html.esc(model.status)}</span>'),
+            ("status", _html.state_badge(model.status)),
             ("server", _html.esc(f"{info.get('title') or info.get('name', '?')} {info.get('version', '')}")),
             ("protocol", _html.esc(f"{model.era or '?'} {model.protocol_version or ''}")),
             (

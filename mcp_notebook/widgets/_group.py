@@ -17,11 +17,12 @@ from typing import Any
 
 import ipywidgets as W
 
+from .._html import state_badge
 from ._explorer import Explorer, SessionTools, ToolEntry, ToolSource, tool_calls
 from ._log import LogView, log_entry
 from ._result_view import html_widget as _html
 from ._safe import escape, short
-from ._status import badge_html, state_class
+from ._status import state_class
 
 __all__ = ["ALL_SERVERS", "GroupExplorer", "GroupLogWidget", "GroupStatusWidget", "GroupTools"]
 
@@ -82,7 +83,7 @@ class _BoardRow:
         target = row.get("target")
         values = {
             "server": f'<b title="{escape(short(target, 1000))}">{escape(short(self.server, 200))}</b>',
-            "status": badge_html(status),
+            "status": state_badge(status),
             "protocol": escape(short(protocol, 200)),
             "info": escape(short(info, 200)),
             "tools": "" if tools is None else str(int(tools)),

@@ -12,35 +12,19 @@ from typing import Any
 
 import ipywidgets as W
 
+from .._html import STATE_COLOURS, state_badge
 from ._safe import escape, short
 
-__all__ = ["StatusWidget", "badge_html", "state_class", "status_widget"]
+__all__ = ["StatusWidget", "state_class", "status_widget"]
 
 #: The colour of each connection state's badge (anything else is grey).
-COLOURS = {
-    "ready": "#1b873f",
-    "connecting": "#b08800",
-    "negotiating": "#b08800",
-    "reconnecting": "#d9480f",
-    "closed": "#6a737d",
-}
-_OTHER = "#6a737d"
+COLOURS = STATE_COLOURS
 _WATCHED = ["status", "era", "protocol_version", "server_info", "reconnects", "last_error", "in_flight"]
 
 
 def state_class(state: str) -> str:
     """The badge's CSS class for ``state``: ``mcpnb-state-<state>``, or ``mcpnb-state-other``."""
     return f"mcpnb-state-{state if state in COLOURS else 'other'}"
-
-
-def badge_html(state: Any) -> str:
-    """A connection state as a coloured badge (``mcpnb-badge``); the state's text is escaped."""
-    state = str(state)
-    colour = COLOURS.get(state, _OTHER)
-    return (
-        f'<span class="mcpnb-badge" style="background:{colour};color:white;border-radius:0.8em;'
-        f'padding:0.1em 0.7em;font-weight:bold">{escape(state)}</span>'
-    )
 
 
 class StatusWidget(W.VBox):
@@ -71,7 +55,7 @@ class StatusWidget(W.VBox):
             self.badge.add_class(css)
             self._state_class = css
         name = escape(short(getattr(self.session, "name", ""), 200))
-        self.badge.value = f'<span style="font-weight:bold">{name}</span> {badge_html(state)}'
+        self.badge.value = f'<span style="font-weight:bold">{name}</span> {state_badge(state)}'
         info = model.server_info or {}
         server = " ".join(
             str(part)
