@@ -143,7 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _this_python() -> str:
     """This interpreter as the user would type it: relative when it lives below the current directory."""
-    relative = os.path.relpath(sys.executable)
+    try:
+        relative = os.path.relpath(sys.executable)
+    except ValueError:  # another drive, on Windows
+        return sys.executable
     return sys.executable if relative.startswith("..") else relative
 
 
