@@ -5,12 +5,18 @@ the modern 2026-07-28 era) and once restricted to the legacy handshake (the prob
 shows each capability in turn: tools with structured output, progress, elicitation and sampling
 answered by handlers, tasks (started, followed, and one waiting for a form), resources, templates,
 prompts, completion, a timeout that cancels on the server, and the connection statistics.
+
+It only prints and never asks: it runs the same in a terminal, a pipe or CI. ``--lab`` starts
+JupyterLab at the quickstart notebook instead (:mod:`mcp_notebook.demo.lab`).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -102,11 +108,47 @@ async def _tour(flags: tuple[str, ...], title: str) -> None:
         print(f"  stats: {client.stats}")
 
 
-async def main() -> None:
+async def _both_eras() -> None:
     await _tour((), "The official SDK server, dual-era (our probe lands on the modern era)")
     await _tour(("--legacy-only",), "The same server restricted to the handshake (the probe falls back)")
     print("\nDone. Both eras, one client, no server processes left behind.")
 
 
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point: the terminal tour, or JupyterLab with ``--lab``; returns the exit code."""
+    parser = argparse.ArgumentParser(
+        prog="python -m mcp_notebook.demo.tour",
+        description="A tour of mcp-notebook against the bundled demo server, in both protocol eras.",
+    )
+    parser.add_argument(
+        "--lab",
+        action="store_true",
+        help="start JupyterLab (this interpreter's) at the quickstart notebook instead; needs a checkout",
+    )
+    parser.add_argument("--no-browser", action="store_true", help="with --lab: only print the URL")
+    parser.add_argument("--port", type=int, default=0, help="with --lab: the port (default: a free one)")
+    args = parser.parse_args(argv)
+    if not args.lab and (args.no_browser or args.port):
+        parser.error("--no-browser and --port go with --lab")
+    if not 0 <= args.port <= 65535:
+        parser.error("--port must be between 0 and 65535")
+    if args.lab:
+        from mcp_notebook.demo.lab import lab
+
+        return lab(browser=not args.no_browser, port=args.port)
+    anyio.run(_both_eras)
+    print(f"Next, the notebooks in JupyterLab: {_this_python()} -m mcp_notebook.demo.tour --lab")
+    return 0
+
+
+def _this_python() -> str:
+    """This interpreter as the user would type it: relative when it lives below the current directory."""
+    try:
+        relative = os.path.relpath(sys.executable)
+    except ValueError:  # another drive, on Windows
+        return sys.executable
+    return sys.executable if relative.startswith("..") else relative
+
+
 if __name__ == "__main__":
-    anyio.run(main)
+    raise SystemExit(main())
