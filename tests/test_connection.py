@@ -24,6 +24,7 @@ from tests.fakes import (
     RpcError,
     after,
     eventually,
+    fail,
     never,
     reply,
     text_result,
@@ -1092,3 +1093,46 @@ async def test_reply_helper_answers_any_scripted_method():
     async with Client(server) as client:
         prompts = await client.list_prompts()
     assert [p.name for p in prompts] == ["greet"]
+
+
+async def test_a_modern_server_slower_to_start_than_the_probe_is_found_modern_after_all():
+    # A dual-era stdio server under load: the probe times out, the server then reads it, serves the
+    # modern protocol on this connection and refuses the fallback initialize with -32022 (as the
+    # official SDK's servers do). One corrective probe finds it modern; nothing fails.
+    server = FakeServer("modern")
+    serving_modern = False
+
+    async def slow_first_discover(message: dict[str, Any], conn: FakeConnection) -> Any:
+        nonlocal serving_modern
+        if not serving_modern:
+            serving_modern = True
+            await anyio.sleep(0.4)
+        return await server._discover(message, conn)
+
+    async def initialize(message: dict[str, Any], conn: FakeConnection) -> Any:
+        if serving_modern:
+            raise RpcError(
+                -32022, "connection is serving the 2026-07-28 protocol", {"supported": [MODERN_VERSION]}
+            )
+        return await server._initialize(message, conn)
+
+    server.on("server/discover", slow_first_discover)
+    server.on("initialize", initialize)
+    async with Client(server, probe_timeout=0.15) as client:
+        assert client.era == "modern"
+        assert client.protocol_version == MODERN_VERSION
+    assert [m["method"] for m in server.requests()] == ["server/discover", "initialize", "server/discover"]
+
+
+async def test_a_second_refusal_of_the_handshake_is_an_error_not_a_loop():
+    server = FakeServer("silent")
+    server.on(
+        "initialize", after_error := fail(-32022, "no version in common", {"supported": ["1999-01-01"]})
+    )
+    assert after_error is not None
+    with pytest.raises(McpError) as info:
+        async with Client(server, probe_timeout=0.1, reconnect=False):
+            pass
+    assert info.value.code == -32022
+    assert len(server.requests("initialize")) == 2
+    assert len(server.requests("server/discover")) == 2

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.envelope import META_SERVER_INFO
-from ..protocol.errors import McpError
+from ..protocol.errors import UNSUPPORTED_PROTOCOL_VERSION, McpError
 from ..protocol.negotiation import (
     Adopt,
     Decision,
@@ -66,16 +66,34 @@ async def negotiate(
     else:
         step = first_step(pin)
     retried = False
+    probe_lost = False
     while True:
         if isinstance(step, DiscoverAgain):
             step = await _discover(pin, step.version, exchange, probe_timeout, retried=retried)
+            probe_lost = isinstance(step, Initialize) and not retried  # a fallback, the first one
             retried = True
         elif isinstance(step, Adopt):
             return negotiated_from_discover(step.version, step.result)
         elif isinstance(step, Initialize):
-            return await _initialize(
-                pin, step.version, exchange, notify, capabilities("legacy"), client_info, handshake_timeout
-            )
+            try:
+                return await _initialize(
+                    pin,
+                    step.version,
+                    exchange,
+                    notify,
+                    capabilities("legacy"),
+                    client_info,
+                    handshake_timeout,
+                )
+            except McpError as exc:
+                if not (probe_lost and exc.code == UNSUPPORTED_PROTOCOL_VERSION):
+                    raise
+                # -32022 to the fallback handshake: one corrective probe. Typically a dual-era stdio
+                # server slower to start than probe_timeout (a busy machine, many servers starting
+                # at once) that read the probe after all and now serves the modern protocol on this
+                # connection; its answer to the second probe comes at once.
+                probe_lost = False
+                step = first_step(pin)
         elif isinstance(step, Fail):
             raise step.error
 
