@@ -173,10 +173,10 @@ class _View:
 
     # --- showing --------------------------------------------------------------------------------
 
-    def _show(self, frame: pandas.DataFrame | None) -> None:
+    def _show(self, frame: pandas.DataFrame | None, error: str | None = None) -> None:
         with self._lock:
             self.frame = frame
-            self.error = None
+            self.error = error
             self.renders += 1
             self.updated_at = time.time()
         self._redraw()
@@ -605,20 +605,21 @@ class ToolWatch(_View):
                 self.name, self.arguments, progress=_no_progress, timeout=self.timeout
             )
         except McpError as exc:
-            self.calls += 1
             self.errors += 1
+            self.calls += 1
             self._show_error(str(exc))
             return
         finally:
             self.in_flight = False
-        self.calls += 1
-        self.result = result
         frame = await anyio.to_thread.run_sync(result.to_dataframe)
-        self._show(frame)
+        # The counters move together, as the result is shown: code polling them sees one state.
+        self.result = result
+        error = None
         if result.is_error:
             self.errors += 1
-            self.error = f"the tool reported an error: {result.text[:500]}"
-            self._redraw()
+            error = f"the tool reported an error: {result.text[:500]}"
+        self.calls += 1
+        self._show(frame, error)
 
     def _title(self) -> str:
         when = []
