@@ -310,3 +310,28 @@ def test_a_blob_is_sized_never_copied() -> None:
     df = ResourceContents.from_dict({"contents": [{"uri": "x", "blob": "AAAA"}]}).to_dataframe()
     assert df["data_size"].tolist() == [3]
     assert "AAAA" not in df.to_string()
+
+
+# --- a group's live frame ----------------------------------------------------------------------------
+
+
+def test_a_groups_live_tools_frame_follows_its_members() -> None:
+    from mcp_notebook.notebook import Group
+
+    group = Group({"one": demo_server()}, show_progress=False, dialogs=False)
+    try:
+        tools = group.live_frame("tools")
+        board = group.live_frame("servers")
+        wait_until(lambda: "one.add" in set(tools.frame["name"]))
+        assert set(board.frame["server"]) == {"one"}
+
+        group["one"].call_tool("add_tool", {"name": "shout"})
+
+        wait_until(lambda: "one.shout" in set(tools.frame["name"]))
+        assert "tools of the group" in repr(tools)
+        with pytest.raises(ValueError, match="one of"):
+            group.live_frame("history")
+    finally:
+        group.close()
+    assert tools.stopped
+    assert board.stopped

@@ -370,7 +370,7 @@ class LiveFrame(_View):
         self.model.unobserve(self._changed, names=[self.what])
 
     def _title(self) -> str:
-        return f"{self.what} of {getattr(self._owner, 'name', '?')!s}"
+        return f"{self.what} of {getattr(self._owner, 'name', None) or 'the group'}"
 
 
 class _Updates:
@@ -492,10 +492,14 @@ class ResourceWatch(_View):
         except McpError as exc:
             self._show_error(str(exc))
             return
-        self.reads += 1
-        self.contents = contents
-        self.value = contents.text
-        self._show(await anyio.to_thread.run_sync(contents.to_dataframe) if self.as_frame else None)
+        frame = await anyio.to_thread.run_sync(contents.to_dataframe) if self.as_frame else None
+        # Value, contents, frame and count move together: code polling one sees the others match.
+        with self._lock:
+            self.reads += 1
+            self.contents = contents
+            self.value = contents.text
+            self.frame = frame
+        self._show(frame)
 
     def _body_html(self) -> str:
         if self.as_frame or self.value is None:
@@ -613,12 +617,12 @@ class ToolWatch(_View):
             self.in_flight = False
         frame = await anyio.to_thread.run_sync(result.to_dataframe)
         # The counters move together, as the result is shown: code polling them sees one state.
-        self.result = result
-        error = None
-        if result.is_error:
-            self.errors += 1
-            error = f"the tool reported an error: {result.text[:500]}"
-        self.calls += 1
+        error = f"the tool reported an error: {result.text[:500]}" if result.is_error else None
+        with self._lock:
+            self.result = result
+            self.frame = frame
+            self.errors += result.is_error
+            self.calls += 1
         self._show(frame, error)
 
     def _title(self) -> str:
