@@ -252,6 +252,13 @@ class ResourceContents:
     def text(self) -> str:
         return "\n".join(str(c["text"]) for c in self.contents if "text" in c)
 
+    def to_dataframe(self, *, flatten: bool = True) -> Any:
+        """These contents as a pandas DataFrame: a JSON or CSV text as its table, anything else one
+        row per content (rules: :func:`mcp_notebook.notebook.frames.resource_to_dataframe`)."""
+        from .notebook.frames import resource_to_dataframe
+
+        return resource_to_dataframe(self, flatten=flatten)
+
     def __repr__(self) -> str:
         uris = ", ".join(str(c.get("uri")) for c in self.contents)
         return f"ResourceContents([{uris}]): {_short(self.text, 60)!r}"

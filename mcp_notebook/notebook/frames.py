@@ -72,6 +72,7 @@ Strings from the server are kept as data, never interpreted. Escaping them is th
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import time
@@ -84,7 +85,7 @@ from urllib.parse import unquote
 import pandas as pd
 from pandas.api.types import infer_dtype, is_bool_dtype, is_float_dtype, is_numeric_dtype
 
-from ..results import Prompt, Resource, ResourceTemplate, Tool, ToolResult
+from ..results import Prompt, Resource, ResourceContents, ResourceTemplate, Tool, ToolResult
 
 __all__ = [
     "BLOCK_COLUMNS",
@@ -92,6 +93,7 @@ __all__ = [
     "history_frame",
     "prompts_frame",
     "resource_templates_frame",
+    "resource_to_dataframe",
     "resources_frame",
     "result_to_dataframe",
     "tools_frame",
@@ -438,6 +440,73 @@ def _pointer(root: Any, pointer: str) -> Any:
         else:
             return None
     return node
+
+
+# --------------------------------------------------------------------------- resource contents
+
+CONTENTS_COLUMNS = ["uri", "mimeType", "text", "data_size"]
+
+
+def resource_to_dataframe(
+    contents: ResourceContents | Mapping[str, Any], *, flatten: bool = True
+) -> pd.DataFrame:
+    """A resource's contents (a ``resources/read`` result) as a DataFrame.
+
+    One text content that is a table becomes that table: JSON (a ``json`` MIME type, or no MIME
+    type and text that parses as a JSON array or object) through rules 1-4 of
+    :func:`result_to_dataframe`; CSV or TSV (``text/csv``, ``text/tab-separated-values``, or no
+    MIME type and a URI ending ``.csv``/``.tsv``) through ``pandas.read_csv``, every column as it
+    parses. Anything else (plain text, blobs, several contents) is one row per content: ``uri``,
+    ``mimeType``, ``text`` and ``data_size`` (decoded bytes of a blob, never the blob itself).
+    ``df.attrs["rule"]`` says which: ``"json"``, ``"csv"`` or ``"contents"``.
+    """
+    if not isinstance(contents, ResourceContents):
+        contents = ResourceContents.from_dict(dict(contents))
+    items = contents.contents
+    if len(items) == 1 and isinstance(items[0].get("text"), str):
+        df = _table_text(items[0], flatten)
+        if df is not None:
+            return df
+    rows = []
+    for item in items:
+        blob = item.get("blob")
+        rows.append(
+            {
+                "uri": _str(item.get("uri")),
+                "mimeType": _str(item.get("mimeType")),
+                "text": _str(item.get("text")),
+                "data_size": _base64_size(blob) if isinstance(blob, str) else None,
+            }
+        )
+    df = pd.DataFrame(rows, columns=CONTENTS_COLUMNS)
+    df = df.astype({c: "string" for c in CONTENTS_COLUMNS[:-1]} | {"data_size": "Int64"})
+    df.attrs["rule"] = "contents"
+    return df
+
+
+def _table_text(item: Mapping[str, Any], flatten: bool) -> pd.DataFrame | None:
+    text: str = item["text"]
+    mime = (_str(item.get("mimeType")) or "").split(";")[0].strip().lower()
+    uri = (_str(item.get("uri")) or "").lower()
+    separator = None
+    if mime in ("text/csv", "application/csv") or (not mime and uri.endswith(".csv")):
+        separator = ","
+    elif mime == "text/tab-separated-values" or (not mime and uri.endswith(".tsv")):
+        separator = "\t"
+    if separator is not None:
+        try:
+            df = pd.read_csv(io.StringIO(text), sep=separator)
+        except (ValueError, pd.errors.ParserError):
+            return None
+        df.attrs["rule"] = "csv"
+        return df
+    if mime == "application/json" or mime.endswith("+json") or not mime:
+        value = _loads(text)
+        if isinstance(value, (list, dict)):
+            df, _rule = _json_frame(value, {}, flatten)
+            df.attrs["rule"] = "json"
+            return df
+    return None
 
 
 # --------------------------------------------------------------------------- content blocks (rule 6)

@@ -114,6 +114,7 @@ class Group:
         self.show_progress = show_progress
         self.redact_arguments = redact_arguments
         self._engine: Engine = get_engine()
+        self._views: set[Any] = set()  # live frames over the group's model, stopped with it
         self._lock = threading.Lock()
         self._sessions: dict[str, Session] = {}
         self._dialogs: dict[str, Any] = {}
@@ -353,6 +354,24 @@ class Group:
 
         return group_log_widget(self)
 
+    def live_frame(self, what: str = "tools", *, rate: float = 4.0, max_rows: int = 50) -> Any:
+        """A DataFrame of the group's ``"tools"`` (named SERVER.TOOL), ``"servers"`` (the board's
+        rows) or ``"log"``, redrawn whenever ``group.model`` changes (see ``Session.live_frame``)."""
+        import pandas as pd
+
+        from . import frames
+        from .views import LiveFrame
+
+        builders: dict[str, Callable[[Any], Any]] = {
+            "tools": frames.tools_frame,
+            "servers": lambda rows: pd.DataFrame(list(rows)),
+            "log": lambda rows: pd.DataFrame(list(rows)),
+        }
+        if what not in builders:
+            raise ValueError(f"group.live_frame() shows one of {', '.join(builders)}, not {what!r}")
+        self._check_open()
+        return LiveFrame(self, what, rate=rate, max_rows=max_rows, builder=builders[what])
+
     # --- lifetime -------------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -372,6 +391,8 @@ class Group:
 
     def _finish_close(self) -> None:
         self._closed = True
+        for view in list(self._views):
+            view._stop(give_back=False)
         for session in self.sessions.values():
             session._finish_close()
         _OPEN.discard(self)

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     import pandas
 
     from ..widgets._dialogs import NotebookDialogs
+    from .views import LiveFrame, ResourceWatch, ToolWatch
 
 __all__ = ["Session", "connect"]
 
@@ -167,6 +168,7 @@ class Session:
         self._engine: Engine = get_engine()
         self._closed = False
         self._background: list[Any] = []
+        self._views: set[Any] = set()  # live frames and watches over this session, stopped with it
         self.client.connection.on_state_change(self._on_state)
         self.client.on_event(self._on_event)
         self.client.on_task(self._on_task)
@@ -491,6 +493,54 @@ class Session:
 
         return frames.history_frame(self.model.history)
 
+    # --- reactive views (notebook/views.py) ----------------------------------------------------
+
+    def live_frame(self, what: str = "tools", *, rate: float = 4.0, max_rows: int = 50) -> LiveFrame:
+        """A DataFrame of ``what`` (tools, resources, resource_templates, prompts, history, tasks)
+        that redraws itself whenever the model's list changes, at most ``rate`` times a second
+        (always ending on the final state). ``.frame`` is the latest DataFrame; ``.stop()`` ends it."""
+        from .views import LiveFrame
+
+        self._check_open()
+        return LiveFrame(self, what, rate=rate, max_rows=max_rows)
+
+    def watch_resource(
+        self, uri: str, *, as_frame: bool = True, rate: float = 4.0, max_rows: int = 50
+    ) -> ResourceWatch:
+        """Show ``uri`` live: re-read on each ``notifications/resources/updated`` for it (subscribing
+        first unless already subscribed; ``stop()`` unsubscribes what it subscribed). ``as_frame``:
+        shown as a DataFrame (JSON and CSV as their tables); otherwise as text. Returns at once."""
+        from .views import ResourceWatch
+
+        self._check_open()
+        return ResourceWatch(self, uri, as_frame=as_frame, rate=rate, max_rows=max_rows)
+
+    def watch_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        every: float | None = None,
+        on: str | None = None,
+        rate: float = 4.0,
+        timeout: float | None = None,
+        max_rows: int = 50,
+    ) -> ToolWatch:
+        """Call ``name`` now, then every ``every`` seconds (at least 0.1) and/or on each update of the
+        resource ``on``, showing the latest result as a live DataFrame. Never two calls at once: a
+        tick during a slow call is skipped. ``.result``, ``.frame``, ``.calls``, ``.errors``, ``.stop()``."""
+        from .views import ToolWatch
+
+        self._check_open()
+        return ToolWatch(
+            self, name, arguments, every=every, on=on, rate=rate, timeout=timeout, max_rows=max_rows
+        )
+
+    @property
+    def views(self) -> list[Any]:
+        """The live frames and watches running over this session."""
+        return list(self._views)
+
     def map_tool(
         self,
         name: str,
@@ -633,6 +683,8 @@ class Session:
         # Only once the client is closed: an interrupted close() can simply be called again.
         # The model's status turns "closed" on the engine, from the connection itself.
         self._closed = True
+        for view in list(self._views):
+            view._stop(give_back=False)  # the connection is gone, and its subscriptions with it
         for future in self._background:
             future.cancel()
         _OPEN.discard(self)
