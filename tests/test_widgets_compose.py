@@ -213,3 +213,44 @@ def test_a_groups_panels_read_without_a_kernel(group: Group) -> None:
     finally:
         for panel in (board, explorer, log):
             panel.close()
+
+
+# --- tool descriptions as safe Markdown -----------------------------------------------------------
+
+HOSTILE_MARKDOWN = [
+    # (a description, what its HTML must hold, what it must never hold)
+    ("**bold** and `code`", ["<strong>bold</strong>", "<code>code</code>"], []),
+    ("<script>alert(1)</script>", ["&lt;script&gt;"], ["<script"]),
+    ('<img src=x onerror="alert(1)">', ["&lt;img"], ["<img"]),
+    ("![pixel](https://tracker.example/p.png)", [], ["<img"]),
+    ("[x](javascript:alert(1)) [y](JaVaScRiPt:alert(1))", [], ["href"]),
+    ("<javascript:alert(1)> [d](data:text/html,hi) [v](vbscript:x)", [], ["href"]),
+    ('<a href="javascript:alert(1)">a</a>', ["&lt;a href"], ["<a "]),
+    ("[site](https://example.org)", ['href="https://example.org"', 'rel="noopener noreferrer nofollow"'], []),
+    ("[mail](mailto:someone@example.org)", ['href="mailto:someone@example.org"'], []),
+]
+
+
+@pytest.mark.parametrize(("text", "present", "absent"), HOSTILE_MARKDOWN)
+def test_a_description_renders_as_markdown_never_as_raw_html(
+    text: str, present: list[str], absent: list[str]
+) -> None:
+    from mcp_notebook.widgets._safe import markdown_html
+
+    out = markdown_html(text)
+    for piece in present:
+        assert piece in out
+    for piece in absent:
+        assert piece not in out.lower()
+
+
+def test_the_explorer_shows_the_demos_description_as_markdown(session: Session) -> None:
+    explorer = session.explorer()
+    try:
+        explorer.select("sales_records")
+        shown = explorer.description.value
+        assert "<strong>deterministic</strong>" in shown
+        assert "<code>region</code>" in shown
+        assert "mcpnb-markdown" in shown
+    finally:
+        explorer.close()

@@ -42,7 +42,7 @@ from ._fallback import Fallback, plural, static_html
 from ._form import SchemaForm
 from ._result_view import html_widget as _html
 from ._result_view import result_widget
-from ._safe import escape, short
+from ._safe import escape, markdown_html, short
 
 __all__ = ["Explorer", "SessionTools", "ToolEntry", "ToolSource", "explorer", "python_code"]
 
@@ -424,8 +424,8 @@ class Explorer(Fallback, W.VBox):
         self.form_box.children = [self.form.widget]
         title = f"<b>{escape(tool.display_name)}</b> <code>{escape(entry.name)}</code> {badges_html(tool)}"
         self.title.value = title
-        text = escape(short(tool.description or "", 5000))
-        self.description.value = f'<div style="white-space:pre-wrap;font-size:0.9em">{text}</div>'
+        text = markdown_html(tool.description or "")
+        self.description.value = f'<div class="mcpnb-markdown" style="font-size:0.9em">{text}</div>'
         self.validation.value = ""
         self._show_task_choice(tool, keep=keep_values)
         self._idle_buttons()
