@@ -62,6 +62,8 @@ OUR_TAGS = {
     "td",
 }
 OUR_TAGS |= {"ul", "li", "style"}
+# What a tool's description as Markdown may hold (no links or images here: see assert_inert).
+OUR_TAGS |= {"p", "strong", "ol", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "br"}
 
 
 def assert_inert(widget) -> None:

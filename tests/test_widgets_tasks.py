@@ -362,12 +362,12 @@ def test_dashboard_has_status_and_tabs_that_follow_the_session(tasks_session: Se
         assert "mcpnb-status" in board.status._dom_classes
         assert board.tab.titles == ("Tools", "Tasks", "Resources", "Log")
         assert [type(c).__name__ for c in board.tab.children] == [
-            "VBox",
+            "Explorer",
             "TasksWidget",
             "ResourcesWidget",
             "LogWidget",
         ]
-        assert board.tab.children[0] is board.explorer.widget
+        assert board.tab.children[0] is board.explorer
         assert "crunch" in board.explorer.tool_names
 
         task = tasks_session.start_tool("crunch", {"steps": 1, "delay": 0.0})

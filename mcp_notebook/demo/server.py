@@ -214,8 +214,8 @@ def sales_records(
 ) -> list[SaleRecord]:
     """Return sales records from the demo data set, oldest first.
 
-    Each record has date (ISO string), region, product, units and price. The data is
-    deterministic, so the same arguments always return the same rows.
+    Each record has `date` (ISO string), `region`, `product`, `units` and `price`. The data is
+    **deterministic**, so the same arguments always return the same rows.
     """
     return _records_for(region)[:limit]
 

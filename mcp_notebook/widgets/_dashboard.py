@@ -12,6 +12,7 @@ from typing import Any
 import ipywidgets as W
 
 from ._explorer import explorer
+from ._fallback import Fallback
 from ._log import log_widget
 from ._resources import resources_widget
 from ._status import status_widget
@@ -22,7 +23,7 @@ __all__ = ["Dashboard", "dashboard"]
 TITLES = ("Tools", "Tasks", "Resources", "Log")
 
 
-class Dashboard(W.VBox):
+class Dashboard(Fallback, W.VBox):
     """``status``, ``explorer``, ``tasks``, ``resources``, ``log_view``: the parts; ``tab`` holds the
     last four."""
 
@@ -34,13 +35,26 @@ class Dashboard(W.VBox):
         self.resources = resources_widget(session)
         self.log_view = log_widget(session)  # (``log`` is a traitlets Logger)
         self.tab = W.Tab(
-            children=[self.explorer.widget, self.tasks, self.resources, self.log_view],
+            children=[self.explorer, self.tasks, self.resources, self.log_view],
             titles=TITLES,
             layout=W.Layout(width="100%"),
         )
         self.tab.add_class("mcpnb-dashboard-tabs")
         super().__init__([self.status, self.tab], layout=W.Layout(width="100%"))
         self.add_class("mcpnb-dashboard")
+
+    def summary(self) -> str:
+        """The status line, then a line for each part."""
+        parts = (self.status, self.explorer, self.tasks, self.resources, self.log_view)
+        return "\n".join(part.summary().split("\n")[0] for part in parts)
+
+    def snapshot_html(self) -> str:
+        """Every part, one after the other (a snapshot has no tabs to click)."""
+        parts = [self.status, self.explorer, self.tasks, self.resources, self.log_view]
+        return "".join(
+            f"<h4>{title}</h4>{part.snapshot_html()}" if title else part.snapshot_html()
+            for title, part in zip(("", *TITLES), parts, strict=True)
+        )
 
     def close(self) -> None:
         if getattr(self, "_closed_parts", False):

@@ -49,6 +49,7 @@ import ipywidgets as W
 
 from ..protocol.errors import McpError
 from . import _uipoll
+from ._fallback import Fallback, plural
 from ._form import SchemaForm
 from ._prompts import messages_widget
 from ._result_view import html_widget as _html
@@ -485,7 +486,7 @@ def _root_entry(value: Any) -> dict[str, Any]:
     return _root(value)
 
 
-class RootsWidget(W.VBox):
+class RootsWidget(Fallback, W.VBox):
     """Shows a session's roots; edits them when they are a :class:`RootsList` (class ``mcpnb-roots``)."""
 
     def __init__(self, session: Any) -> None:
@@ -537,6 +538,12 @@ class RootsWidget(W.VBox):
         if self.roots is not None:
             return self.roots.roots
         return list(self._static)
+
+    def summary(self) -> str:
+        roots = self._current()
+        lines = [f"<MCP roots: {short(getattr(self.session, 'name', ''), 80)}, {plural(len(roots), 'root')}>"]
+        lines += [f"  {short(r.get('uri', ''), 200)}" for r in roots[:5]]
+        return "\n".join(lines)
 
     def _render(self) -> None:
         roots = self._current()

@@ -38,10 +38,11 @@ import ipywidgets as W
 from ..notebook._tasks import SessionTask
 from ..protocol.errors import McpError
 from ..results import Tool, ToolResult
+from ._fallback import Fallback, plural, static_html
 from ._form import SchemaForm
 from ._result_view import html_widget as _html
 from ._result_view import result_widget
-from ._safe import escape, short
+from ._safe import escape, markdown_html, short
 
 __all__ = ["Explorer", "SessionTools", "ToolEntry", "ToolSource", "explorer", "python_code"]
 
@@ -165,9 +166,9 @@ def tool_calls(history: Any) -> list[dict[str, Any]]:
     return [e for e in list(history) if isinstance(e, dict) and e.get("method") == "tools/call"]
 
 
-class Explorer:
-    """The explorer of one session, or of any :class:`ToolSource`. Show it with ``display(ex)``
-    or ``ex.widget``.
+class Explorer(Fallback, W.VBox):
+    """The explorer of one session, or of any :class:`ToolSource`: a widget (CSS class
+    ``mcpnb-explorer``), shown by itself or inside any ipywidgets layout.
 
     Programmatic handles (what the buttons do): :meth:`select`, :meth:`call`, :meth:`cancel`,
     :meth:`validate`, :meth:`rerun`, :meth:`copy_python`, :meth:`history_frame`; state: ``form``,
@@ -198,7 +199,8 @@ class Explorer:
         self._task_lock = threading.Lock()  # the task of a call, and whether Cancel was asked
         self._lock = threading.Lock()
         self._entries: dict[str, tuple[ToolEntry, W.Widget, W.Button]] = {}
-        self._build()
+        super().__init__(self._build())
+        self.add_class("mcpnb-explorer")
         self._unfollow = source.follow(self._on_tools, self._on_history, self._on_in_flight)
         self._refresh_tools()
         self._refresh_history()
@@ -206,7 +208,7 @@ class Explorer:
 
     # --- layout -------------------------------------------------------------------------------
 
-    def _build(self) -> None:
+    def _build(self) -> list[W.Widget]:
         self.search = W.Text(placeholder="search tools", layout=W.Layout(width="auto"))
         self.search.add_class("mcpnb-tool-search")
         self.search.observe(lambda change: self._filter(), names="value")
@@ -280,8 +282,50 @@ class Explorer:
 
         name = escape(self.source.title)
         header = _html(f"<b>MCP tools</b> · {name}", "mcpnb-explorer-header")
-        self.widget = W.VBox([header, W.HBox([left, right], layout=W.Layout(width="100%")), self.history])
-        self.widget.add_class("mcpnb-explorer")
+        return [header, W.HBox([left, right], layout=W.Layout(width="100%")), self.history]
+
+    def summary(self) -> str:
+        title = f"{short(self.source.title, 80)}, " if self.source.title else ""
+        tools = plural(len(self.source.entries()), "tool")
+        calls = plural(len(self.calls()), "call")
+        line = f"<MCP explorer: {title}{tools}, {self.source.in_flight()} in flight, {calls}"
+        if self.selected_entry is not None:
+            line += f"; selected {short(self.selected_entry.name, 80)}"
+            if self.status.value:
+                line += f" ({short(self.status.value, 80)})"
+        return line + ">"
+
+    def snapshot_html(self) -> str:
+        """The header, the tools as a table, the selected tool with its last result, the history."""
+        entries = self.source.entries()
+        head = f"<b>MCP tools</b> · {escape(self.source.title)} · {plural(len(entries), 'tool')}"
+        rows = "".join(
+            f'<tr><td style="text-align:left"><code>{escape(e.name)}</code></td>'
+            f'<td style="text-align:left">{escape(short(e.tool.title or "", 80))}</td>'
+            f'<td style="text-align:left">{escape(short(_first_line(e.tool.description), 200))}</td>'
+            f'<td style="text-align:left">{badges_html(e.tool)}</td></tr>'
+            for e in entries
+        )
+        table = (
+            '<table class="mcpnb-static-tools"><thead><tr><th>tool</th><th>title</th>'
+            f"<th>description</th><th>hints</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+        parts = [f"<div>{head}</div>", table]
+        if self.selected is not None:
+            parts.append(f"<div>{self.title.value}</div>")
+            if self.status.value:
+                parts.append(f"<div>{escape(self.status.value)}</div>")
+            parts.append(static_html(self.result_box))
+        calls = self.calls()[-5:][::-1]
+        if calls:
+            lines = "".join(f"<li>{escape(_call_line(entry))}</li>" for entry in calls)
+            parts.append(f"<div><b>History</b> (the last {len(calls)})<ul>{lines}</ul></div>")
+        return "".join(parts)
+
+    @property
+    def widget(self) -> Explorer:
+        """The explorer itself (it is the widget; kept for code written when it held one)."""
+        return self
 
     @staticmethod
     def _button(label: str, icon: str, css: str, action: Any, style: str = "") -> W.Button:
@@ -289,11 +333,6 @@ class Explorer:
         button.add_class(css)
         button.on_click(lambda _: action())
         return button
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.widget)
 
     # --- the tool list ------------------------------------------------------------------------
 
@@ -385,8 +424,8 @@ class Explorer:
         self.form_box.children = [self.form.widget]
         title = f"<b>{escape(tool.display_name)}</b> <code>{escape(entry.name)}</code> {badges_html(tool)}"
         self.title.value = title
-        text = escape(short(tool.description or "", 5000))
-        self.description.value = f'<div style="white-space:pre-wrap;font-size:0.9em">{text}</div>'
+        text = markdown_html(tool.description or "")
+        self.description.value = f'<div class="mcpnb-markdown" style="font-size:0.9em">{text}</div>'
         self.validation.value = ""
         self._show_task_choice(tool, keep=keep_values)
         self._idle_buttons()
@@ -722,6 +761,10 @@ class Explorer:
     def close(self) -> None:
         """Stop following the session and close the widgets (a running call is cancelled; a
         task started with "run as task" runs on, in the tasks panel)."""
+        if getattr(self, "_closing", False) or not hasattr(self, "_unfollow"):
+            super().close()  # closed already, or its construction failed
+            return
+        self._closing = True
         future = self._future
         if self._as_task and future is not None:
             future.cancel()  # stop waiting for it
@@ -729,8 +772,21 @@ class Explorer:
             self.cancel()
         self._unhook_all()
         self._unfollow()
-        for widget in reversed(list(_tree(self.widget))):
+        for widget in reversed(list(_tree(self))[1:]):
             widget.close()
+        super().close()
+
+
+def _first_line(text: Any) -> str:
+    lines = str(text or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _call_line(entry: dict[str, Any]) -> str:
+    when = time.strftime("%H:%M:%S", time.localtime(entry.get("time") or 0))
+    duration = entry.get("duration")
+    took = f" {duration:.2f} s" if isinstance(duration, int | float) else ""
+    return short(f"{when} {entry.get('name')} {entry.get('outcome')}{took}", 200)
 
 
 def _tree(widget: W.Widget) -> Any:

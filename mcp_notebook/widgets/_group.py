@@ -19,6 +19,7 @@ import ipywidgets as W
 
 from .._html import state_badge
 from ._explorer import Explorer, SessionTools, ToolEntry, ToolSource, tool_calls
+from ._fallback import Fallback, plural
 from ._log import LogView, log_entry
 from ._result_view import html_widget as _html
 from ._safe import escape, short
@@ -100,7 +101,7 @@ class _BoardRow:
         self.retry.disabled = status not in _RETRY_STATES
 
 
-class GroupStatusWidget(W.VBox):
+class GroupStatusWidget(Fallback, W.VBox):
     """The status board (CSS class ``mcpnb-group-status``): one row per server, live.
 
     ``rows`` maps each server to its row (``cells`` by column, ``retry``); :meth:`retry` is what
@@ -132,6 +133,30 @@ class GroupStatusWidget(W.VBox):
 
     def _changed(self, change: Any) -> None:
         self.refresh()
+
+    def summary(self) -> str:
+        """``<MCP servers: 3: 2 ready, 1 closed; 24 tools>``, then a line a server."""
+        board = [row for row in list(self.group.model.servers) if isinstance(row, dict)]
+        counts: dict[str, int] = {}
+        for row in board:
+            counts[str(row.get("status"))] = counts.get(str(row.get("status")), 0) + 1
+        states = ", ".join(f"{n} {s}" for s, n in counts.items()) or "none"
+        tools = plural(int(self.group.model.total_tools), "tool")
+        lines = [f"<MCP servers: {len(board)}: {states}; {tools}>"]
+        for row in board:
+            protocol = " ".join(str(v) for v in (row.get("era"), row.get("protocol_version")) if v) or "?"
+            error = f" · {short(row.get('last_error'), 120)}" if row.get("last_error") else ""
+            count = row.get("tools")
+            tools_here = f", {plural(int(count), 'tool')}" if isinstance(count, int) else ""
+            server = short(row.get("server"), 60)
+            lines.append(f"  {server} {row.get('status')}, {protocol}{tools_here}{error}")
+        return "\n".join(lines)
+
+    def snapshot_html(self) -> str:
+        from ..notebook.group import board_html
+
+        rows = [row for row in list(self.group.model.servers) if isinstance(row, dict)]
+        return f"<div><b>MCP servers</b>{board_html(rows)}</div>"
 
     def refresh(self) -> None:
         board = [row for row in list(self.group.model.servers) if isinstance(row, dict)]
@@ -283,8 +308,9 @@ class GroupTools(ToolSource):
         return stop
 
 
-class GroupExplorer:
-    """The tool explorer of a group, with a server selector (CSS class ``mcpnb-group-explorer``).
+class GroupExplorer(Fallback, W.VBox):
+    """The tool explorer of a group, with a server selector (CSS class ``mcpnb-group-explorer``):
+    a widget, shown by itself or inside any ipywidgets layout.
 
     ``selector`` (a Dropdown of "All servers" and the servers that are up) picks what the explorer
     below lists: one server's tools (that session's explorer) or every server's, named
@@ -300,8 +326,8 @@ class GroupExplorer:
         self.selector = W.Dropdown(options=self._choices(), value=ALL_SERVERS, description="Server")
         self.selector.add_class("mcpnb-group-server")
         self.box = W.VBox(layout=W.Layout(width="100%"))
-        self.widget = W.VBox([self.selector, self.box], layout=W.Layout(width="100%"))
-        self.widget.add_class("mcpnb-group-explorer")
+        super().__init__([self.selector, self.box], layout=W.Layout(width="100%"))
+        self.add_class("mcpnb-group-explorer")
         self.selector.observe(self._selected, names="value")
         group.model.observe(self._on_sessions, names="sessions")
         if server is not None:
@@ -341,7 +367,7 @@ class GroupExplorer:
                     explorer = Explorer(SessionTools(session, variable=f"group[{choice!r}]"))
                     self._sessions[choice] = session
                 self.explorers[choice] = explorer
-            self.box.children = [explorer.widget]
+            self.box.children = [explorer]
 
     def _on_sessions(self, change: Any) -> None:  # on the engine thread
         up = dict(_up(self.group))
@@ -361,13 +387,28 @@ class GroupExplorer:
         if self.selector.value in gone or self.selector.value not in self.explorers:
             self._show(self.selector.value)
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
+    def summary(self) -> str:
+        up = plural(len(self.selector.options) - 1, "server")
+        shown = self.explorers.get(self.selector.value)
+        inner = f"\n  {shown.summary()}" if shown is not None else ""
+        return f"<MCP group explorer: {up} up, showing {short(self.selector.value, 80)}>{inner}"
 
-        display(self.widget)
+    def snapshot_html(self) -> str:
+        shown = self.explorers.get(self.selector.value)
+        body = shown.snapshot_html() if shown is not None else ""
+        return f"<div><b>Server</b> {escape(self.selector.value)}</div>{body}"
+
+    @property
+    def widget(self) -> GroupExplorer:
+        """The explorer itself (it is the widget; kept for code written when it held one)."""
+        return self
 
     def close(self) -> None:
         """Stop following the group and close every explorer (running calls are cancelled)."""
+        if getattr(self, "_closing", False) or not hasattr(self, "box"):
+            super().close()  # closed already, or its construction failed
+            return
+        self._closing = True
         self.group.model.unobserve(self._on_sessions, names="sessions")
         self.selector.unobserve(self._selected, names="value")
         with self._lock:
@@ -376,7 +417,7 @@ class GroupExplorer:
             explorer.close()
         self.selector.close()
         self.box.close()
-        self.widget.close()
+        super().close()
 
 
 # --- the merged log -----------------------------------------------------------------------------

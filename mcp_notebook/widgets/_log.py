@@ -20,6 +20,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from ._fallback import Fallback
 from ._safe import escape, short
 
 __all__ = ["LEVELS", "LogView", "LogWidget", "log_entry", "log_widget"]
@@ -84,7 +85,7 @@ _ENTRY_KEYS = frozenset({"time", "kind", "level", "logger", "data", "method", "p
 _ALL = "all"
 
 
-class LogView(W.VBox):
+class LogView(Fallback, W.VBox):
     """A live log view over ``read()`` (rows as :func:`log_entry` makes them), refreshed when the
     traits ``names`` of ``model`` change; ``close()`` stops following the model.
 
@@ -209,6 +210,19 @@ class LogView(W.VBox):
             f'<table style="width:100%"><thead><tr><th>time</th>{extra_head}<th>level</th><th>source</th>'
             f"<th>data</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         )
+
+    def summary(self) -> str:
+        """The count shown, then the last three entries, a line each."""
+        entries = self.entries()
+        name = getattr(getattr(self, "session", None), "name", None)
+        where = f"{short(name, 80)}, " if name else ""
+        lines = [f"<MCP log: {where}{len(entries)} {'entry' if len(entries) == 1 else 'entries'}>"]
+        for entry in entries[-3:]:
+            column = f" {short(entry.get(self.column, ''), 40)}" if self.column is not None else ""
+            text = " ".join(_text(entry["data"], 200).split())
+            source = short(entry["source"], 60)
+            lines.append(f"  {_clock(entry['time'])}{column} {entry['kind']} {source}: {text}")
+        return "\n".join(lines)
 
     def close(self) -> None:
         if getattr(self, "_unfollowed", False):

@@ -21,6 +21,7 @@ import ipywidgets as W
 
 from ..protocol.errors import McpError
 from ..results import Prompt
+from ._fallback import Fallback, plural
 from ._result_view import block_widget, error_widget
 from ._result_view import html_widget as _html
 from ._safe import escape, short
@@ -130,7 +131,7 @@ class Completer:
             self._future.cancel()
 
 
-class PromptsWidget(W.VBox):
+class PromptsWidget(Fallback, W.VBox):
     """The prompt panel; see the module's docstring. ``close()`` stops following the session."""
 
     def __init__(self, session: Any, *, completion_delay: float = 0.3) -> None:
@@ -278,6 +279,11 @@ class PromptsWidget(W.VBox):
         children.append(messages_widget(result.messages))
         self.messages.children = tuple(children)
         return result
+
+    def summary(self) -> str:
+        prompts = plural(len(self.session.model.prompts), "prompt")
+        chosen = f"; selected {short(self.prompt_list.label, 80)}" if self.prompt_list.label else ""
+        return f"<MCP prompts: {short(getattr(self.session, 'name', ''), 80)}, {prompts}{chosen}>"
 
     def close(self) -> None:
         if getattr(self, "_unfollowed", False):

@@ -28,6 +28,7 @@ import ipywidgets as W
 
 from ..protocol.errors import McpError
 from ..results import ResourceContents, ResourceTemplate
+from ._fallback import Fallback, plural
 from ._prompts import Completer, spawn
 from ._result_view import block_widget, error_widget
 from ._result_view import html_widget as _html
@@ -157,7 +158,7 @@ def contents_widget(contents: ResourceContents) -> W.VBox:
     return box
 
 
-class ResourcesWidget(W.VBox):
+class ResourcesWidget(Fallback, W.VBox):
     """The resource browser; see the module's docstring. ``close()`` stops following the session."""
 
     def __init__(self, session: Any, *, completion_delay: float = 0.3) -> None:
@@ -402,6 +403,13 @@ class ResourcesWidget(W.VBox):
             return
         if uri == self.shown_uri:
             self._show(uri, contents, live=True)
+
+    def summary(self) -> str:
+        model = self.session.model
+        templates = plural(len(model.resource_templates), "template")
+        counts = f"{plural(len(model.resources), 'resource')}, {templates}"
+        shown = f"; showing {short(self.shown_uri, 120)}" if self.shown_uri else ""
+        return f"<MCP resources: {short(getattr(self.session, 'name', ''), 80)}, {counts}{shown}>"
 
     def close(self) -> None:
         if getattr(self, "_unfollowed", False):

@@ -13,13 +13,22 @@ from __future__ import annotations
 import base64
 import binascii
 import html
+import inspect
 import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["RASTER_IMAGE_TYPES", "display_url", "escape", "html_table", "safe_image_src", "short"]
+__all__ = [
+    "RASTER_IMAGE_TYPES",
+    "display_url",
+    "escape",
+    "html_table",
+    "markdown_html",
+    "safe_image_src",
+    "short",
+]
 
 #: Image types a browser decodes without running anything (SVG is a document and can hold script).
 RASTER_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp"})
@@ -32,6 +41,44 @@ _HIDDEN = re.compile(r"[\x00-\x20\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u206
 def escape(text: Any) -> str:
     """Any value as HTML text, safe in element content and in quoted attributes. ``None`` is ``""``."""
     return "" if text is None else html.escape(str(text), quote=True)
+
+
+_LINK_SCHEMES = ("http://", "https://", "mailto:")
+
+
+def _markdown() -> Any:
+    """CommonMark with raw HTML off (a tag is shown as text), no images (a remote image would
+    tell the server who reads the notebook), and links only to http(s) and mailto."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.disable("image")
+    md.validateLink = lambda url: url.strip().lower().startswith(_LINK_SCHEMES)
+
+    def link_open(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+        token = tokens[index]
+        token.attrSet("target", "_blank")
+        token.attrSet("rel", "noopener noreferrer nofollow")
+        return str(renderer.renderToken(tokens, index, options, env))
+
+    md.add_render_rule("link_open", link_open)
+    return md
+
+
+_MD: Any = None
+
+
+def markdown_html(text: Any, limit: int = 5000) -> str:
+    """Untrusted Markdown (a tool's description) as HTML: never raw HTML, never script, no images,
+    links only to http(s) and mailto. Without markdown-it-py, the escaped text, its lines kept."""
+    global _MD
+    text = inspect.cleandoc(short(text, limit))  # a docstring's indented lines are not code blocks
+    try:
+        if _MD is None:
+            _MD = _markdown()
+        return str(_MD.render(text))
+    except ImportError:
+        return f'<div style="white-space:pre-wrap">{escape(text)}</div>'
 
 
 def short(text: Any, limit: int = _MAX_CELL) -> str:

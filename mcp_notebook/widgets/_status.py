@@ -13,6 +13,7 @@ from typing import Any
 import ipywidgets as W
 
 from .._html import STATE_COLOURS, state_badge
+from ._fallback import Fallback, status_line
 from ._safe import escape, short
 
 __all__ = ["StatusWidget", "state_class", "status_widget"]
@@ -27,7 +28,7 @@ def state_class(state: str) -> str:
     return f"mcpnb-state-{state if state in COLOURS else 'other'}"
 
 
-class StatusWidget(W.VBox):
+class StatusWidget(Fallback, W.VBox):
     """The status panel; ``close()`` stops following the session."""
 
     def __init__(self, session: Any) -> None:
@@ -85,6 +86,9 @@ class StatusWidget(W.VBox):
             for label, value in rows
         )
         self.details.value = f"<table>{body}</table>"
+
+    def summary(self) -> str:
+        return f"<MCP status: {status_line(self.session)}>"
 
     def close(self) -> None:
         if getattr(self, "_unfollowed", False):

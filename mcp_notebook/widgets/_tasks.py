@@ -27,6 +27,7 @@ import anyio
 import ipywidgets as W
 
 from ..results import ToolResult
+from ._fallback import Fallback, plural
 from ._result_view import html_widget as _html
 from ._result_view import result_widget
 from ._safe import escape, short
@@ -257,7 +258,7 @@ def _tree(widget: W.Widget) -> Iterator[W.Widget]:
         yield from _tree(child)
 
 
-class TasksWidget(W.VBox):
+class TasksWidget(Fallback, W.VBox):
     """The tasks panel; see the module's docstring. ``close()`` stops following the session.
 
     Programmatic handles (what the buttons do): :meth:`cancel`, :meth:`row` (the row of a task id);
@@ -379,6 +380,16 @@ class TasksWidget(W.VBox):
                     self._start_ticker()
 
     # --- lifetime -----------------------------------------------------------------------------------
+
+    def summary(self) -> str:
+        entries = [r for r in list(self.session.model.tasks) if isinstance(r, dict) and r.get("task_id")]
+        counts: dict[str, int] = {}
+        for entry in entries:
+            status = str(entry.get("status") or "?")
+            counts[status] = counts.get(status, 0) + 1
+        detail = ": " + ", ".join(f"{n} {s}" for s, n in counts.items()) if counts else ""
+        name = short(getattr(self.session, "name", ""), 80)
+        return f"<MCP tasks: {name}, {plural(len(entries), 'task')}{detail}>"
 
     def close(self) -> None:
         if getattr(self, "_unfollowed", False):

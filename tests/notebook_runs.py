@@ -1,0 +1,84 @@
+"""Running the notebooks in notebooks/ once per test session, for every test that reads them.
+
+Each notebook runs in a fresh kernel (the python3 kernel of this interpreter) with nbclient, as a
+reader would run it: no frontend, so widgets display but nobody clicks. :func:`executed` runs a
+notebook the first time it is asked for and hands later callers the same run (tests/test_notebooks.py
+checks that it ran cleanly; tests/test_fallbacks.py reads its outputs), so CI runs each once.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbclient
+import nbformat
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+
+CELL_TIMEOUT = 60  # seconds one cell may run
+STARTUP_TIMEOUT = 60  # seconds for the kernel to start
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def plain(text: str) -> str:
+    """``text`` without terminal colours."""
+    return _ANSI.sub("", text)
+
+
+def describe_error(path: Path, notebook: Any) -> str | None:
+    """The first cell that raised: its index, source and error, without terminal colours."""
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                trace = plain("\n".join(output.get("traceback", [])))
+                return (
+                    f"{path.name}, cell {index} failed:\n{cell.source}\n\n"
+                    f"{output.get('ename')}: {plain(str(output.get('evalue')))}\n\n{trace[-4000:]}"
+                )
+    return None
+
+
+@dataclass
+class Run:
+    """One notebook's run: the executed notebook, how long it took, and why it failed (or None)."""
+
+    path: Path
+    notebook: Any
+    elapsed: float
+    failure: str | None
+
+
+_RUNS: dict[Path, Run] = {}
+
+
+def executed(path: Path) -> Run:
+    """``path`` run top to bottom (the first call runs it; later calls get the same run)."""
+    run = _RUNS.get(path)
+    if run is not None:
+        return run
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT,
+        startup_timeout=STARTUP_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    started = time.monotonic()
+    failure: str | None = None
+    try:
+        client.execute()
+    except nbclient.exceptions.CellExecutionError as exc:
+        failure = describe_error(path, notebook) or plain(str(exc))
+    except nbclient.exceptions.CellTimeoutError as exc:
+        failure = f"{path.name}: a cell ran longer than {CELL_TIMEOUT} s: {plain(str(exc))}"
+    run = _RUNS[path] = Run(path, notebook, time.monotonic() - started, failure)
+    return run
