@@ -30,8 +30,7 @@ from mcp.server.mcpserver import Context, MCPServer
 
 import mcp_notebook
 from mcp_notebook import McpError
-from mcp_notebook.notebook import Session
-from mcp_notebook.widgets import _uipoll
+from mcp_notebook.notebook import Session, _uipoll
 from mcp_notebook.widgets._dialogs import Dialog, NotebookDialogs, RootsList, RootsWidget
 
 from .conftest import demo_server

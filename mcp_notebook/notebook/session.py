@@ -36,7 +36,7 @@ from ..results import (
     ToolResult,
 )
 from ..tasks import TaskHandle
-from . import _config
+from . import _config, _uipoll
 from ._engine import Engine, get_engine, on_exit
 from ._tasks import SessionTask, task_row
 from .model import SessionModel
@@ -160,8 +160,6 @@ class Session:
         self.name = name
         self._ui_call: Callable[..., Any] | None = None
         if self.dialogs is not None:
-            from ..widgets import _uipoll
-
             self._ui_call = _uipoll.call
         self.show_progress = show_progress
         self.redact_arguments = redact_arguments
@@ -817,13 +815,11 @@ def _dialogs_for(dialogs: Any, options: dict[str, Any], name: str) -> NotebookDi
         return None
     if dialogs is None or dialogs is True:
         if dialogs is None:
-            if "IPython" not in sys.modules:  # no IPython, no kernel: do not import the widgets
+            # No IPython, no kernel: nobody to click, and no widgets to import.
+            if "IPython" not in sys.modules or not _uipoll.in_kernel():
                 return None
             try:
-                from ..widgets import _uipoll
-
-                if not _uipoll.in_kernel():
-                    return None
+                import ipywidgets  # noqa: F401  (the dialogs are widgets)
             except ImportError:
                 return None
         from ..widgets._dialogs import NotebookDialogs

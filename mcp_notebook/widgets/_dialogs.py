@@ -23,7 +23,7 @@ or into ``dialogs.output`` when that is an Output widget), and wait for a button
 
 Once answered, a dialog is disabled and says what was answered; one the server stopped waiting for
 (timeout, cancellation) says so. While any dialog is open, a cell blocked in a session call keeps
-handling widget messages (:mod:`._uipoll`), so the buttons work.
+handling widget messages (:mod:`mcp_notebook.notebook._uipoll`), so the buttons work.
 
 For tests and automation: ``dialogs.open_dialogs`` lists the dialogs waiting for an answer and
 ``dialogs.on_open(callback)`` calls ``callback(dialog)`` (on the engine thread) as each opens.
@@ -47,8 +47,8 @@ import anyio
 import anyio.to_thread
 import ipywidgets as W
 
+from ..notebook import _uipoll
 from ..protocol.errors import McpError
-from . import _uipoll
 from ._fallback import Fallback, plural
 from ._form import SchemaForm
 from ._prompts import messages_widget
