@@ -89,14 +89,14 @@ class Tool:
         required = set(self.input_schema.get("required") or [])
         props = _dict(self.input_schema.get("properties"))
         params = "".join(
-            f"<li><code>{_html.esc(name)}</code>{'*' if name in required else ''}"
-            f" <small>{_html.esc(_dict(spec).get('type', ''))}</small>"
-            f" {_html.esc(_short(_str_or_none(_dict(spec).get('description')), 120))}</li>"
+            f"<li><code>{_html.escape(name)}</code>{'*' if name in required else ''}"
+            f" <small>{_html.escape(_dict(spec).get('type', ''))}</small>"
+            f" {_html.escape(_short(_str_or_none(_dict(spec).get('description')), 120))}</li>"
             for name, spec in props.items()
         )
         return (
-            f"<div><b>{_html.esc(self.display_name)}</b> <code>{_html.esc(self.name)}</code>"
-            f"<div>{_html.esc(self.description or '')}</div><ul>{params}</ul></div>"
+            f"<div><b>{_html.escape(self.display_name)}</b> <code>{_html.escape(self.name)}</code>"
+            f"<div>{_html.escape(self.description or '')}</div><ul>{params}</ul></div>"
         )
 
 
@@ -202,8 +202,8 @@ class Resource:
 
     def _repr_html_(self) -> str:
         return (
-            f"<div><b>{_html.esc(self.title or self.name)}</b> {_html.link(self.uri)}"
-            f" <small>{_html.esc(self.mime_type or '')}</small></div>"
+            f"<div><b>{_html.escape(self.title or self.name)}</b> {_html.link(self.uri)}"
+            f" <small>{_html.escape(self.mime_type or '')}</small></div>"
         )
 
 
@@ -217,9 +217,8 @@ class ResourceTemplate:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def _repr_html_(self) -> str:
-        return (
-            f"<div><b>{_html.esc(self.title or self.name)}</b> <code>{_html.esc(self.uri_template)}</code>"
-            f" <small>{_html.esc(self.mime_type or '')}</small> {_html.esc(self.description or '')}</div>"
+        return (_html.Markup("<div><b>{}</b> <code>{}</code> <small>{}</small> {}</div>")).format(
+            self.title or self.name, self.uri_template, self.mime_type or "", self.description or ""
         )
 
     @classmethod
@@ -296,13 +295,13 @@ class Prompt:
 
     def _repr_html_(self) -> str:
         arguments = "".join(
-            f"<li><code>{_html.esc(a.get('name', ''))}</code>{'*' if a.get('required') else ''}"
-            f" {_html.esc(a.get('description') or '')}</li>"
+            f"<li><code>{_html.escape(a.get('name', ''))}</code>{'*' if a.get('required') else ''}"
+            f" {_html.escape(a.get('description') or '')}</li>"
             for a in self.arguments
         )
         return (
-            f"<div><b>{_html.esc(self.title or self.name)}</b> <code>{_html.esc(self.name)}</code>"
-            f"<div>{_html.esc(self.description or '')}</div><ul>{arguments}</ul></div>"
+            f"<div><b>{_html.escape(self.title or self.name)}</b> <code>{_html.escape(self.name)}</code>"
+            f"<div>{_html.escape(self.description or '')}</div><ul>{arguments}</ul></div>"
         )
 
     def __repr__(self) -> str:
@@ -340,7 +339,8 @@ class PromptResult:
 
     def _repr_html_(self) -> str:
         rows = [
-            (_html.esc(m.get("role", "")), _html.content_block_html(m.get("content"))) for m in self.messages
+            (_html.escape(m.get("role", "")), _html.content_block_html(m.get("content")))
+            for m in self.messages
         ]
         return _html.table(rows)
 

@@ -284,11 +284,11 @@ class TaskHandle:
     def _repr_html_(self) -> str:
         from . import _html
 
-        message = f" <i>{_html.esc(self.status_message)}</i>" if self.status_message else ""
-        tool = f" <code>{_html.esc(self.tool)}</code>" if self.tool else ""
+        message = f" <i>{_html.escape(self.status_message)}</i>" if self.status_message else ""
+        tool = f" <code>{_html.escape(self.tool)}</code>" if self.tool else ""
         return (
-            f"<div><b>Task</b> <code>{_html.esc(self.task_id)}</code>{tool} "
-            f"<b>{_html.esc(self.status)}</b>{message} <small>{self.elapsed:.1f}s</small></div>"
+            f"<div><b>Task</b> <code>{_html.escape(self.task_id)}</code>{tool} "
+            f"<b>{_html.escape(self.status)}</b>{message} <small>{self.elapsed:.1f}s</small></div>"
         )
 
 

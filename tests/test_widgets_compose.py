@@ -235,7 +235,7 @@ HOSTILE_MARKDOWN = [
 def test_a_description_renders_as_markdown_never_as_raw_html(
     text: str, present: list[str], absent: list[str]
 ) -> None:
-    from mcp_notebook.widgets._safe import markdown_html
+    from mcp_notebook._html import markdown_html
 
     out = markdown_html(text)
     for piece in present:

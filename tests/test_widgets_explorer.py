@@ -14,13 +14,22 @@ import ipywidgets as W
 import pytest
 
 import mcp_notebook
+from mcp_notebook._html import (
+    Markup,
+    content_block_html,
+    display_url,
+    escape,
+    html_table,
+    safe_image_src,
+    state_badge,
+    table,
+)
 from mcp_notebook.notebook._engine import get_engine
 from mcp_notebook.notebook.model import SessionModel
 from mcp_notebook.protocol.errors import McpError
 from mcp_notebook.results import Tool, ToolResult
 from mcp_notebook.widgets import explorer, result_widget
 from mcp_notebook.widgets._explorer import python_code
-from mcp_notebook.widgets._safe import display_url, escape, html_table, safe_image_src
 
 from .conftest import demo_server
 from .widget_helpers import find, walk
@@ -463,13 +472,33 @@ def test_result_widget_kinds_are_inert(result):
         assert "McpError [timeout, code -32001]" in html_of(widget)
 
 
-# --- _safe ----------------------------------------------------------------------------------------------
+# --- _html ----------------------------------------------------------------------------------------------
 
 
 def test_escape():
     assert escape(HOSTILE) == "&lt;img src=x onerror=alert(1)&gt;"
-    assert escape("\"'") == "&quot;&#x27;"
+    assert escape("\"'") == "&#34;&#39;"
     assert escape(None) == ""
+
+
+def test_escaped_text_is_a_type_so_it_is_never_escaped_twice_nor_forgotten():
+    once = escape(HOSTILE)
+    assert isinstance(once, Markup)
+    assert escape(once) == once  # already escaped: kept as it is
+    # A builder escapes a plain string and keeps markup: the server's text cannot become a tag.
+    row = table([(HOSTILE, once), ("badge", state_badge("ready"))])
+    assert "<img" not in row
+    assert row.count("&lt;img") == 2
+    assert '<span class="mcpnb-badge"' in row
+    assert "&amp;lt;" not in row
+
+
+def test_base64_with_line_breaks_is_one_rule_for_reprs_and_widgets():
+    wrapped = "\n".join(PNG[i : i + 8] for i in range(0, len(PNG), 8))
+    expected = "data:image/png;base64," + PNG
+    assert safe_image_src(wrapped, "image/png") == expected
+    block = content_block_html({"type": "image", "mimeType": "image/png", "data": wrapped})
+    assert f'src="{expected}"' in block
 
 
 @pytest.mark.parametrize(

@@ -168,7 +168,7 @@ def test_panel_starts_empty_and_follows_a_task_to_its_result(
     row.result_button.value = True
     views = find(row, "mcpnb-result")
     assert len(views) == 1
-    assert expected in markup(views[0]).replace("&quot;", '"')
+    assert expected in markup(views[0]).replace("&#34;", '"')
     assert row.result_button.description == "Hide result"
     row.result_button.value = False
     assert find(row, "mcpnb-result") == []
@@ -336,9 +336,9 @@ def test_hostile_tool_names_status_messages_and_errors_are_escaped() -> None:
         assert_escaped(text)
         _assert_inert(panel)
         assert "&lt;script&gt;alert(3)&lt;/script&gt;" in text
-        assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in text
+        assert "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;" in text
         assert "boom &lt;img" in text  # the failure's text, escaped
-        assert 'title="id&quot;&lt;img' in text  # the id cannot leave its attribute
+        assert 'title="id&#34;&lt;img' in text  # the id cannot leave its attribute
         # An unknown status (whatever a server sends) gets the neutral class, never the raw text.
         odd = panel.row("t4")
         assert "mcpnb-task-other" in odd._dom_classes

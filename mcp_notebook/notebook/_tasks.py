@@ -113,5 +113,5 @@ class SessionTask:
 
     def _repr_html_(self) -> str:
         return self.handle._repr_html_() + (
-            f"<div><small>session {_html.esc(self._session.name)}</small></div>"
+            f"<div><small>session {_html.escape(self._session.name)}</small></div>"
         )

@@ -10,7 +10,6 @@ background; it gets its session the moment it comes up.
 
 from __future__ import annotations
 
-import html
 import logging
 import threading
 import weakref
@@ -413,29 +412,39 @@ class Group:
         return f"<Group {len(self)} servers: {states}; {self.model.total_tools} tools>"
 
     def _repr_html_(self) -> str:
-        return f"<div><b>MCP servers</b>{board_html(self.model.servers)}</div>"
+        return _html.Markup("<div><b>MCP servers</b>{}</div>").format(board_html(self.model.servers))
 
 
-def board_html(rows: Sequence[Mapping[str, Any]]) -> str:
+_BOARD_COLUMNS = [
+    "server",
+    "status",
+    "protocol",
+    "server info",
+    "tools",
+    "in flight",
+    "reconnects",
+    "last error",
+]
+
+
+def board_html(rows: Sequence[Mapping[str, Any]]) -> _html.Markup:
     """The status board as a static HTML table (every server string escaped)."""
-    head = ["server", "status", "protocol", "server info", "tools", "in flight", "reconnects", "last error"]
-    body = []
+    records = []
     for row in rows:
         info = " ".join(str(v) for v in (row.get("server_name"), row.get("server_version")) if v)
         protocol = " ".join(str(v) for v in (row.get("era"), row.get("protocol_version")) if v)
-        cells = [
-            f"<b>{_html.esc(row['server'])}</b>",
+        values = [
+            _html.Markup("<b>{}</b>").format(row["server"]),
             _html.state_badge(row["status"]),
-            _html.esc(protocol),
-            _html.esc(info),
+            protocol,
+            info,
             "" if row.get("tools") is None else str(row["tools"]),
             str(row.get("in_flight") or 0),
             str(row.get("reconnects") or 0),
-            _html.esc(row.get("last_error") or ""),
+            row.get("last_error") or "",
         ]
-        body.append("<tr>" + "".join(f"<td style='text-align:left'>{c}</td>" for c in cells) + "</tr>")
-    header = "".join(f"<th style='text-align:left'>{html.escape(h)}</th>" for h in head)
-    return f"<table><thead><tr>{header}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        records.append(dict(zip(_BOARD_COLUMNS, values, strict=True)))
+    return _html.html_table(records, columns=_BOARD_COLUMNS, css_class="mcpnb-board")
 
 
 def _close_all_at_exit() -> None:

@@ -10,7 +10,6 @@ the engine, without the user asking, and records every call in the model's histo
 from __future__ import annotations
 
 import contextlib
-import html
 import json
 import logging
 import sys
@@ -706,24 +705,20 @@ class Session:
     def _repr_html_(self) -> str:
         model = self.model
         info = model.server_info or {}
-        rows = [
+        tools = ", ".join(t.name for t in model.tools[:20]) + (" …" if len(model.tools) > 20 else "")
+        # table() escapes every plain-string cell; only the badge is markup already
+        rows: list[tuple[str, str]] = [
             ("status", _html.state_badge(model.status)),
-            ("server", _html.esc(f"{info.get('title') or info.get('name', '?')} {info.get('version', '')}")),
-            ("protocol", _html.esc(f"{model.era or '?'} {model.protocol_version or ''}")),
-            (
-                "tools",
-                _html.esc(
-                    ", ".join(t.name for t in model.tools[:20]) + (" …" if len(model.tools) > 20 else "")
-                ),
-            ),
+            ("server", f"{info.get('title') or info.get('name', '?')} {info.get('version', '')}"),
+            ("protocol", f"{model.era or '?'} {model.protocol_version or ''}"),
+            ("tools", tools),
             ("resources", str(len(model.resources))),
-            ("prompts", _html.esc(", ".join(p.name for p in model.prompts[:20]))),
+            ("prompts", ", ".join(p.name for p in model.prompts[:20])),
             ("calls", str(len(model.history))),
         ]
         if model.last_error:
-            rows.append(("last error", _html.esc(model.last_error)))
-        title = html.escape(self.name)
-        return f"<div><b>MCP session {title}</b>{_html.table(rows)}</div>"
+            rows.append(("last error", model.last_error))
+        return _html.Markup("<div><b>MCP session {}</b>{}</div>").format(self.name, _html.table(rows))
 
 
 class _ProgressBar:

@@ -213,12 +213,12 @@ class _View:
         colour = "#6a737d" if self.stopped else "#1b873f"
         header = (
             f'<div class="mcpnb-live-state"><span style="color:{colour}">●</span> '
-            f"<b>{_html.esc(self._state())}</b> {_html.esc(self._summary())}</div>"
+            f"<b>{_html.escape(self._state())}</b> {_html.escape(self._summary())}</div>"
         )
         if self.note:
-            header += f'<div class="mcpnb-live-note" style="color:#b08800">{_html.esc(self.note)}</div>'
+            header += f'<div class="mcpnb-live-note" style="color:#b08800">{_html.escape(self.note)}</div>'
         if self.error:
-            header += f'<div class="mcpnb-live-error" style="color:#b00020">{_html.esc(self.error)}</div>'
+            header += f'<div class="mcpnb-live-error" style="color:#b00020">{_html.escape(self.error)}</div>'
         return header
 
     def _body_html(self) -> str:

@@ -10,8 +10,9 @@ names, option names and server-provided error text only, never from arguments, h
 
 from __future__ import annotations
 
-import html
 from typing import Any, Literal
+
+from .._html import escape
 
 __all__ = [
     "CONNECTION_CLOSED",
@@ -110,8 +111,8 @@ class McpError(Exception):
         # Server error text is untrusted: escaped, like everything a server sends.
         code = f" <small>(code {self.code})</small>" if self.code is not None else ""
         return (
-            f'<div style="color:#b00020"><b>McpError</b> [{html.escape(self.kind)}]{code}: '
-            f"{html.escape(self.message)}</div>"
+            f'<div style="color:#b00020"><b>McpError</b> [{escape(self.kind)}]{code}: '
+            f"{escape(self.message)}</div>"
         )
 
     def __reduce__(self) -> tuple[Any, ...]:

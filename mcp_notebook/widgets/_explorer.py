@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 import ipywidgets as W
 
+from .._html import escape, markdown_html, short
 from ..notebook._tasks import SessionTask
 from ..protocol.errors import McpError
 from ..results import Tool, ToolResult
@@ -42,7 +43,6 @@ from ._fallback import Fallback, plural, static_html
 from ._form import SchemaForm
 from ._result_view import html_widget as _html
 from ._result_view import result_widget
-from ._safe import escape, markdown_html, short
 
 __all__ = ["Explorer", "SessionTools", "ToolEntry", "ToolSource", "explorer", "python_code"]
 

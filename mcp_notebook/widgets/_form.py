@@ -14,7 +14,7 @@ the messages name the field and the rule, never the value (arguments may be secr
 fields are left out of :attr:`SchemaForm.value`, so the server applies its own defaults.
 
 Every server string (titles, descriptions, enum labels) reaches the page only through text
-controls (``Label``, options, placeholders, tooltips) or :func:`._safe.escape`.
+controls (``Label``, options, placeholders, tooltips) or :func:`mcp_notebook._html.escape`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from ._safe import escape, short
+from .._html import escape, short
 
 __all__ = ["SchemaForm", "form_for"]
 

@@ -17,12 +17,11 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import state_badge
+from .._html import escape, short, state_badge
 from ._explorer import Explorer, SessionTools, ToolEntry, ToolSource, tool_calls
 from ._fallback import Fallback, plural
 from ._log import LogView, log_entry
 from ._result_view import html_widget as _html
-from ._safe import escape, short
 from ._status import state_class
 
 __all__ = ["ALL_SERVERS", "GroupExplorer", "GroupLogWidget", "GroupStatusWidget", "GroupTools"]

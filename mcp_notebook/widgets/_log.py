@@ -20,8 +20,8 @@ from typing import Any
 
 import ipywidgets as W
 
+from .._html import escape, short
 from ._fallback import Fallback
-from ._safe import escape, short
 
 __all__ = ["LEVELS", "LogView", "LogWidget", "log_entry", "log_widget"]
 

@@ -19,12 +19,12 @@ from typing import Any
 import anyio
 import ipywidgets as W
 
+from .._html import escape, short
 from ..protocol.errors import McpError
 from ..results import Prompt
 from ._fallback import Fallback, plural
 from ._result_view import block_widget, error_widget
 from ._result_view import html_widget as _html
-from ._safe import escape, short
 
 __all__ = ["Completer", "PromptsWidget", "messages_widget", "prompts_widget", "spawn"]
 

@@ -26,13 +26,13 @@ from urllib.parse import quote
 
 import ipywidgets as W
 
+from .._html import RASTER_IMAGE_TYPES, display_url, escape, html_table, short
 from ..protocol.errors import McpError
 from ..results import ResourceContents, ResourceTemplate
 from ._fallback import Fallback, plural
 from ._prompts import Completer, spawn
 from ._result_view import block_widget, error_widget
 from ._result_view import html_widget as _html
-from ._safe import RASTER_IMAGE_TYPES, display_url, escape, html_table, short
 
 __all__ = ["ResourcesWidget", "expand_uri_template", "resources_widget", "template_variables"]
 

@@ -2,23 +2,21 @@
 
 Why widgets rather than the result's own HTML repr: images and audio go through ``ipywidgets.Image``
 and ``Audio`` (bytes, not markup), and the view can sit inside the explorer and be replaced in place.
-Every server string is escaped (:mod:`._safe`); only raster images and known audio types are
+Every server string is escaped (:mod:`mcp_notebook._html`); only raster images and known audio types are
 decoded; SVG is shown as escaped source text; links are shown as full URLs and never opened or
 made clickable, so the user sees where they lead first.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from typing import Any
 
 import ipywidgets as W
 
+from .._html import RASTER_IMAGE_TYPES, decode_base64, display_url, escape, html_table, short
 from ..protocol.errors import McpError
 from ..results import ToolResult
-from ._safe import RASTER_IMAGE_TYPES, display_url, escape, html_table, short
 
 __all__ = ["error_widget", "html_widget", "result_widget"]
 
@@ -35,7 +33,7 @@ _MAX_TEXT = 50_000
 
 
 def html_widget(value: str, *classes: str, **kwargs: Any) -> W.HTML:
-    """An HTML widget with CSS classes; ``value`` must already be escaped (see :mod:`._safe`)."""
+    """An HTML widget with CSS classes; ``value`` must already be escaped (see :mod:`mcp_notebook._html`)."""
     widget = W.HTML(value=value, **kwargs)
     for css in classes:
         widget.add_class(css)
@@ -52,15 +50,6 @@ def _pre(text: Any, *classes: str) -> W.HTML:
     return _html(f'<pre style="white-space:pre-wrap;margin:0.2em 0">{escape(text)}</pre>', *classes)
 
 
-def _decode(data: Any) -> bytes | None:
-    if not isinstance(data, str):
-        return None
-    try:
-        return base64.b64decode("".join(data.split()), validate=True)
-    except (binascii.Error, ValueError):
-        return None
-
-
 def _summary(kind: str, mime: Any, data: Any, why: str = "not shown") -> W.HTML:
     size = len(data) * 3 // 4 if isinstance(data, str) else 0
     return _html(
@@ -70,7 +59,7 @@ def _summary(kind: str, mime: Any, data: Any, why: str = "not shown") -> W.HTML:
 
 def _image(block: dict[str, Any]) -> W.Widget:
     mime = str(block.get("mimeType") or "").lower()
-    raw = _decode(block.get("data"))
+    raw = decode_base64(block.get("data"))
     if mime in RASTER_IMAGE_TYPES and raw is not None:
         image = W.Image(value=raw, format=mime.split("/")[1], layout=W.Layout(max_width="100%"))
         image.add_class("mcpnb-image")
@@ -89,7 +78,7 @@ def _image(block: dict[str, Any]) -> W.Widget:
 
 def _audio(block: dict[str, Any]) -> W.Widget:
     mime = str(block.get("mimeType") or "").lower()
-    raw = _decode(block.get("data"))
+    raw = decode_base64(block.get("data"))
     if mime in _AUDIO_TYPES and raw is not None:
         audio = W.Audio(value=raw, format=_AUDIO_TYPES[mime], autoplay=False, controls=True)
         audio.add_class("mcpnb-audio")

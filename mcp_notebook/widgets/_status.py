@@ -12,9 +12,8 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import STATE_COLOURS, state_badge
+from .._html import STATE_COLOURS, escape, short, state_badge
 from ._fallback import Fallback, status_line
-from ._safe import escape, short
 
 __all__ = ["StatusWidget", "state_class", "status_widget"]
 

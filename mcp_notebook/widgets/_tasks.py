@@ -26,11 +26,11 @@ from typing import Any
 import anyio
 import ipywidgets as W
 
+from .._html import escape, short
 from ..results import ToolResult
 from ._fallback import Fallback, plural
 from ._result_view import html_widget as _html
 from ._result_view import result_widget
-from ._safe import escape, short
 
 __all__ = ["TaskRow", "TasksWidget", "tasks_widget"]
 
