@@ -35,6 +35,7 @@ __all__ = [
     "decode_base64",
     "display_url",
     "escape",
+    "grid",
     "html_table",
     "link",
     "markdown_html",
@@ -336,6 +337,19 @@ def _cell(value: Any) -> Markup:
     return escape(short(text))
 
 
+def grid(head: Sequence[Any], rows: Iterable[Sequence[Any]], *, css_class: str = "mcpnb-table") -> Markup:
+    """A table of a header row and rows of cells, each cell escaped (a :class:`Markup` cell kept)."""
+    th = Markup('<th style="text-align:left">{}</th>')
+    td = Markup('<td style="text-align:left;vertical-align:top">{}</td>')
+    header = Markup("").join(th.format(_cell(h)) for h in head)
+    body = Markup("").join(
+        Markup("<tr>{}</tr>").format(Markup("").join(td.format(_cell(c)) for c in row)) for row in rows
+    )
+    return Markup('<table class="{}"><thead><tr>{}</tr></thead><tbody>{}</tbody></table>').format(
+        css_class, header, body
+    )
+
+
 def html_table(
     records: Any,
     *,
@@ -364,16 +378,11 @@ def html_table(
     else:
         head = ["value"]
         rows = [[records]]
+    table = grid(head, rows[:max_rows], css_class=css_class)
     more = len(rows) - max_rows
-    header = Markup("").join(Markup('<th style="text-align:left">{}</th>').format(_cell(h)) for h in head)
-    body = Markup("").join(
-        Markup("<tr>{}</tr>").format(
-            Markup("").join(Markup('<td style="text-align:left">{}</td>').format(_cell(c)) for c in row)
+    if more > 0:  # inside the table, after the body
+        tail = Markup('<tr><td colspan="{}">… {:,} more rows</td></tr></tbody></table>').format(
+            len(head), more
         )
-        for row in rows[:max_rows]
-    )
-    if more > 0:
-        body += Markup('<tr><td colspan="{}">… {:,} more rows</td></tr>').format(len(head), more)
-    return Markup('<table class="{}"><thead><tr>{}</tr></thead><tbody>{}</tbody></table>').format(
-        css_class, header, body
-    )
+        table = Markup(table.removesuffix("</tbody></table>")) + tail
+    return table

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _html
+from . import _html, _render
 from .protocol.errors import McpError
 
 __all__ = [
@@ -146,14 +146,14 @@ class ToolResult:
             return text
 
     def to_dataframe(self, *, output_schema: dict[str, Any] | None = None, flatten: bool = True) -> Any:
-        """This result as a pandas DataFrame (mapping rules: :mod:`mcp_notebook.notebook.frames`).
+        """This result as a pandas DataFrame (mapping rules: :mod:`mcp_notebook._dataframes`).
 
         Column dtypes come from ``output_schema``, by default the tool's own. Needs the notebook
         extra; pandas is imported only when this is called.
         """
         # The notebook layer owns the mapping; importing it here, on demand, keeps the core free of
         # pandas at import time while giving results the method users look for.
-        from .notebook.frames import result_to_dataframe
+        from ._dataframes import result_to_dataframe
 
         schema = output_schema if output_schema is not None else self.output_schema
         return result_to_dataframe(self, output_schema=schema, flatten=flatten)
@@ -165,16 +165,12 @@ class ToolResult:
         return f"ToolResult([{kinds}]{structured}{flag}): {_short(self.text, 60)!r}"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        parts = []
-        if self.is_error:
-            parts.append('<div style="color:#b00020;font-weight:bold">The tool reported an error</div>')
-        parts.extend(_html.content_block_html(block) for block in self.content)
-        if self.structured_content is not None and not self.content:
-            parts.append(_html.code_block(json.dumps(self.structured_content, indent=2, default=str)))
-        plain = self.text or json.dumps(self.structured_content, indent=2, default=str)
-        if self.is_error:
-            plain = f"[tool error] {plain}"
-        return {"text/plain": plain, "text/html": "<div>" + "".join(parts) + "</div>"}
+        """A table when the result holds one (its first rows and its size), else its blocks; the same
+        picture as the explorer's, bounded whatever the server sent (:mod:`mcp_notebook._render`)."""
+        return {
+            "text/plain": _render.result_text(self.structured_content, self.content, self.is_error),
+            "text/html": _render.result_html(self.structured_content, self.content, self.is_error),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,8 +249,8 @@ class ResourceContents:
 
     def to_dataframe(self, *, flatten: bool = True) -> Any:
         """These contents as a pandas DataFrame: a JSON or CSV text as its table, anything else one
-        row per content (rules: :func:`mcp_notebook.notebook.frames.resource_to_dataframe`)."""
-        from .notebook.frames import resource_to_dataframe
+        row per content (rules: :func:`mcp_notebook._dataframes.resource_to_dataframe`)."""
+        from ._dataframes import resource_to_dataframe
 
         return resource_to_dataframe(self, flatten=flatten)
 
@@ -262,12 +258,12 @@ class ResourceContents:
         uris = ", ".join(str(c.get("uri")) for c in self.contents)
         return f"ResourceContents([{uris}]): {_short(self.text, 60)!r}"
 
-    def _repr_html_(self) -> str:
-        return (
-            "<div>"
-            + "".join(_html.content_block_html({"type": "resource", "resource": c}) for c in self.contents)
-            + "</div>"
-        )
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """A JSON, CSV or TSV text as its table (first rows and size), anything else as it is."""
+        return {
+            "text/plain": _render.contents_text(self.contents),
+            "text/html": _render.contents_html(self.contents),
+        }
 
 
 @dataclass(frozen=True, slots=True)

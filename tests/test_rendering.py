@@ -102,7 +102,7 @@ def test_listing_reprs_escape_server_strings(payload: str) -> None:
     _assert_inert(tool._repr_html_())
     _assert_inert(Resource.from_dict({"uri": payload, "name": payload, "mimeType": payload})._repr_html_())
     contents = ResourceContents.from_dict({"contents": [{"uri": payload, "text": payload}]})
-    _assert_inert(contents._repr_html_())
+    _assert_inert(contents._repr_mimebundle_()["text/html"])
     message = {"role": payload, "content": {"type": "text", "text": payload}}
     prompt = PromptResult.from_dict({"messages": [message]})
     _assert_inert(prompt._repr_html_())

@@ -1,0 +1,311 @@
+"""The one picture of a tool result or a resource's contents, as HTML and as text.
+
+Reprs (``_repr_mimebundle_``), the explorer's result view, the magics and the static fallbacks all
+draw results here, so they never disagree with each other or with ``to_dataframe()``: the shape is
+decided by :mod:`mcp_notebook._tabular`, the same inference the DataFrame uses.
+
+- A table (records, a ``{"result": [...]}`` wrapper, columns, JSON text, CSV/TSV): the first rows
+  (:data:`options` ``.html_rows``, 20, or ``.text_rows``, 10, as text), a caption that states the
+  size (``2,000 rows × 5 columns``) and points to ``.to_dataframe()``; nested values shown as compact
+  JSON. A single object is a key/value table.
+- Anything else: the content blocks (text, images, audio, links, embedded resources), each cut.
+- The raw JSON stays one click away in a collapsed ``<details>``.
+
+Whatever the server sends (a 10 MB result, 100,000 rows, hostile keys), the output is bounded:
+rows, columns, blocks and characters are all capped, and the full size is stated. Every server
+string goes through :mod:`mcp_notebook._html`; no server string becomes markup.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import _html
+from ._html import Markup
+from ._tabular import Preview, Shape, contents_shape, preview, result_shape
+
+__all__ = ["DisplayOptions", "contents_html", "contents_text", "options", "result_html", "result_text"]
+
+
+@dataclass
+class DisplayOptions:
+    """How much of a result a picture shows; change ``mcp_notebook.display_options`` to adjust.
+
+    ``html_rows``: table rows in HTML; ``text_rows``: in text; ``max_columns``: columns in text (HTML
+    scrolls sideways); ``max_blocks``: content blocks shown; ``max_chars``: characters of one text
+    block or of the raw JSON.
+    """
+
+    html_rows: int = 20
+    text_rows: int = 10
+    max_columns: int = 12
+    max_blocks: int = 20
+    max_chars: int = 20_000
+
+
+Blocks = Sequence[Mapping[str, Any]]
+
+#: The options every picture uses (``mcp_notebook.display_options``).
+options = DisplayOptions()
+
+#: text/plain never runs longer than this, whatever the result
+MAX_TEXT_LINES = 40
+_TEXT_CELL = 30
+_TEXT_WIDTH = 120
+_HTML_CELL = 200
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+# --- shared -------------------------------------------------------------------------------------
+
+
+def _size(preview: Preview) -> str:
+    """``2,000 rows × 5 columns`` (a single object: ``1 row × 12 columns``)."""
+    rows, columns = preview.total_rows, len(preview.columns)
+    return f"{rows:,} row{'s' if rows != 1 else ''} × {columns:,} column{'s' if columns != 1 else ''}"
+
+
+def _source(shape: Shape) -> str:
+    if shape.rule == 5:
+        return "JSON text"
+    if shape.rule == "csv":
+        return "CSV" if shape.separator == "," else "TSV"
+    if shape.rule == "json":
+        return "JSON"
+    return "structured content"
+
+
+def _raw_json(value: Any, limit: int) -> str:
+    try:
+        text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(type(value))
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit:,} more characters, {len(text):,} in all)"
+
+
+def _compact(value: Any) -> str:
+    """A cell as one line of text: strings as they are, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError, RecursionError):
+        return repr(type(value))
+
+
+# --- HTML ---------------------------------------------------------------------------------------
+
+
+def _table(preview: Preview, shape: Shape) -> Markup:
+    head = ["key", "value"] if preview.key_value else preview.columns
+    rows = [[_html.short(_compact(c), _HTML_CELL) for c in row] for row in preview.rows]
+    table = _html.grid(head, rows, css_class="mcpnb-result-table")
+    unit = "keys" if preview.key_value else "rows"
+    shown = f" · first {len(preview.rows):,} shown" if preview.hidden > 0 else ""
+    caption = Markup(
+        '<div class="mcpnb-caption" style="font-size:0.85em;opacity:0.8">{} ({}){} · '
+        "<code>.to_dataframe()</code> for the DataFrame</div>"
+    ).format(_size(preview), _source(shape), shown)
+    if preview.hidden > 0:
+        table += Markup('<div class="mcpnb-more" style="font-size:0.85em">… {:,} more {}</div>').format(
+            preview.hidden, unit
+        )
+    if shape.envelope:
+        envelope = ", ".join(f"{k}={_html.short(_compact(v), 80)}" for k, v in shape.envelope.items())
+        caption += Markup('<div class="mcpnb-envelope" style="font-size:0.85em">also: {}</div>').format(
+            _html.short(envelope, 500)
+        )
+    return Markup('<div class="mcpnb-table-view" style="max-width:100%;overflow-x:auto">{}</div>{}').format(
+        table, caption
+    )
+
+
+def _details(summary: str, body: Markup, css: str) -> Markup:
+    return Markup('<details class="{}"><summary>{}</summary>{}</details>').format(css, summary, body)
+
+
+def _blocks_html(blocks: Sequence[Any]) -> Markup:
+    shown = [_html.content_block_html(b) for b in blocks[: options.max_blocks]]
+    if len(blocks) > options.max_blocks:
+        more = len(blocks) - options.max_blocks
+        shown.append(Markup("<div><em>… {:,} more blocks ({:,} in all)</em></div>").format(more, len(blocks)))
+    return Markup("").join(shown)
+
+
+def _error_banner(is_error: bool) -> Markup:
+    if not is_error:
+        return Markup("")
+    return Markup(
+        '<div class="mcpnb-error" style="color:#b00020;font-weight:bold">The tool reported an error</div>'
+    )
+
+
+def result_html(
+    structured_content: Any, content: Sequence[Mapping[str, Any]], is_error: bool = False
+) -> Markup:
+    """A tool result as HTML (``mcpnb-result-view``): a table when it holds one, else its blocks."""
+    shape = result_shape(structured_content, content)
+    parts = [_error_banner(is_error)]
+    table = preview(shape, options.html_rows) if shape.is_table else None
+    if table is not None:
+        parts.append(_table(table, shape))
+        if shape.rule != 5 and content:
+            # the text blocks usually repeat the structured data: one click away
+            parts.append(
+                _details(f"content ({len(content):,} blocks)", _blocks_html(content), "mcpnb-content")
+            )
+        raw = structured_content if shape.rule != 5 else shape.value
+        parts.append(_details("raw JSON", _html.code_block(_raw_json(raw, options.max_chars)), "mcpnb-raw"))
+    elif content:
+        parts.append(_blocks_html(content))
+        if structured_content is not None:
+            raw = _html.code_block(_raw_json(structured_content, options.max_chars))
+            parts.append(_details("structured content", raw, "mcpnb-raw"))
+    else:
+        parts.append(Markup('<div class="mcpnb-empty"><em>(empty result)</em></div>'))
+    return Markup('<div class="mcpnb-result-view">{}</div>').format(Markup("").join(parts))
+
+
+def contents_html(contents: Sequence[Mapping[str, Any]]) -> Markup:
+    """A resource's contents as HTML: its table (JSON, CSV, TSV) or each content as it is."""
+    shape = contents_shape(contents)
+    table = preview(shape, options.html_rows) if shape.is_table else None
+    if table is not None:
+        uri = contents[0].get("uri", "")
+        head = Markup('<div class="mcpnb-contents-uri"><code>{}</code></div>').format(uri)
+        raw = _html.code_block(str(contents[0].get("text", "")), options.max_chars)
+        body = head + _table(table, shape) + _details("raw text", raw, "mcpnb-raw")
+    else:
+        body = _blocks_html([{"type": "resource", "resource": c} for c in contents])
+    return Markup('<div class="mcpnb-contents-view">{}</div>').format(body)
+
+
+# --- text ---------------------------------------------------------------------------------------
+
+
+def _visible(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+def _one_line(value: Any, limit: int) -> str:
+    """A cell as one printable line: control characters (a terminal's escape codes) made visible."""
+    text = _compact(value).replace("\r\n", "\n").replace("\n", "\\n").replace("\t", " ")
+    text = _CONTROL.sub(_visible, text)
+    return _html.short(text, limit)
+
+
+def _text_table(preview: Preview, shape: Shape) -> list[str]:
+    head = ["key", "value"] if preview.key_value else preview.columns
+    cells = [[_one_line(c, _TEXT_CELL) for c in row] for row in preview.rows]
+    widths: list[int] = []
+    shown: list[int] = []
+    used = 0
+    for index, name in enumerate(head):
+        width = max([len(_one_line(name, _TEXT_CELL))] + [len(row[index]) for row in cells])
+        if shown and (used + width > _TEXT_WIDTH or len(shown) >= options.max_columns):
+            break
+        shown.append(index)
+        widths.append(width)
+        used += width + 2
+
+    def line(values: list[str]) -> str:
+        return "  ".join(values[i].ljust(w) for i, w in zip(shown, widths, strict=True)).rstrip()
+
+    lines = [f"{_size(preview)} ({_source(shape)}); .to_dataframe() for the DataFrame"]
+    lines.append(line([_one_line(h, _TEXT_CELL) for h in head]))
+    lines.extend(line(row) for row in cells)
+    hidden_columns = len(head) - len(shown)
+    notes = []
+    if preview.hidden > 0:
+        notes.append(f"{preview.hidden:,} more {'keys' if preview.key_value else 'rows'}")
+    if hidden_columns > 0:
+        notes.append(f"{hidden_columns:,} more columns")
+    if notes:
+        lines.append("… " + ", ".join(notes))
+    if shape.envelope:
+        envelope = ", ".join(f"{k}={_one_line(v, 40)}" for k, v in shape.envelope.items())
+        lines.append("also: " + _html.short(envelope, _TEXT_WIDTH))
+    return lines
+
+
+def _block_text(block: Any, budget: int) -> list[str]:
+    if not isinstance(block, Mapping):
+        return [_one_line(block, _TEXT_WIDTH)]
+    kind = block.get("type")
+    if kind == "text":
+        text = str(block.get("text", ""))
+        lines = text.splitlines() or [""]
+        kept = [_html.short(_CONTROL.sub(_visible, t), _TEXT_WIDTH) for t in lines[: max(budget, 1)]]
+        shown = sum(len(t) for t in kept)
+        if len(lines) > len(kept) or shown < len(text) - len(lines):  # lines left out, or cut
+            more = f"{len(lines) - len(kept):,} more lines, " if len(lines) > len(kept) else ""
+            kept.append(f"… ({more}{len(text):,} characters in all)")
+        return kept
+    if kind in ("image", "audio"):
+        data = block.get("data")
+        size = len(data) * 3 // 4 if isinstance(data, str) else 0
+        return [f"[{kind} {_one_line(block.get('mimeType'), 40)}, about {size:,} bytes]"]
+    if kind == "resource_link":
+        return [f"[link] {_one_line(block.get('name') or '', 60)} {_one_line(block.get('uri'), 100)}"]
+    if kind == "resource":
+        inner = block.get("resource")
+        resource: Mapping[str, Any] = inner if isinstance(inner, Mapping) else {}
+        head = f"[resource] {_one_line(resource.get('uri'), 100)}"
+        if isinstance(resource.get("text"), str):
+            return [head, *_block_text({"type": "text", "text": resource["text"]}, budget - 1)]
+        blob = resource.get("blob")
+        return [f"{head} ({len(blob) * 3 // 4 if isinstance(blob, str) else 0:,} bytes)"]
+    return [_one_line(block, _TEXT_WIDTH)]
+
+
+def _blocks_text(blocks: Sequence[Any], budget: int) -> list[str]:
+    lines: list[str] = []
+    for index, block in enumerate(blocks):
+        left = budget - len(lines)
+        if left <= 1:
+            lines.append(f"… {len(blocks) - index:,} more blocks ({len(blocks):,} in all)")
+            break
+        lines.extend(_block_text(block, left - 1))
+    return lines
+
+
+def _bounded(lines: list[str]) -> str:
+    if len(lines) > MAX_TEXT_LINES:
+        lines = [*lines[: MAX_TEXT_LINES - 1], f"… {len(lines) - MAX_TEXT_LINES + 1:,} more lines"]
+    return "\n".join(lines)
+
+
+def result_text(structured_content: Any, content: Blocks, is_error: bool = False) -> str:
+    """A tool result as text (at most :data:`MAX_TEXT_LINES` lines): a compact table, or its blocks."""
+    shape = result_shape(structured_content, content)
+    lines = ["[tool error]"] if is_error else []
+    table = preview(shape, options.text_rows) if shape.is_table else None
+    if table is not None:
+        lines.extend(_text_table(table, shape))
+    elif content:
+        lines.extend(_blocks_text(content, MAX_TEXT_LINES - len(lines)))
+    elif structured_content is None:
+        lines.append("(empty result)")
+    if table is None and structured_content is not None and not content:
+        lines.extend(_raw_json(structured_content, 2000).splitlines())
+    return _bounded(lines)
+
+
+def contents_text(contents: Sequence[Mapping[str, Any]]) -> str:
+    """A resource's contents as text: its table (JSON, CSV, TSV) or each content, cut."""
+    shape = contents_shape(contents)
+    table = preview(shape, options.text_rows) if shape.is_table else None
+    if table is not None:
+        return _bounded([f"{_one_line(contents[0].get('uri'), 100)}", *_text_table(table, shape)])
+    blocks = [{"type": "resource", "resource": c} for c in contents]
+    return _bounded(_blocks_text(blocks, MAX_TEXT_LINES) or ["(no contents)"])
