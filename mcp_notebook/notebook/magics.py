@@ -217,7 +217,7 @@ COMMANDS: dict[str, _Command] = {
     "disconnect": _Command(
         "disconnect [NAME | --all]",
         "Close the current session, NAME's (a group's NAME: every server of the group), or all of "
-        "them, groups included.",
+        "them, groups and the ones opened in code included.",
         ("all",),
         quiet=True,
     ),
