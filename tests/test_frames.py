@@ -6,6 +6,8 @@ import base64
 import datetime as dt
 import random
 import socket
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -742,10 +744,24 @@ def test_resources_templates_and_prompts_frames() -> None:
     assert prompts_frame([]).shape == (0, 5)
 
 
-def test_history_frame() -> None:
+@pytest.fixture
+def paris(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The process's local time zone is Europe/Paris for the test (restored after)."""
+    if not hasattr(time, "tzset"):
+        pytest.skip("time.tzset() is POSIX only")
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time.tzset()
+    try:
+        yield
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def test_history_frame(paris: None) -> None:
     history = [
         {
-            "time": 1_785_000_000.25,
+            "time": 1_785_000_000.25,  # 2026-07-25 17:20:00.25 UTC: summer time in Paris
             "method": "tools/call",
             "name": "add",
             "arguments": {"a": 1},
@@ -755,7 +771,7 @@ def test_history_frame() -> None:
             "request_id": 7,
         },
         {
-            "time": 1_785_000_001.0,
+            "time": 1_767_268_800.0,  # 2026-01-01 12:00 UTC: winter time
             "method": "resources/read",
             "name": "demo://x",
             "arguments": None,
@@ -767,23 +783,33 @@ def test_history_frame() -> None:
     ]
     df = history_frame(history)
     assert list(df.columns) == [*HISTORY_COLUMNS, "request_id", "server"]
-    assert dtypes(df)["time"] == "datetime64[UTC]"
-    assert df.loc[0, "time"] == pd.Timestamp(1_785_000_000.25, unit="s", tz="UTC")
-    assert list(df["duration"]) == [0.5, 1.5]
-    assert dtypes(df)["duration"] == "Float64"
+    assert isinstance(df["time"].dtype, pd.DatetimeTZDtype)
+    first, second = df.loc[0, "time"], df.loc[1, "time"]
+    assert first == pd.Timestamp(1_785_000_000.25, unit="s", tz="UTC")  # the same instant...
+    assert (first.hour, first.minute, first.utcoffset()) == (19, 20, dt.timedelta(hours=2))  # ...on the wall
+    assert (second.hour, second.utcoffset()) == (13, dt.timedelta(hours=1))  # daylight saving followed
+    assert df["duration"].dtype.kind == "m"  # timedelta64
+    assert list(df["duration"]) == [pd.Timedelta(seconds=0.5), pd.Timedelta(seconds=1.5)]
+    assert list(df["duration"].dt.total_seconds()) == [0.5, 1.5]
     assert dtypes(df)["result_size"] == "Int64"
     assert dtypes(df)["outcome"] == "string"
     assert df.loc[0, "arguments"] == {"a": 1}
     assert rows(df)[1]["server"] == "demo"
     assert history[1]["duration"] == dt.timedelta(milliseconds=1500)  # the entries are not changed
+    assert pd.isna(history_frame([{"time": 1.0, "duration": None}]).loc[0, "duration"])
 
     iso = history_frame([{"time": "2026-07-28T10:00:00Z", "method": "tools/call"}])
     assert iso.loc[0, "time"] == pd.Timestamp("2026-07-28T10:00:00Z")
+    assert iso.loc[0, "time"].hour == 12
     aware = dt.datetime(2026, 7, 28, 10, tzinfo=dt.UTC)
     assert history_frame([{"time": aware}]).loc[0, "time"] == pd.Timestamp(aware)
+    naive = history_frame([{"time": dt.datetime(2026, 7, 28, 10)}]).loc[0, "time"]  # read as local time
+    assert (naive.hour, naive.utcoffset()) == (10, dt.timedelta(hours=2))
     empty = history_frame([])
     assert list(empty.columns) == HISTORY_COLUMNS
     assert len(empty) == 0
+    assert isinstance(empty["time"].dtype, pd.DatetimeTZDtype)
+    assert empty["duration"].dtype.kind == "m"
 
 
 # --------------------------------------------------------------------------- the real demo server

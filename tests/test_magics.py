@@ -125,14 +125,19 @@ def test_connect_prints_one_line_and_makes_the_session_current(
     assert list(frame.columns) == [
         "name",
         "current",
-        "target",
+        "server",
         "status",
         "era",
         "protocol",
-        "server",
         "tools",
+        "opened",
+        "group",
+        "target",
+        "last_error",
     ]
     rows = frame.set_index("name")
+    assert rows.loc["bad", "opened"] == "%mcp connect"
+    assert rows.loc["bad", "server"] == "bad-server 0.0.1"
     assert bool(rows.loc["bad", "current"])
     assert not bool(rows.loc["demo", "current"])
     assert rows.loc["bad", "target"].endswith("bad_server.py")

@@ -166,30 +166,39 @@ def test_help_documents_groups(
 # --- servers, calls ------------------------------------------------------------------------------------
 
 
-def test_servers_shows_every_groups_board_and_the_sessions_of_their_own(
+def test_servers_lists_every_session_and_every_groups_server_one_row_each(
     ip: InteractiveShell, g: McpMagics, capsys: pytest.CaptureFixture[str], no_leaked_processes: None
 ) -> None:
     ok(ip, "%mcp connect solo -- " + " ".join(demo_server()), capsys)
     try:
-        board, _ = ok(ip, "%mcp servers", capsys)
-        assert isinstance(board, magics_group.ServerBoard)
-        html = board._repr_html_()
-        assert "group &#x27;g&#x27;" in html
-        assert "broken" in html
-        assert MISSING in html
-        assert "sessions connected on their own" in html
-        plain = repr(board)
-        assert "solo (current)" in plain
-        solo = next(line for line in plain.splitlines() if line.startswith("solo"))
-        assert " ready " in solo
-        formatted, _ = ip.display_formatter.format(board)
-        assert set(formatted) >= {"text/plain", "text/html"}
-        frame = board.to_dataframe()
-        assert set(frame["section"]) == {"group 'g'", "sessions connected on their own"}
-        assert frame.set_index("server").loc["solo (current)", "tools"] == 12
+        frame, _ = ok(ip, "%mcp servers", capsys)
+        assert isinstance(frame, pd.DataFrame)
+        rows = frame.set_index("name")
+        assert list(rows.index) == ["solo", "demo", "everything", "broken"]
+        assert list(rows["current"]) == [True, False, False, False]
+        assert list(rows["group"].fillna("")) == ["", "g", "g", "g"]
+        assert rows.loc["solo", "opened"] == "%mcp connect"
+        assert rows.loc["demo", "opened"] == "%mcp connect --all"
+        assert rows.loc["solo", "status"] == "ready"
+        assert rows.loc["solo", "tools"] == 12
+        assert rows.loc["demo", "server"].startswith("mcp-notebook-demo")
+        assert rows.loc["broken", "status"] != "ready"
+        assert MISSING in rows.loc["broken", "last_error"]  # a failing server still shows why
     finally:
         ok(ip, "%mcp disconnect solo", capsys)
     assert g.current == "demo"
+
+
+def test_connect_all_shows_the_board_of_its_group(g: McpMagics) -> None:
+    board = magics_group.ServerBoard(
+        [("group 'g'", magics_group.group_rows("g", g.groups["g"], g._names(), g.current))]
+    )
+    html = board._repr_html_()
+    assert "group &#x27;g&#x27;" in html
+    assert "broken" in html
+    assert MISSING in html
+    assert "demo (current)" in repr(board)
+    assert set(board.to_dataframe()["section"]) == {"group 'g'"}
 
 
 def test_call_server_tool_goes_to_that_servers_session(
@@ -281,8 +290,8 @@ def test_a_session_of_its_own_keeps_its_name_over_a_groups_server(
     try:
         result, _ = ok(ip, "%mcp call everything.add a=1 b=1", capsys)  # only the demo server has add
         assert result.structured_content == {"result": 2}
-        board, _ = ok(ip, "%mcp servers", capsys)
-        assert "everything (hidden by the session)" in repr(board)
+        frame, _ = ok(ip, "%mcp servers", capsys)
+        assert "everything (hidden by the session)" in set(frame["name"])
     finally:
         ok(ip, "%mcp disconnect everything", capsys)
     result, _ = ok(ip, "%mcp call everything.echo message=back", capsys)  # the group's again

@@ -3,16 +3,17 @@ tool names across servers, and the status board.
 
 What it owns: which server a name typed in a magic means once sessions connected one by one and
 the servers of connected groups share one namespace; the ``SERVER.TOOL`` names offered across all
-of them; the board that ``%mcp connect --all`` and ``%mcp servers`` show (HTML, with a text
-fallback for terminals). It never connects and never asks a server anything: completion calls it
-on every Tab, so it reads only the lists the models already hold.
+of them; the board that ``%mcp connect --all`` shows (HTML, with a text fallback for terminals;
+``%mcp servers`` is the registry's DataFrame, :mod:`._registry`). It never connects and never asks
+a server anything: completion calls it on every Tab, so it reads only the lists the models
+already hold.
 
 Precedence of names
 ===================
 
-- A session connected on its own (``%mcp connect NAME …``) comes first. A group's server of the
-  same name stays reachable through its group only (``%mcp connect --all -o G``, then
-  ``G["NAME"]``); the board marks it hidden.
+- A session connected on its own (``%mcp connect NAME …``, or ``connect()`` in code) comes first.
+  A group's server of the same name stays reachable through its group only (``%mcp connect --all
+  -o G``, then ``G["NAME"]``); the board and ``%mcp servers`` mark it hidden.
 - Among groups, the one connected last comes first.
 - ``%mcp call TOOL``: the current session's tool of that name, when it has one; otherwise
   ``SERVER.TOOL``, fastmcp's ``SERVER_TOOL``, or a tool name that exactly one server offers, over
@@ -140,9 +141,8 @@ def board_text(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 class ServerBoard:
-    """What ``%mcp servers`` (with a group connected) and ``%mcp connect --all`` show: one board per
-    group and one for the sessions connected on their own. HTML in a notebook, text elsewhere;
-    ``to_dataframe()`` for code."""
+    """What ``%mcp connect --all`` shows: one board per section (a group's servers). HTML in a
+    notebook, text elsewhere; ``to_dataframe()`` for code."""
 
     def __init__(self, sections: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> None:
         self.sections = [(title, [dict(row) for row in rows]) for title, rows in sections]

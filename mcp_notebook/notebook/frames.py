@@ -11,11 +11,16 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
-from datetime import timedelta
+from datetime import tzinfo
 from typing import Any
 
 import pandas as pd
-from pandas.api.types import infer_dtype, is_bool_dtype, is_numeric_dtype
+from pandas.api.types import (
+    infer_dtype,
+    is_bool_dtype,
+    is_datetime64_dtype,
+    is_numeric_dtype,
+)
 
 from .._dataframes import (
     BLOCK_COLUMNS,
@@ -155,9 +160,21 @@ def prompts_frame(prompts: Iterable[Prompt | Mapping[str, Any]]) -> pd.DataFrame
 
 
 def history_frame(history: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per history entry (a dict). Known columns come first, in this order: time (datetime;
-    from a datetime, an ISO 8601 string or epoch seconds), method, name, arguments, duration (float
-    seconds; a timedelta is converted), outcome, result_size. Any other keys follow, as they are."""
+    """One row per history entry (a dict). Known columns come first, in this order: time, method,
+    name, arguments, duration, outcome, result_size. Any other keys follow, as they are.
+
+    - ``time``: when the call started, as a time-zone-aware ``datetime64`` in the notebook's local
+      time zone (the kernel machine's, daylight saving included: ``dateutil.tz.tzlocal()``, the zone
+      of ``datetime.now().astimezone()``), so it reads as the clock on the wall. Taken from epoch
+      seconds (what a session records), an aware datetime or an ISO 8601 string with an offset
+      (converted), or a naive datetime or ISO string without one (read as local time).
+      ``frame["time"].dt.tz_convert("UTC")`` gives UTC.
+    - ``duration``: a pandas ``Timedelta`` (a ``timedelta64`` column; NaT where there is none), from
+      float seconds (what a session records) or a ``timedelta``; ``.dt.total_seconds()`` gives
+      floats back.
+    - ``result_size``: ``Int64``; method, name and outcome: ``string``.
+
+    Values that do not fit (a time or duration that is not one) are kept as they are."""
     entries = [dict(entry) for entry in history]
     extra: dict[str, None] = {}
     for entry in entries:
@@ -167,28 +184,42 @@ def history_frame(history: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     df = pd.DataFrame(entries, columns=[*HISTORY_COLUMNS, *extra])
     df["time"] = _history_time(df["time"])
     durations = [entry.get("duration") for entry in entries]
-    durations = [d.total_seconds() if isinstance(d, timedelta) else d for d in durations]
-    for name, values, dtype in (
-        ("duration", durations, "Float64"),
-        ("result_size", [entry.get("result_size") for entry in entries], "Int64"),
-    ):
-        with suppress(TypeError, ValueError, OverflowError):  # not numbers: keep them as they are
-            df[name] = pd.Series(pd.array(values, dtype=dtype), index=df.index)
+    with suppress(TypeError, ValueError, OverflowError):  # not durations: keep them as they are
+        df["duration"] = pd.Series(
+            pd.to_timedelta(durations, unit="s"), index=df.index, dtype="timedelta64[ns]"
+        )
+    with suppress(TypeError, ValueError, OverflowError):  # not numbers: keep them as they are
+        sizes = [entry.get("result_size") for entry in entries]
+        df["result_size"] = pd.Series(pd.array(sizes, dtype="Int64"), index=df.index)
     for name in ("method", "name", "outcome"):
         if infer_dtype(df[name], skipna=True) in {"string", "empty"}:
             df[name] = df[name].astype("string")
     return df
 
 
+def _local_zone() -> tzinfo:
+    """The notebook's local time zone, daylight saving included (the frames' times are shown in it)."""
+    from dateutil.tz import tzlocal  # type: ignore[import-untyped]  # pandas depends on python-dateutil
+
+    zone: tzinfo = tzlocal()
+    return zone
+
+
 def _history_time(series: pd.Series) -> pd.Series:
+    zone = _local_zone()
     if series.isna().all():
-        return pd.Series(pd.NaT, index=series.index, dtype="datetime64[ns]")
+        return pd.Series(pd.NaT, index=series.index, dtype=pd.DatetimeTZDtype("ns", zone))
     if is_numeric_dtype(series.dtype) and not is_bool_dtype(series.dtype):
-        return pd.to_datetime(series, unit="s", utc=True, errors="coerce")
+        return pd.to_datetime(series, unit="s", utc=True, errors="coerce").dt.tz_convert(zone)
     try:
-        return _to_datetime(series)
+        times = _to_datetime(series)
     except (ValueError, TypeError):
         return series
+    if not isinstance(times.dtype, pd.DatetimeTZDtype):
+        if not is_datetime64_dtype(times.dtype):
+            return series
+        return times.dt.tz_localize(zone, ambiguous="NaT", nonexistent="NaT")
+    return times.dt.tz_convert(zone)
 
 
 def _bool(value: Any) -> bool | None:

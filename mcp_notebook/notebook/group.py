@@ -21,6 +21,7 @@ from ..group import ClientGroup, GroupMember
 from ..protocol.errors import McpError
 from ..results import Tool, ToolResult
 from ._engine import Engine, get_engine, on_exit
+from ._registry import REGISTRY
 from .model import GroupModel
 from .session import Session, _describe, _dialogs_for
 
@@ -49,6 +50,8 @@ def connect_all(
     dialogs: Any = None,
     separator: str = ".",
     wait: bool | float = True,
+    name: str | None = None,
+    register: bool = True,
     **options: Any,
 ) -> Group:
     """Connect to every server of a config file at once and return a :class:`Group`.
@@ -62,15 +65,31 @@ def connect_all(
     Returns once every server is up or has failed its first attempt (``wait=N``: after N seconds
     at most, slower servers joining as they come up; ``False``: at once); the failed ones show
     why on the board (``group``, ``group.status_widget()``) and are retried in the background.
+
+    The group joins the notebook's one set of sessions, the one the ``%mcp`` magics use, under
+    ``name`` ("group" by default, made unique if taken: ``group-2``; ``group.name`` says which):
+    its servers are then names for ``%mcp use``, ``-s SERVER`` and ``%mcp call SERVER.TOOL``, its
+    first server up becomes the current session, and ``%mcp servers`` lists each of its servers.
+    It leaves the set when it is closed. ``register=False`` keeps it out.
     """
     from ..config import ServerConfig, load_config
 
     loaded = (
         config if isinstance(config, ServerConfig) else load_config(config, only=only, inputs=inputs, ask=ask)
     )
-    return Group(
-        loaded, show_progress=show_progress, dialogs=dialogs, separator=separator, wait=wait, **options
+    group = Group(
+        loaded,
+        show_progress=show_progress,
+        dialogs=dialogs,
+        separator=separator,
+        wait=wait,
+        name=name,
+        register=False,
+        **options,
     )
+    if register:
+        group._register("connect_all()")
+    return group
 
 
 class _MemberSpec:
@@ -94,8 +113,8 @@ class Group:
     """Several MCP servers, usable from cells, scripts and widget callbacks alike.
 
     ``servers`` maps names to what :func:`connect` takes (commands, URLs, config entries), or is
-    a loaded :class:`~mcp_notebook.config.ServerConfig`; ``wait`` and ``options`` as in
-    :func:`connect_all`.
+    a loaded :class:`~mcp_notebook.config.ServerConfig`; ``wait``, ``name``, ``register`` and
+    ``options`` as in :func:`connect_all`.
     """
 
     def __init__(
@@ -107,8 +126,12 @@ class Group:
         dialogs: Any = None,
         separator: str = ".",
         wait: bool | float = True,
+        name: str | None = None,
+        register: bool = True,
         **options: Any,
     ) -> None:
+        #: The group's name in the notebook's set of sessions (``%mcp``), once registered.
+        self.name: str = name or "group"
         self.model = GroupModel()
         self.show_progress = show_progress
         self.redact_arguments = redact_arguments
@@ -135,6 +158,12 @@ class Group:
             self._engine.call(self.core.aclose)
             raise
         _OPEN.add(self)
+        if register:
+            self._register("Group()")
+
+    def _register(self, opened: str) -> None:
+        """Join the notebook's set of sessions (see :func:`connect_all`) under a unique name."""
+        REGISTRY.add_group(self, name=self.name, opened=opened)
 
     # --- mirroring the members into the model ---------------------------------------------------
 
@@ -374,7 +403,8 @@ class Group:
     # --- lifetime -------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop every server and end the group. Idempotent; also runs at interpreter exit."""
+        """Stop every server and end the group; it leaves the notebook's set of sessions (``%mcp``).
+        Idempotent; also runs at interpreter exit."""
         if self._closed:
             return
         if self._engine.on_engine_thread():
@@ -395,6 +425,7 @@ class Group:
         for session in self.sessions.values():
             session._finish_close()
         _OPEN.discard(self)
+        REGISTRY.forget_group(self)
 
     def __enter__(self) -> Group:
         return self

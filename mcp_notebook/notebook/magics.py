@@ -15,9 +15,14 @@
     %mcp call github.search_issues query=bug
     %mcp servers
 
-The magics keep named sessions (:class:`~mcp_notebook.Session`) for the shell; the last one
-connected (or chosen with ``%mcp use``) is the current one, and ``-s NAME`` picks another for one
-command. ``%mcp help`` lists the subcommands; ``%mcp?`` shows the same text.
+The magics use the notebook's one set of named sessions (:mod:`._registry`): the ones ``%mcp
+connect`` opens and the ones code opens (``s = mcp_notebook.connect(...)``, ``Session(...)``,
+``connect_all(...)``) alike, so ``%mcp tools`` works right after ``connect()``. The last one
+connected, either way (or chosen with ``%mcp use``), is the current one, and ``-s NAME`` picks
+another for one command. ``%mcp servers`` lists every one, with each group's servers. A session
+closed in code leaves the set; ``%mcp`` then says so if it is named (``no session named 'x' (it
+was closed); open sessions: …``). ``%mcp help`` lists the subcommands; ``%mcp?`` shows the same
+text.
 
 ``%mcp connect --all [CONFIG]`` connects every server of a config file as one
 :class:`~mcp_notebook.notebook.Group` (kept by its ``--as`` name, "group" by default), shows its
@@ -86,6 +91,7 @@ from ._magic_args import (
     suggest,
     tool_arguments,
 )
+from ._registry import REGISTRY, Entry, Registry, describe_command, describe_url
 from ._tasks import SessionTask
 from .session import Session, connect
 
@@ -137,9 +143,11 @@ COMMANDS: dict[str, _Command] = {
     ),
     "servers": _Command(
         "servers [-o VAR]",
-        "The sessions (a DataFrame): name, current, target, status, era. With a group connected "
-        "(connect --all): the board instead, one table per group and one for the sessions connected "
-        "on their own (status, protocol, tools, in flight, last error; .to_dataframe() for code).",
+        "Every session (a DataFrame, one row each): those opened with %mcp connect and those opened "
+        "in code (mcp_notebook.connect(), Session(), connect_all()), and each server of every group. "
+        "Columns: name, current, server, status, era, protocol, tools, opened (how: '%mcp connect', "
+        "'connect()', ...), group, target, last_error. A group's server whose name a session has "
+        "shows as 'NAME (hidden by the session)'.",
         ("out",),
     ),
     "use": _Command("use NAME", "Make NAME (a session or a group's server) the current session.", quiet=True),
@@ -209,7 +217,7 @@ COMMANDS: dict[str, _Command] = {
     "disconnect": _Command(
         "disconnect [NAME | --all]",
         "Close the current session, NAME's (a group's NAME: every server of the group), or all of "
-        "them, groups included.",
+        "them, groups and the ones opened in code included.",
         ("all",),
         quiet=True,
     ),
@@ -258,24 +266,34 @@ class McpMagicError(UsageError):
 
 
 _one_line = one_line
-
-
-@dataclass
-class _Entry:
-    session: Session
-    target: str  # how the server was reached, with nothing secret in it
+_MAGICS = "%mcp connect"  # how the sessions the magics open are marked in the registry
 
 
 @magics_class
 class McpMagics(Magics):
-    """The ``%mcp`` magics and the shell's named sessions."""
+    """The ``%mcp`` magics, over the notebook's one set of named sessions (:data:`._registry.REGISTRY`)."""
 
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
-        self.sessions: dict[str, _Entry] = {}
-        #: Groups from ``%mcp connect --all``, by name, the one connected last last.
-        self.groups: dict[str, Group] = {}
-        self.current: str | None = None
+        self.registry: Registry = REGISTRY
+
+    @property
+    def sessions(self) -> dict[str, Entry]:
+        """The open sessions by name, however they were opened (read only: a snapshot)."""
+        return self.registry.sessions
+
+    @property
+    def groups(self) -> dict[str, Group]:
+        """The open groups by name, the one connected last last (read only: a snapshot)."""
+        return self.registry.groups
+
+    @property
+    def current(self) -> str | None:
+        return self.registry.current
+
+    @current.setter
+    def current(self, name: str | None) -> None:
+        self.registry.current = name
 
     # --- the magic --------------------------------------------------------------------------------
 
@@ -311,12 +329,15 @@ class McpMagics(Magics):
     def session(self, name: str | None = None) -> tuple[str, Session]:
         """``(name, session)``: NAME's, or the current one; a clear error if there is none."""
         if name is None:
-            if self.current is None or self.current not in self._names():
+            current = self.current
+            if current is not None and current not in self._names() and self.registry.was_closed(current):
+                raise self._closed_error(current)
+            if current is None or current not in self._names():
                 raise MagicArgError(
                     "no MCP session: connect one first (%mcp connect NAME -- COMMAND, "
                     "%mcp connect NAME URL, a NAME from mcp.json, or --all for every server of a config)"
                 )
-            name = self.current
+            name = current
         entry = self.sessions.get(name)
         if entry is not None:
             return name, entry.session
@@ -327,12 +348,24 @@ class McpMagics(Magics):
 
     def _names(self) -> dict[str, str | None]:
         """Every usable server name -> its group (None: a session of its own); see _magics_group."""
-        return _groups.server_names({n: e.session for n, e in self.sessions.items()}, self.groups)
+        return self.registry.names()
 
     def _tool_lists(self) -> dict[str, list[Any]]:
-        return _groups.tool_lists({n: e.session for n, e in self.sessions.items()}, self.groups)
+        return _groups.tool_lists(self.registry.session_objects(), self.groups)
+
+    def _closed_error(self, name: str) -> MagicArgError:
+        open_names = self.registry.open_names()
+        if not open_names:
+            return MagicArgError(
+                f"no session named {name!r} (it was closed); none is open: connect one first"
+            )
+        return MagicArgError(
+            f"no session named {name!r} (it was closed); open sessions: {', '.join(open_names)}"
+        )
 
     def _no_server(self, name: str) -> MagicArgError:
+        if self.registry.was_closed(name):
+            return self._closed_error(name)
         if name in self.groups:
             servers = ", ".join(self.groups[name])
             return MagicArgError(f"{name!r} is a group of servers ({servers}); name one of them")
@@ -361,15 +394,15 @@ class McpMagics(Magics):
             client_options["timeout"] = options.timeout
         client_options.update(_http_options(options, target))
         try:
-            session = connect(target, name=name, **client_options)
+            session = connect(target, name=name, register=False, **client_options)
         except ValueError as exc:  # a name not in mcp.json, a bad option value
             raise MagicArgError(str(exc)) from None
-        name = name or session.name
-        old = self.sessions.pop(name, None)
-        self.sessions[name] = _Entry(session, described)
-        self.current = name
-        if old is not None and old.session is not session:
-            old.session.close()
+        # Connecting a NAME again replaces its session (however it was opened), as documented.
+        name, old = self.registry.add(
+            session, name=name or session.name, opened=_MAGICS, target=described, replace=True
+        )
+        if old is not None:
+            old.close()
         model = session.model
         info = model.server_info or {}
         server = f"{info.get('name', '?')} {info.get('version') or ''}".strip()
@@ -400,7 +433,7 @@ class McpMagics(Magics):
             client_options["timeout"] = options.timeout
         config = options.words[0] if options.words else None
         try:
-            group = _groups.open_group(config, options.only, **client_options)
+            group = _groups.open_group(config, options.only, register=False, **client_options)
         except (ValueError, OSError) as exc:  # a config that cannot be read, an unknown --only name
             raise MagicArgError(str(exc)) from None
         return _Printed(self.add_group(name, group))
@@ -409,16 +442,11 @@ class McpMagics(Magics):
         """Keep ``group`` as ``name`` (closing a group of that name it replaces), show its board, and
         make its first server that came up the current session. ``%mcp connect --all`` ends here."""
         group._fetch_lists()  # the board shows what each server offers, as %mcp connect does
-        old = self.groups.pop(name, None)
-        self.groups[name] = group
-        if old is not None and old is not group:
+        name, old = self.registry.add_group(group, name=name, opened=f"{_MAGICS} --all", replace=True)
+        if old is not None:
             old.close()
         names = self._names()
         first = next((s for s in group if names.get(s) == name and s in group.sessions), None)
-        if first is not None:
-            self.current = first
-        else:
-            self._fix_current()
         from IPython.display import display
 
         display(
@@ -433,45 +461,9 @@ class McpMagics(Magics):
         return group
 
     def _do_servers(self, options: Options, cell: str | None) -> Any:
-        import pandas as pd
-
         if options.words:
             raise MagicArgError(f"usage: %mcp {COMMANDS['servers'].usage}")
-        if self.groups:
-            return self._board()
-        rows = []
-        for name, entry in self.sessions.items():
-            model = entry.session.model
-            rows.append(
-                {
-                    "name": name,
-                    "current": name == self.current,
-                    "target": entry.target,
-                    "status": model.status,
-                    "era": model.era,
-                    "protocol": model.protocol_version,
-                    "server": (model.server_info or {}).get("name"),
-                    "tools": len(model.tools),
-                }
-            )
-        columns = ["name", "current", "target", "status", "era", "protocol", "server", "tools"]
-        return pd.DataFrame(rows, columns=columns)
-
-    def _board(self) -> _groups.ServerBoard:
-        names = self._names()
-        sections = [
-            (f"group {name!r}", _groups.group_rows(name, group, names, self.current))
-            for name, group in self.groups.items()
-        ]
-        if self.sessions:
-            rows = []
-            for name, entry in self.sessions.items():
-                row = _groups.session_row(name, entry.session)
-                if name == self.current:
-                    row["server"] = f"{name} (current)"
-                rows.append(row)
-            sections.append(("sessions connected on their own", rows))
-        return _groups.ServerBoard(sections)
+        return self.registry.frame()
 
     def _do_use(self, options: Options, cell: str | None) -> None:
         name, _ = self.session(self._one_word(options, "use"))
@@ -498,15 +490,17 @@ class McpMagics(Magics):
                     f"{target!r} is a server of group {owner!r}; %mcp disconnect {owner} closes the group"
                 )
         for name in names:
-            entry = self.sessions.pop(name)
-            entry.session.close()
+            session = self.registry.remove(name)
+            if session is not None:
+                session.close()
             print(f"disconnected {name!r}")
             if name == self.current:  # not a group's server of the same name instead
                 self.current = None
         for name in groups:
-            group = self.groups.pop(name)
-            group.close()
-            print(f"disconnected group {name!r} ({len(group)} servers)")
+            group = self.registry.remove_group(name)
+            if group is not None:
+                group.close()
+                print(f"disconnected group {name!r} ({len(group)} servers)")
         if not names and not groups:
             print("no sessions to disconnect")
         self._fix_current()
@@ -514,29 +508,19 @@ class McpMagics(Magics):
     def _fix_current(self) -> None:
         """After a close: keep the current name if it still means something, else the last session
         connected, else the first server up of the group connected last, else none."""
-        names = self._names()
-        if self.current in names:
-            return
-        if self.sessions:
-            self.current = next(reversed(self.sessions))
-            return
-        for group_name in reversed(list(self.groups)):
-            group = self.groups[group_name]
-            up = [s for s in group if names.get(s) == group_name and s in group.sessions]
-            if up:
-                self.current = up[0]
-                return
-        self.current = None
+        self.registry.fix_current()
 
     def close_all(self) -> None:
-        """Close every session and group these magics opened (the extension's unload does this)."""
-        while self.sessions:
-            _, entry = self.sessions.popitem()
-            entry.session.close()
-        while self.groups:
-            _, group = self.groups.popitem()
-            group.close()
-        self.current = None
+        """Close every session and group the magics opened (the extension's unload does this); the
+        ones code opened stay open (code holds them, and closes them)."""
+        for name, entry in list(self.sessions.items()):
+            if entry.opened == _MAGICS and self.registry.remove(name) is not None:
+                entry.session.close()
+        for name, opened in list(self.registry.groups_opened.items()):
+            group = self.registry.remove_group(name) if opened.startswith(_MAGICS) else None
+            if group is not None:
+                group.close()
+        self._fix_current()
 
     # --- listing ----------------------------------------------------------------------------------
 
@@ -1038,38 +1022,8 @@ def _environment(variable: str, option: str) -> str:
     return value
 
 
-_SECRET_WORD = re.compile(r"token|secret|password|passwd|api[-_]?key|auth|credential|bearer", re.IGNORECASE)
-
-
-def _describe_command(command: Any) -> str:
-    """The command, with the values of secret-looking arguments (``--api-key X``, ``TOKEN=X``) hidden."""
-    argv = split_line(command) if isinstance(command, str) else [str(a) for a in command]
-    if not argv:
-        return ""
-    shown = [os.path.basename(argv[0]) or argv[0]]
-    hide_next = False
-    for arg in argv[1:]:
-        if hide_next:
-            shown.append("***")
-            hide_next = False
-            continue
-        key, sep, _ = arg.partition("=")
-        if sep and _SECRET_WORD.search(key):
-            shown.append(f"{key}=***")
-        else:
-            shown.append(arg)
-            hide_next = arg.startswith("-") and bool(_SECRET_WORD.search(arg))
-    return " ".join(shown)
-
-
-def _describe_url(url: str) -> str:
-    """The URL without credentials, query or fragment (they may hold tokens)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
+_describe_command = describe_command
+_describe_url = describe_url
 
 
 # --- the extension -----------------------------------------------------------------------------------

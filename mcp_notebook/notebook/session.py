@@ -37,6 +37,7 @@ from ..results import (
 from ..tasks import TaskHandle
 from . import _config, _uipoll
 from ._engine import Engine, get_engine, on_exit
+from ._registry import REGISTRY, describe_target
 from ._tasks import SessionTask, task_row
 from .model import SessionModel
 
@@ -55,21 +56,43 @@ _MAX_TASK_ROWS = 1000  # rows in model.tasks, as the client keeps at most 1000 t
 _EXIT_GRACE = 0.3  # seconds a server gets to exit on its own at interpreter exit, then SIGTERM
 
 
-def connect(target: Any, *, name: str | None = None, show_progress: bool = True, **options: Any) -> Session:
+def connect(
+    target: Any,
+    *,
+    name: str | None = None,
+    show_progress: bool = True,
+    register: bool = True,
+    **options: Any,
+) -> Session:
     """Connect to an MCP server and return a :class:`Session` once it is ready.
 
     ``target``: a command string or argv list (stdio), an in-process SDK server object, or the name
     of a server in a config file (``mcp.json``, ``.mcp.json``, ``.vscode/mcp.json``, Cursor's and
     Claude Desktop's files: see :mod:`mcp_notebook.config` for the search order). ``options`` are
     the :class:`~mcp_notebook.Client`'s and win over the file's.
+
+    The session joins the notebook's one set of sessions, the one the ``%mcp`` magics use, and
+    becomes the current one: ``%mcp tools``, ``%mcp call`` ... then talk to it, and ``%mcp
+    servers`` lists it. Its name there is ``name``, else the config entry's name, else the
+    server's ``serverInfo.name``, made unique if another open session has it (``demo``,
+    ``demo-2``); ``session.name`` is the name it got. It leaves the set when it is closed.
+    ``register=False`` keeps it out of the set.
     """
     resolved, config_options, label = _config.resolve_target(target)
     merged = {**config_options, **options}
-    return Session(resolved, name=name or label, show_progress=show_progress, **merged)
+    session = Session(resolved, name=name or label, show_progress=show_progress, register=False, **merged)
+    if register:
+        session._register("connect()")
+    return session
 
 
 class Session:
-    """One MCP server, usable from cells, scripts and widget callbacks alike."""
+    """One MCP server, usable from cells, scripts and widget callbacks alike.
+
+    Opened this way (``Session(target, ...)``) or with :func:`connect`, it joins the notebook's one
+    set of sessions that the ``%mcp`` magics use, as :func:`connect` describes (``register=False``:
+    not). A group's sessions are reached through their group (``%mcp servers`` lists them too).
+    """
 
     def __init__(
         self,
@@ -79,6 +102,7 @@ class Session:
         show_progress: bool = True,
         redact_arguments: bool = False,
         dialogs: Any = None,
+        register: bool = True,
         **options: Any,
     ) -> None:
         #: The NotebookDialogs answering the server's elicitation and sampling requests, or None.
@@ -102,12 +126,15 @@ class Session:
             self._engine.call(self.client.aclose)
             raise
         self.name = name or str(self.client.server_info.get("name") or _describe(target))
-        if self.dialogs is not None and (dialogs is None or dialogs is True):
+        self._dialogs_named = dialogs is None or dialogs is True
+        if self.dialogs is not None and self._dialogs_named:
             self.dialogs.session_name = self.name
         self._sync_connection()
         self._sync_lists()
         self._background.append(self._engine.spawn(self._follow_notifications))
         _OPEN.add(self)
+        if register:
+            self._register("Session()")
 
     @classmethod
     def _adopt(
@@ -164,6 +191,7 @@ class Session:
         self.redact_arguments = redact_arguments
         self._engine: Engine = get_engine()
         self._closed = False
+        self._dialogs_named = False
         self._background: list[Any] = []
         self._views: set[Any] = set()  # live frames and watches over this session, stopped with it
         self.client.connection.on_state_change(self._on_state)
@@ -662,7 +690,8 @@ class Session:
         return self.client.status
 
     def close(self) -> None:
-        """Stop the server and end the session. Idempotent; also runs at interpreter exit."""
+        """Stop the server and end the session; it leaves the notebook's set of sessions (``%mcp``
+        then says it was closed if it is named). Idempotent; also runs at interpreter exit."""
         if self._closed:
             return
         if self._engine.on_engine_thread():
@@ -685,6 +714,14 @@ class Session:
         for future in self._background:
             future.cancel()
         _OPEN.discard(self)
+        REGISTRY.forget(self)
+
+    def _register(self, opened: str) -> None:
+        """Join the notebook's set of sessions (see :func:`connect`) under a unique name."""
+        target = describe_target(self.client.describe())
+        self.name, _ = REGISTRY.add(self, name=self.name, opened=opened, target=target)
+        if self.dialogs is not None and self._dialogs_named:
+            self.dialogs.session_name = self.name
 
     def __enter__(self) -> Session:
         return self

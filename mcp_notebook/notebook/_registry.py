@@ -1,0 +1,372 @@
+"""The notebook's one set of open sessions: what ``%mcp`` names, however a session was opened.
+
+What it owns: the open :class:`~.session.Session` objects and :class:`~.group.Group` objects of
+this process, by name, and which one is current. ``mcp_notebook.connect()``, ``Session(...)``,
+``connect_all()``, ``Group(...)`` and the ``%mcp connect`` magics all register here, so a session
+opened in code is one ``%mcp tools`` sees, and ``%mcp servers`` lists them all.
+
+What it must never do: import IPython (code outside IPython registers too), connect, or close a
+session of its own accord. It closes nothing at all: the magics close what they replace.
+
+Names
+=====
+
+A session is registered under the name it asked for (``name=``), else its server's
+``serverInfo.name``. Code never takes a name away from a session already open: a taken name gets
+a suffix (``demo``, ``demo-2``, ``demo-3``), and ``session.name`` says which it got. Only ``%mcp
+connect NAME`` replaces (and closes) the session of that name, as the magic documents. A group
+registers under its ``name=`` ("group" by default), made unique the same way, and its servers
+become names too (:func:`._magics_group.server_names` holds the precedence). The session or group
+registered last is current; ``%mcp use`` (or :meth:`Registry.use`) switches.
+
+Lifetime: strong references, removed on close
+=============================================
+
+The registry holds its sessions strongly, and a session leaves it when it closes
+(``close()``, ``aclose()``, its group's close, interpreter exit: all end in
+``Session._finish_close``, which calls :meth:`Registry.forget`). Weak references would free
+nothing: an open session is kept alive by its engine (the task that follows its notifications)
+whether or not anyone holds it, until it is closed. They would only make ``%mcp`` lose, at the
+garbage collector's whim, a session the user never assigned (``mcp_notebook.connect(...)`` as a
+cell's last line). What stays after a close is the name alone, in a short bounded list, so that
+``%mcp`` can say "it was closed" rather than "no such session".
+
+Thread safety: the engine thread may close a session (``await session.aclose()``) while the kernel
+thread reads; every change happens under a lock and replaces the dicts (copy on write), so a
+reader iterating a dict it got never sees it change under it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from ._magic_args import split_line
+
+if TYPE_CHECKING:
+    import pandas
+
+    from .group import Group
+    from .session import Session
+
+__all__ = ["REGISTRY", "Entry", "Registry", "describe_command", "describe_target", "describe_url"]
+
+#: How many names of closed sessions are remembered (for "it was closed" in messages).
+_CLOSED_NAMES = 64
+
+SERVERS_COLUMNS = [
+    "name",
+    "current",
+    "server",
+    "status",
+    "era",
+    "protocol",
+    "tools",
+    "opened",
+    "group",
+    "target",
+    "last_error",
+]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered session: the session, how its server was reached (nothing secret in it) and how
+    it was opened (``"connect()"``, ``"Session()"``, ``"%mcp connect"``)."""
+
+    session: Session
+    target: str
+    opened: str
+
+
+class Registry:
+    """The open sessions and groups by name, and the current name. One per process: :data:`REGISTRY`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        #: Sessions by name, in the order they were registered (copy on write: never mutate).
+        self.sessions: dict[str, Entry] = {}
+        #: Groups by name, the one registered last last (copy on write: never mutate).
+        self.groups: dict[str, Group] = {}
+        #: How each group was opened, by group name.
+        self.groups_opened: dict[str, str] = {}
+        #: The current name: a session's, or a group's server's; may name one closed since.
+        self.current: str | None = None
+        self._closed: dict[str, None] = {}
+
+    # --- names -------------------------------------------------------------------------------------
+
+    def names(self) -> dict[str, str | None]:
+        """Every usable server name -> its group (None: a session of its own), by the precedence of
+        :func:`._magics_group.server_names`."""
+        from ._magics_group import server_names
+
+        return server_names(self.session_objects(), self.groups)
+
+    def session_objects(self) -> dict[str, Session]:
+        return {name: entry.session for name, entry in self.sessions.items()}
+
+    def open_names(self) -> list[str]:
+        """The names ``%mcp`` can use now: sessions first, then the groups' servers that are up."""
+        names = self.names()
+        return [name for name, group in names.items() if group is None or name in self.groups[group].sessions]
+
+    def was_closed(self, name: str) -> bool:
+        """``name`` named a session (or a group's server) that has been closed, and nothing since."""
+        return name in self._closed and name not in self.names()
+
+    def _taken(self) -> set[str]:
+        taken = set(self.sessions) | set(self.groups)
+        for group in self.groups.values():
+            taken.update(group)
+        return taken
+
+    def _unique(self, wanted: str, taken: set[str]) -> str:
+        if wanted not in taken:
+            return wanted
+        number = 2
+        while f"{wanted}-{number}" in taken:
+            number += 1
+        return f"{wanted}-{number}"
+
+    # --- sessions ----------------------------------------------------------------------------------
+
+    def add(
+        self, session: Session, *, name: str, opened: str, target: str, replace: bool = False
+    ) -> tuple[str, Session | None]:
+        """Register ``session`` and make it current; ``(its name, the session it replaced)``.
+
+        ``name`` is made unique (``demo-2``) unless ``replace``: then a session already of that
+        name leaves the registry and is returned, for the caller to close. A session registered
+        already moves to the new name.
+        """
+        with self._lock:
+            sessions = {n: e for n, e in self.sessions.items() if e.session is not session}
+            replaced: Session | None = None
+            if replace:
+                old = sessions.pop(name, None)
+                replaced = old.session if old is not None else None
+            else:
+                self.sessions = sessions
+                name = self._unique(name, self._taken())
+            sessions[name] = Entry(session, target, opened)
+            self.sessions = sessions
+            self._closed.pop(name, None)
+            self.current = name
+            return name, replaced
+
+    def remove(self, name: str) -> Session | None:
+        """Take the session ``name`` out (the caller closes it); its name is remembered as closed."""
+        with self._lock:
+            sessions = dict(self.sessions)
+            entry = sessions.pop(name, None)
+            if entry is None:
+                return None
+            self.sessions = sessions
+            self._remember_closed([name])
+            return entry.session
+
+    def forget(self, session: Session) -> None:
+        """``session`` closed: it leaves (the current name stays, so ``%mcp`` says it was closed)."""
+        with self._lock:
+            names = [n for n, e in self.sessions.items() if e.session is session]
+            if not names:
+                return
+            self.sessions = {n: e for n, e in self.sessions.items() if e.session is not session}
+            self._remember_closed(names)
+
+    def _remember_closed(self, names: list[str]) -> None:
+        for name in names:
+            self._closed.pop(name, None)
+            self._closed[name] = None
+        while len(self._closed) > _CLOSED_NAMES:
+            del self._closed[next(iter(self._closed))]
+
+    # --- groups ------------------------------------------------------------------------------------
+
+    def add_group(
+        self, group: Group, *, name: str, opened: str, replace: bool = False
+    ) -> tuple[str, Group | None]:
+        """Register ``group``; ``(its name, the group it replaced)`` (as :meth:`add`). Its first
+        server that is up (and not hidden by a session's name) becomes current."""
+        with self._lock:
+            groups = {n: g for n, g in self.groups.items() if g is not group}
+            opened_by = {n: o for n, o in self.groups_opened.items() if n in groups}
+            replaced: Group | None = None
+            if replace:
+                replaced = groups.pop(name, None)
+                opened_by.pop(name, None)
+            else:
+                self.groups, self.groups_opened = groups, opened_by
+                name = self._unique(name, self._taken())
+            groups[name] = group
+            opened_by[name] = opened
+            self.groups, self.groups_opened = groups, opened_by
+            group.name = name
+            names = self.names()
+            first = next((s for s in group if names.get(s) == name and s in group.sessions), None)
+            for server in group:
+                self._closed.pop(server, None)
+            if first is not None:
+                self.current = first
+            else:
+                self.fix_current()
+            return name, replaced
+
+    def remove_group(self, name: str) -> Group | None:
+        """Take the group ``name`` out (the caller closes it); its servers' names are remembered."""
+        with self._lock:
+            group = self.groups.get(name)
+            if group is not None:
+                self.forget_group(group)
+            return group
+
+    def forget_group(self, group: Group) -> None:
+        """``group`` closed: it leaves, and its servers' names are remembered as closed."""
+        with self._lock:
+            names = [n for n, g in self.groups.items() if g is group]
+            if not names:
+                return
+            self.groups = {n: g for n, g in self.groups.items() if g is not group}
+            self.groups_opened = {n: o for n, o in self.groups_opened.items() if n in self.groups}
+            self._remember_closed([server for server in group if server not in self.names()])
+
+    # --- the current name --------------------------------------------------------------------------
+
+    def use(self, name: str) -> None:
+        """Make ``name`` (a session's or a group's server's) current; KeyError if it names none."""
+        with self._lock:
+            if name not in self.names():
+                raise KeyError(name)
+            self.current = name
+
+    def fix_current(self) -> None:
+        """After a disconnect: keep the current name if it still means something, else the last
+        session registered, else the first server up of the group registered last, else none."""
+        with self._lock:
+            names = self.names()
+            if self.current in names:
+                return
+            if self.sessions:
+                self.current = next(reversed(self.sessions))
+                return
+            for group_name in reversed(list(self.groups)):
+                group = self.groups[group_name]
+                up = [s for s in group if names.get(s) == group_name and s in group.sessions]
+                if up:
+                    self.current = up[0]
+                    return
+            self.current = None
+
+    # --- listing -----------------------------------------------------------------------------------
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """One row per session and per group's server (columns: :data:`SERVERS_COLUMNS`)."""
+        names = self.names()
+        current = self.current
+        for name, entry in self.sessions.items():
+            model = entry.session.model
+            info = model.server_info or {}
+            yield {
+                "name": name,
+                "current": name == current,
+                "server": _server(info.get("name"), info.get("version")),
+                "status": model.status,
+                "era": model.era,
+                "protocol": model.protocol_version,
+                "tools": len(model.tools),
+                "opened": entry.opened,
+                "group": None,
+                "target": entry.target,
+                "last_error": model.last_error,
+            }
+        for group_name, group in self.groups.items():
+            opened = self.groups_opened.get(group_name, "")
+            for row in group.model.servers:
+                server = str(row["server"])
+                owner = names.get(server, group_name)
+                shown = server
+                if owner != group_name:
+                    shown = f"{server} (hidden by {'the session' if owner is None else f'group {owner!r}'})"
+                yield {
+                    "name": shown,
+                    "current": shown == current,
+                    "server": _server(row.get("server_name"), row.get("server_version")),
+                    "status": row.get("status"),
+                    "era": row.get("era"),
+                    "protocol": row.get("protocol_version"),
+                    "tools": row.get("tools"),
+                    "opened": opened,
+                    "group": group_name,
+                    "target": row.get("target"),
+                    "last_error": row.get("last_error"),
+                }
+
+    def frame(self) -> pandas.DataFrame:
+        """:meth:`rows` as a DataFrame (what ``%mcp servers`` shows)."""
+        import pandas as pd
+
+        frame = pd.DataFrame(list(self.rows()), columns=SERVERS_COLUMNS)
+        frame["current"] = frame["current"].astype(bool)
+        frame["tools"] = pd.Series(pd.array(list(frame["tools"]), dtype="Int64"), index=frame.index)
+        return frame
+
+
+def _server(name: Any, version: Any) -> str | None:
+    text = " ".join(str(v) for v in (name, version) if v)
+    return text or None
+
+
+#: The process's one registry (the magics and every way of opening a session use it).
+REGISTRY = Registry()
+
+
+# --- safe descriptions of targets --------------------------------------------------------------------
+
+_SECRET_WORD = re.compile(r"token|secret|password|passwd|api[-_]?key|auth|credential|bearer", re.IGNORECASE)
+
+
+def describe_target(text: str) -> str:
+    """A server's command line or URL as a session lists it, with nothing secret in it."""
+    if text.lower().startswith(("http://", "https://")):
+        return describe_url(text)
+    try:
+        return describe_command(text)
+    except ValueError:  # not a command line (an unbalanced quote): the first word only
+        return text.split(" ", 1)[0]
+
+
+def describe_command(command: str | list[str] | tuple[str, ...]) -> str:
+    """The command, with the values of secret-looking arguments (``--api-key X``, ``TOKEN=X``) hidden."""
+    argv = split_line(command) if isinstance(command, str) else [str(a) for a in command]
+    if not argv:
+        return ""
+    shown = [os.path.basename(argv[0]) or argv[0]]
+    hide_next = False
+    for arg in argv[1:]:
+        if hide_next:
+            shown.append("***")
+            hide_next = False
+            continue
+        key, sep, _ = arg.partition("=")
+        if sep and _SECRET_WORD.search(key):
+            shown.append(f"{key}=***")
+        else:
+            shown.append(arg)
+            hide_next = arg.startswith("-") and bool(_SECRET_WORD.search(arg))
+    return " ".join(shown)
+
+
+def describe_url(url: str) -> str:
+    """The URL without credentials, query or fragment (they may hold tokens)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
