@@ -125,8 +125,8 @@ def test_connect_all_shows_the_board_with_the_failing_servers_reason(
     assert set(board) == {"demo", "everything", "broken"}
     assert "(current)" in board["demo"]
     tools = {name: len(group[name].model.tools) for name in ("demo", "everything")}
-    assert tools["demo"] == 12  # the lists are shown complete, not mid-fetch
-    assert board["demo"].split()[5] == "12"
+    assert tools["demo"] == 14  # the lists are shown complete, not mid-fetch
+    assert board["demo"].split()[5] == "14"
     assert board["everything"].split()[4] == str(tools["everything"])
     assert " ready " in board["everything"]
     assert MISSING in board["broken"]  # the failing server shows why
@@ -186,7 +186,7 @@ def test_servers_shows_every_groups_board_and_the_sessions_of_their_own(
         assert set(formatted) >= {"text/plain", "text/html"}
         frame = board.to_dataframe()
         assert set(frame["section"]) == {"group 'g'", "sessions connected on their own"}
-        assert frame.set_index("server").loc["solo (current)", "tools"] == 12
+        assert frame.set_index("server").loc["solo (current)", "tools"] == 14
     finally:
         ok(ip, "%mcp disconnect solo", capsys)
     assert g.current == "demo"
