@@ -11,89 +11,23 @@ Nothing is skipped: without chromium or Playwright the tests fail and say to run
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-from collections.abc import Callable, Iterator
 from contextlib import suppress
 from pathlib import Path
 
-import pytest
+from .browser.fixtures import (  # noqa: F401 (the fixtures: pytest finds them in the module)
+    CONNECT,
+    EXPECT_MS,
+    OpenNotebook,
+    browser_fixture,
+    field,
+    lab_fixture,
+    notebook_fixture,
+    playwright_fixture,
+    tool_entry,
+)
 
-from .browser.lab import PROCESS_GRACE, Lab, kill_leftovers, running_lab
-from .browser.notebook import ACTION_TIMEOUT, CHROMIUM_ARGS, NotebookPage, chromium, write_notebook
-
-with suppress(ImportError):  # without Playwright, chromium() fails with the fix
-    from playwright.sync_api import Browser, Locator, Playwright, expect, sync_playwright
-
-EXPECT_MS = ACTION_TIMEOUT * 1000
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    chromium()
-    with sync_playwright() as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    with running_lab(tmp_path_factory.mktemp("jupyterlab")) as running:
-        yield running
-
-
-@pytest.fixture
-def browser(playwright: Playwright, no_leaked_processes: None) -> Iterator[Browser]:
-    """A fresh Chromium for each test (its processes are all gone when the test ends)."""
-    launched = playwright.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS, headless=True)
-    try:
-        yield launched
-    finally:
-        launched.close()
-
-
-OpenNotebook = Callable[[str, list[str]], NotebookPage]
-
-
-@pytest.fixture
-def notebook(
-    lab: Lab, browser: Browser, tmp_path: Path, request: pytest.FixtureRequest
-) -> Iterator[OpenNotebook]:
-    """``notebook(name, cells)`` writes the notebook, opens it and waits for its kernel.
-
-    Afterwards the page is closed, and the kernels are shut down and must take their processes (the
-    MCP servers they started) with them.
-    """
-    keep = os.environ.get("MCPNB_TEST_OUTPUT")
-    screenshots = Path(keep) / "browser" / request.node.name if keep else tmp_path / "screenshots"
-    shutil.rmtree(screenshots, ignore_errors=True)
-    screenshots.mkdir(parents=True)
-    print(f"screenshots: {screenshots}")
-    before = {p.pid for p in lab.descendants()}
-    log_start = lab.log_size()
-    opened: list[NotebookPage] = []
-
-    def open_notebook(name: str, cells: list[str]) -> NotebookPage:
-        write_notebook(lab.root_dir, name, cells)
-        page = NotebookPage(lab, browser, name, screenshots)
-        opened.append(page)
-        page.open()
-        return page
-
-    try:
-        yield open_notebook
-    finally:
-        started = [p for p in lab.descendants() if p.pid not in before]
-        try:
-            for page in opened:
-                page.close()
-            lab.stop_kernels()
-        finally:
-            kill_leftovers(started, "the test's kernels or their MCP servers", PROCESS_GRACE)
-    uncaught = [line for page in opened for line in page.console if line.startswith("pageerror:")]
-    assert not uncaught, f"uncaught errors in the page (see {screenshots}/browser-console.txt): {uncaught}"
-    errors = lab.our_errors(log_start)
-    assert not errors, "errors in the kernel's log:\n" + "\n".join(errors)
+with suppress(ImportError):  # without Playwright, the fixtures fail with the fix
+    from playwright.sync_api import Locator, expect
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,23 +63,17 @@ def test_plain_ipywidgets_render_and_respond(notebook: OpenNotebook) -> None:
 # ---------------------------------------------------------------------------------------------
 # The widgets on the bundled demo server. DOM hooks: the CSS classes the widgets add (add_class).
 
-CONNECT = (
-    "import sys\n"
-    "import mcp_notebook\n"
-    "session = mcp_notebook.connect([sys.executable, '-m', 'mcp_notebook.demo'])"
-)
 EXPLORER = "session.explorer()"
-DEMO_TOOLS = ["add", "echo", "slow_count", "sales_records", "ask_user_name", "add_tool"]
-
-
-def field(form: Locator, name: str) -> Locator:
-    """The text box (an input, or a textarea for long text) of the form's property ``name``."""
-    return form.locator(f".mcpnb-field-{name}").locator("input, textarea").first
-
-
-def tool_entry(explorer: Locator, name: str) -> Locator:
-    """The explorer's entry (a button whose text is the tool name) for ``name``."""
-    return explorer.locator(".mcpnb-tool").filter(has_text=re.compile(rf"^\s*{re.escape(name)}\s*$"))
+DEMO_TOOLS = [
+    "add",
+    "echo",
+    "slow_count",
+    "sales_records",
+    "ask_user_name",
+    "add_tool",
+    "list_roots",
+    "write_log",
+]
 
 
 def test_explorer_lists_the_demo_tools(notebook: OpenNotebook) -> None:

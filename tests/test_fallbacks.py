@@ -33,7 +33,7 @@ VIEW = "application/vnd.jupyter.widget-view+json"
 #: Per notebook: what its HTML and its text must show (beyond "no widget repr").
 EXPECTED: dict[str, list[str]] = {
     "01-quickstart.ipynb": ["mcp-notebook-demo", "ready", "sales_records", "north"],
-    "02-tool-explorer.ipynb": ["<MCP explorer: mcp-notebook-demo, 12 tools", "sales_records", "slow_count"],
+    "02-tool-explorer.ipynb": ["<MCP explorer: mcp-notebook-demo, 14 tools", "sales_records", "slow_count"],
     "04-live-notifications.ipynb": ["<MCP "],
     "07-tasks.ipynb": ["<MCP tasks: "],
     "08-many-servers.ipynb": ["<MCP servers: "],

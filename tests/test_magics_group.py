@@ -125,8 +125,8 @@ def test_connect_all_shows_the_board_with_the_failing_servers_reason(
     assert set(board) == {"demo", "everything", "broken"}
     assert "(current)" in board["demo"]
     tools = {name: len(group[name].model.tools) for name in ("demo", "everything")}
-    assert tools["demo"] == 12  # the lists are shown complete, not mid-fetch
-    assert board["demo"].split()[5] == "12"
+    assert tools["demo"] == 14  # the lists are shown complete, not mid-fetch
+    assert board["demo"].split()[5] == "14"
     assert board["everything"].split()[4] == str(tools["everything"])
     assert " ready " in board["everything"]
     assert MISSING in board["broken"]  # the failing server shows why
@@ -180,7 +180,7 @@ def test_servers_lists_every_session_and_every_groups_server_one_row_each(
         assert rows.loc["solo", "opened"] == "%mcp connect"
         assert rows.loc["demo", "opened"] == "%mcp connect --all"
         assert rows.loc["solo", "status"] == "ready"
-        assert rows.loc["solo", "tools"] == 12
+        assert rows.loc["solo", "tools"] == 14
         assert rows.loc["demo", "server"].startswith("mcp-notebook-demo")
         assert rows.loc["broken", "status"] != "ready"
         assert MISSING in rows.loc["broken", "last_error"]  # a failing server still shows why

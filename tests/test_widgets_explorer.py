@@ -46,6 +46,8 @@ DEMO_TOOLS = {
     "slow_count",
     "ask_user_name",
     "summarize",
+    "list_roots",
+    "write_log",
     "fail",
     "add_tool",
     "set_note",

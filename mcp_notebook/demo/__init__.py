@@ -19,6 +19,10 @@ Tools
         Asks the user for their name through elicitation and greets them.
     ``summarize(text, max_words=30)``
         Asks the client's LLM (sampling) for a summary of ``text``.
+    ``list_roots()``
+        Lists the roots the client shares (``roots/list``), asked at every call.
+    ``write_log(message, level="info")``
+        Sends ``message`` to the client as a log message (``notifications/message``).
     ``fail(message)``
         Always fails, producing a result with ``isError: true``.
     ``add_tool(name)``

@@ -18,6 +18,7 @@ import json
 import logging
 import math
 import random
+import warnings
 import weakref
 from collections import Counter, defaultdict
 from typing import Annotated, Any, Literal
@@ -30,6 +31,7 @@ from mcp.server.mcpserver import (
     Context,
     Elicit,
     ElicitationResult,
+    ListRoots,
     MCPServer,
     Resolve,
     Sample,
@@ -38,12 +40,14 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from mcp.server.runner import serve_loop
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import (
     Completion,
     CompletionArgument,
     CompletionContext,
     CreateMessageResult,
     EmptyResult,
+    ListRootsResult,
     PromptReference,
     ResourceTemplateReference,
     SamplingMessage,
@@ -83,6 +87,9 @@ PRODUCTS: dict[str, float] = {"widget": 4.50, "gadget": 12.00, "gizmo": 27.50, "
 """Product name -> list price; sold prices vary around it."""
 
 REGION_TEMPLATE = "demo://region/{name}"
+LogMessageLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+"""The levels of a log message sent to the client (MCP's, from RFC 5424)."""
+
 NOTE_URI = "demo://note"
 """A subscribable text resource; ``set_note`` changes it and announces the update."""
 
@@ -105,8 +112,9 @@ A small demo server with a toy sales data set (regions: north, south, east, west
 into a DataFrame, or read `demo://data/sales.csv` for the whole data set as CSV.
 - Read `demo://region/{name}` for a JSON summary of one region.
 - The `analyze_region` prompt sets up an analysis of one region.
-- `add`, `echo`, `slow_count` (progress), `ask_user_name` (elicitation), `summarize` (sampling) \
-and `fail` (error result) exist to exercise client features.
+- `add`, `echo`, `slow_count` (progress), `ask_user_name` (elicitation), `summarize` (sampling), \
+`list_roots` (roots), `write_log` (log messages) and `fail` (error result) exist to exercise \
+client features.
 - `add_tool` registers a new tool at run time (announced as a tools list change); `set_note` \
 changes the subscribable resource `demo://note` (announced as a resource update).
 - `build_report` and `confirm_export` run only as tasks (they answer at once and go on working; \
@@ -130,6 +138,8 @@ seeded toy sales data set: {size} records over {days} days, four regions
 | `slow_count(steps=5, delay=0.2)` | Counts slowly, reporting progress after every step |
 | `ask_user_name(greeting="Hello")` | Asks for your name (elicitation) and greets you |
 | `summarize(text, max_words=30)` | Summarizes text with the client's LLM (sampling) |
+| `list_roots()` | Lists the roots the client shares (`roots/list`) |
+| `write_log(message, level="info")` | Sends `message` to the client as a log message at `level` |
 | `fail(message)` | Always fails with `message` (an `isError` result) |
 | `add_tool(name)` | Registers a new echo tool called `name` and announces the tools list change |
 | `set_note(text)` | Changes `demo://note` and announces the update to its subscribers |
@@ -292,6 +302,36 @@ async def summarize(
     if not isinstance(content, TextContent):
         raise ToolError(f"The client's model returned {content.type} content instead of text")
     return content.text
+
+
+async def _ask_for_roots() -> ListRoots:
+    return ListRoots()
+
+
+async def list_roots(roots: Annotated[ListRootsResult, Resolve(_ask_for_roots)]) -> str:
+    """List the roots the client shares with this server (`roots/list`), one URI per line.
+
+    The client is asked at every call, so a client whose roots change shows the change here.
+    """
+    if not roots.roots:
+        return "The client shares no roots."
+    return "\n".join(f"{root.uri} ({root.name})" if root.name else str(root.uri) for root in roots.roots)
+
+
+async def write_log(
+    ctx: Context,
+    message: Annotated[str, Field(max_length=10_000, description="The log message's text")],
+    level: Annotated[LogMessageLevel, Field(description="The message's level (RFC 5424)")] = "info",
+) -> str:
+    """Send `message` to the client as a log message (`notifications/message`) at `level`.
+
+    Handy to watch a client's log view and its level filter. Server-to-client logging is
+    deprecated in the 2026-07-28 protocol but still delivered on both eras' connections.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        await ctx.log(level, message, logger_name="demo")
+    return f"Logged one {level} message."
 
 
 def fail(message: Annotated[str, Field(description="Error message to fail with")]) -> str:
@@ -669,6 +709,8 @@ def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
     server.add_tool(slow_count, title="Slow count", annotations=read_only, structured_output=False)
     server.add_tool(ask_user_name, title="Ask for the user's name", structured_output=False)
     server.add_tool(summarize, title="Summarize text", structured_output=False)
+    server.add_tool(list_roots, title="List my roots", annotations=read_only, structured_output=False)
+    server.add_tool(write_log, title="Write a log message", structured_output=False)
     server.add_tool(fail, title="Always fail", annotations=read_only, structured_output=False)
     live = _LiveFeatures(server)
     server.add_tool(live.add_tool, name="add_tool", title="Add a tool at run time", structured_output=False)

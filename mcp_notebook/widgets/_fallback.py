@@ -101,7 +101,7 @@ def plural(count: int, word: str) -> str:
 
 
 def status_line(session: Any) -> str:
-    """``demo ready, modern 2026-07-28, 12 tools, 0 in flight`` (and the last error, on its own line)."""
+    """``demo ready, modern 2026-07-28, 14 tools, 0 in flight`` (and the last error, on its own line)."""
     model = session.model
     protocol = f"{model.era or '?'} {model.protocol_version or ''}".strip()
     line = (

@@ -9,10 +9,12 @@ everything a test checks about the widgets goes through the DOM, as a user would
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import time
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -28,11 +30,15 @@ if TYPE_CHECKING:
 # shared memory in /tmp rather than a possibly small /dev/shm. Playwright adds its headless flags.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run"]
 VIEWPORT: Any = {"width": 1400, "height": 1000}
+TOOLBARS = 250  # pixels of JupyterLab's menu, tab bar, notebook toolbar and status bar, with room to spare
 ACTION_TIMEOUT = 30.0  # seconds, for one click, fill or expect: generous for a loaded 2-core machine
 KERNEL_TIMEOUT = 90.0  # seconds for the notebook's kernel to start and go idle
 RUN_TIMEOUT = 120.0  # seconds for the cells to run
 SETUP_HINT = "run scripts/setup.sh (as root it installs Debian's chromium; `apt-get install chromium`)"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+#: The folder (relative to the working directory) where :meth:`NotebookPage.keep` also saves its
+#: element screenshots: scripts/gallery.sh sets it to docs/gallery for the README's gallery.
+GALLERY = "MCPNB_GALLERY"
 
 # Reads the open notebook's state in the page: kernel status, each code cell's execution count, the
 # errors in its outputs and its stderr. null until JupyterLab has the notebook open.
@@ -167,6 +173,10 @@ class NotebookPage:
         else:
             self.wait_executed(until, idle=False, timeout=timeout)
 
+    def start_cell(self, index: int) -> None:
+        """Runs the cell at ``index`` without waiting for it: it may wait for a click in a dialog."""
+        self._run("notebook:run-cell", index)
+
     def run_cell(self, index: int, timeout: float = RUN_TIMEOUT) -> None:
         """Runs the cell at ``index`` (``notebook:run-cell``); waits until it ran and the kernel is idle."""
         self._run("notebook:run-cell", index)
@@ -210,6 +220,36 @@ class NotebookPage:
         path = self.output_dir / f"{self._shots:02d}-{re.sub(r'[^A-Za-z0-9_.-]+', '-', label)}.png"
         self.page.screenshot(path=str(path))
         return path
+
+    def keep(self, element: Locator, name: str, *, gallery: bool = True) -> Path:
+        """A screenshot cropped to ``element``, saved as ``name`` among the test's screenshots and,
+        with ``gallery`` when ``$MCPNB_GALLERY`` names a folder, there too: so the README's gallery
+        is drawn by the tests that check what it shows, and ``scripts/gallery.sh`` redraws it."""
+        self._shots += 1
+        path = self.output_dir / f"{self._shots:02d}-{name}"
+        with self._room_for(element):
+            element.scroll_into_view_if_needed()
+            element.screenshot(path=str(path), animations="disabled")
+        folder = os.environ.get(GALLERY)
+        if gallery and folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, Path(folder) / name)
+        return path
+
+    @contextmanager
+    def _room_for(self, element: Locator) -> Iterator[None]:
+        """A viewport tall enough for ``element`` while inside: JupyterLab scrolls the notebook in a
+        panel of fixed height, so a taller element would be cut, with the toolbar drawn over it."""
+        box = element.bounding_box()
+        needed = int(box["height"]) + TOOLBARS if box else 0
+        if needed <= VIEWPORT["height"]:
+            yield
+            return
+        self.page.set_viewport_size({"width": VIEWPORT["width"], "height": needed})
+        try:
+            yield
+        finally:
+            self.page.set_viewport_size(VIEWPORT)
 
     def fail(self, message: str) -> NoReturn:
         pytest.fail(f"{message}\nscreenshots: {self.output_dir}\n{self.diagnostics()}", pytrace=False)
