@@ -28,7 +28,16 @@ from . import _html
 from ._html import Markup
 from ._tabular import Preview, Shape, contents_shape, preview, result_shape
 
-__all__ = ["DisplayOptions", "contents_html", "contents_text", "options", "result_html", "result_text"]
+__all__ = [
+    "DisplayOptions",
+    "contents_html",
+    "contents_table_html",
+    "contents_text",
+    "options",
+    "result_html",
+    "result_table_html",
+    "result_text",
+]
 
 
 @dataclass
@@ -150,22 +159,32 @@ def _error_banner(is_error: bool) -> Markup:
     )
 
 
+def result_table_html(structured_content: Any, content: Sequence[Mapping[str, Any]]) -> Markup | None:
+    """The table of a result that holds one (first rows, caption with the size, the raw JSON one
+    click away), else ``None``: the part the repr and the explorer's result view share."""
+    shape = result_shape(structured_content, content)
+    table = preview(shape, options.html_rows) if shape.is_table else None
+    if table is None:
+        return None
+    if structured_content is not None:
+        raw = _raw_json(structured_content, options.max_chars)
+    else:  # rule 5: the JSON text as the server sent it
+        raw = _cut("\n".join(str(b.get("text", "")) for b in content), options.max_chars)
+    return _table(table, shape) + _details("raw JSON", _html.code_block(raw), "mcpnb-raw")
+
+
 def result_html(
     structured_content: Any, content: Sequence[Mapping[str, Any]], is_error: bool = False
 ) -> Markup:
     """A tool result as HTML (``mcpnb-result-view``): a table when it holds one, else its blocks."""
-    shape = result_shape(structured_content, content)
     parts = [_error_banner(is_error)]
-    table = preview(shape, options.html_rows) if shape.is_table else None
+    table = result_table_html(structured_content, content)
     if table is not None:
-        parts.append(_table(table, shape))
-        if shape.rule != 5 and content:
+        parts.append(table)
+        if structured_content is not None and content:
             # the text blocks usually repeat the structured data: one click away
-            parts.append(
-                _details(f"content ({len(content):,} blocks)", _blocks_html(content), "mcpnb-content")
-            )
-        raw = structured_content if shape.rule != 5 else shape.value
-        parts.append(_details("raw JSON", _html.code_block(_raw_json(raw, options.max_chars)), "mcpnb-raw"))
+            blocks = _blocks_html(content)
+            parts.append(_details(f"content ({len(content):,} blocks)", blocks, "mcpnb-content"))
     elif content:
         parts.append(_blocks_html(content))
         if structured_content is not None:
@@ -176,15 +195,23 @@ def result_html(
     return Markup('<div class="mcpnb-result-view">{}</div>').format(Markup("").join(parts))
 
 
-def contents_html(contents: Sequence[Mapping[str, Any]]) -> Markup:
-    """A resource's contents as HTML: its table (JSON, CSV, TSV) or each content as it is."""
+def contents_table_html(contents: Sequence[Mapping[str, Any]]) -> Markup | None:
+    """The table a resource's one JSON, CSV or TSV text holds (first rows, caption, the raw text one
+    click away), else ``None``: the part the repr and the resources panel share."""
     shape = contents_shape(contents)
     table = preview(shape, options.html_rows) if shape.is_table else None
+    if table is None:
+        return None
+    raw = _html.code_block(_cut(str(contents[0].get("text", "")), options.max_chars))
+    return _table(table, shape) + _details("raw text", raw, "mcpnb-raw")
+
+
+def contents_html(contents: Sequence[Mapping[str, Any]]) -> Markup:
+    """A resource's contents as HTML: its table (JSON, CSV, TSV) or each content as it is."""
+    table = contents_table_html(contents)
     if table is not None:
         uri = contents[0].get("uri", "")
-        head = Markup('<div class="mcpnb-contents-uri"><code>{}</code></div>').format(uri)
-        raw = _html.code_block(str(contents[0].get("text", "")), options.max_chars)
-        body = head + _table(table, shape) + _details("raw text", raw, "mcpnb-raw")
+        body = Markup('<div class="mcpnb-contents-uri"><code>{}</code></div>').format(uri) + table
     else:
         body = _blocks_html([{"type": "resource", "resource": c} for c in contents])
     return Markup('<div class="mcpnb-contents-view">{}</div>').format(body)

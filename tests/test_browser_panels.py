@@ -198,8 +198,11 @@ def check_template(page: NotebookPage) -> None:
     )
     resources.locator(".mcpnb-template-read").click()
     view = resources.locator(".mcpnb-resource-view")
-    expect(view).to_contain_text('"region": "north"', timeout=EXPECT_MS)
-    expect(view).to_contain_text('"total_revenue"')
+    # a JSON object: drawn as a key/value table, as its repr and its DataFrame see it
+    table = view.locator("table.mcpnb-result-table")
+    expect(table).to_be_visible(timeout=EXPECT_MS)
+    expect(table.locator("tbody tr").filter(has_text="region")).to_contain_text("north")
+    expect(table).to_contain_text("total_revenue")
 
 
 def check_subscription(page: NotebookPage) -> None:

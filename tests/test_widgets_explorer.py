@@ -72,7 +72,7 @@ OUR_TAGS = {
     "th",
     "td",
 }
-OUR_TAGS |= {"ul", "li", "style"}
+OUR_TAGS |= {"ul", "li", "style", "details", "summary"}
 # What a tool's description as Markdown may hold (no links or images here: see assert_inert).
 OUR_TAGS |= {"p", "strong", "ol", "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "br"}
 

@@ -27,6 +27,7 @@ from urllib.parse import quote
 import ipywidgets as W
 
 from .._html import RASTER_IMAGE_TYPES, display_url, escape, html_table, short
+from .._render import contents_table_html
 from ..protocol.errors import McpError
 from ..results import ResourceContents, ResourceTemplate
 from ._fallback import Fallback, plural
@@ -135,13 +136,17 @@ def expand_uri_template(template: str, values: Mapping[str, Any]) -> str:
 
 
 def contents_widget(contents: ResourceContents) -> W.VBox:
-    """A resource's contents: text escaped, raster images shown, other blobs summarised."""
+    """A resource's contents: a JSON, CSV or TSV text as its table (the same as the repr's), other
+    text escaped, raster images shown, other blobs summarised."""
     children: list[W.Widget] = []
+    table = contents_table_html(contents.contents)
     for content in contents.contents:
         mime = content.get("mimeType")
         head = f"<div>📄 {display_url(content.get('uri', ''))} <small>{escape(mime or '')}</small></div>"
         children.append(_html(head, "mcpnb-resource-uri"))
-        if "text" in content:
+        if table is not None:
+            children.append(_html(table, "mcpnb-result-table"))
+        elif "text" in content:
             children.append(block_widget({"type": "text", "text": str(content.get("text", ""))}))
         elif isinstance(mime, str) and mime.lower() in RASTER_IMAGE_TYPES:
             children.append(block_widget({"type": "image", "data": content.get("blob"), "mimeType": mime}))

@@ -14,7 +14,8 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import RASTER_IMAGE_TYPES, decode_base64, display_url, escape, html_table, short
+from .._html import RASTER_IMAGE_TYPES, decode_base64, display_url, escape, short
+from .._render import result_table_html
 from ..protocol.errors import McpError
 from ..results import ToolResult
 
@@ -126,15 +127,6 @@ def block_widget(block: Any) -> W.Widget:
     return _pre(json.dumps(block, indent=2, default=str), "mcpnb-text")
 
 
-def _rows(data: Any) -> Any:
-    """A ``{"result": [...records]}`` wrapper (how SDK servers return lists) opened for the table."""
-    if isinstance(data, dict):
-        lists = [v for v in data.values() if isinstance(v, list)]
-        if len(lists) == 1 and lists[0] and all(isinstance(r, dict) for r in lists[0]):
-            return lists[0]
-    return data
-
-
 _ERROR_STYLE = "border:1px solid #b00020;background:#fdecea;color:#b00020;padding:4px 8px;border-radius:3px"
 
 
@@ -203,11 +195,12 @@ def _result_children(result: ToolResult) -> list[W.Widget]:
     else:
         blocks = list(result.content)
     content = [block_widget(b) for b in blocks]
-    if result.structured_content is not None:
-        rows = _rows(result.structured_content)
-        children.append(_html(html_table(rows, css_class="mcpnb-result-table"), "mcpnb-result-table"))
+    # The same table as the result's repr (one renderer): its first rows, its size, the raw JSON.
+    table = result_table_html(result.structured_content, result.content)
+    if table is not None:
+        children.append(_html(table, "mcpnb-result-table"))
         children.append(_frame_button(result))
-        if content:
+        if content and result.structured_content is not None:
             # The text blocks usually repeat the structured data; they stay one click away.
             more = W.Accordion(children=[W.VBox(content)], selected_index=None)
             more.set_title(0, f"content ({len(content)} blocks)")
