@@ -190,6 +190,19 @@ def test_sales_records_table_for_one_region(ex):
     assert_inert(ex.widget)
 
 
+def test_the_explorer_and_the_repr_draw_the_same_table_for_the_same_result(ex):
+    """One renderer: the table the explorer shows is, markup for markup, the one in the repr."""
+    result = call(ex, "sales_records", {"region": "south", "limit": 30})
+    assert isinstance(result, ToolResult)
+    (view,) = find(ex.widget, "mcpnb-result")
+    shown = find(view, "mcpnb-result-table")[0].value
+    assert "30 rows × 5 columns" in shown
+    assert "… 10 more rows" in shown  # the preview: the first 20
+    assert shown in result._repr_mimebundle_()["text/html"]
+    plain = result._repr_mimebundle_()["text/plain"]
+    assert plain.splitlines()[0].startswith("30 rows × 5 columns")
+
+
 def test_schema_violation_is_refused_before_sending(ex):
     ex.select("sales_records")
     ex.form.set_value({"region": "north", "limit": 0})
