@@ -88,3 +88,18 @@ def no_leaked_processes():
 def anyio_backend():
     """The async tests run on asyncio (what Jupyter kernels use)."""
     return "asyncio"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the front door's fresh-clone install now when its tests are selected: it waits minutes
+    on pip downloads, which the rest of the suite can use (tests/test_front_door.py)."""
+    if any("front_door" in getattr(item, "fixturenames", ()) for item in session.items):
+        from . import test_front_door
+
+        test_front_door.start_early()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from . import test_front_door
+
+    test_front_door.abandon_early()

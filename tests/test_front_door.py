@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,28 +116,39 @@ def _tripwires(folder: Path, log: Path) -> None:
         script.chmod(0o755)
 
 
-@pytest.fixture(scope="module")
-def front_door() -> Iterator[FrontDoor]:
-    workspace = Path(tempfile.mkdtemp(prefix="front-door-"))
-    try:
-        workspace.chmod(0o755)
-        clone = workspace / "clone"
+class _Run:
+    """The user's command on a fresh clone, started in the background and awaited by the fixture.
+
+    It spends its minutes waiting on pip downloads, so tests/conftest.py starts it as soon as the
+    tests are collected (:func:`start_early`) and the rest of the suite runs meanwhile.
+    """
+
+    def __init__(self) -> None:
+        self.workspace = Path(tempfile.mkdtemp(prefix="front-door-"))
+        self.process: subprocess.Popen[str] | None = None
+        self.skip_reason = ""
+        self.workspace.chmod(0o755)
+        self.clone = self.workspace / "clone"
         # --no-hardlinks: the clone's files are chowned below, and a hard link would chown ours too.
         subprocess.run(
-            ["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)], check=True, timeout=120
+            ["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(self.clone)], check=True, timeout=120
         )
-        home, tmp, log = workspace / "home", workspace / "tmp", workspace / "tripwires.log"
+        home, tmp, self.log = (
+            self.workspace / "home",
+            self.workspace / "tmp",
+            self.workspace / "tripwires.log",
+        )
         home.mkdir()
         tmp.mkdir()
-        log.touch()
-        _tripwires(workspace / "tripwires", log)
-        _chown_to_nobody(workspace)
-        as_user = _unprivileged()
+        self.log.touch()
+        _tripwires(self.workspace / "tripwires", self.log)
+        _chown_to_nobody(self.workspace)
+        self.as_user = _unprivileged()
         # root's PATH may lead into /root (pyenv shims), which nobody cannot enter: the system's then.
-        rest = "/usr/local/bin:/usr/bin:/bin" if as_user else os.environ.get("PATH", "/usr/bin:/bin")
-        env = {
+        rest = "/usr/local/bin:/usr/bin:/bin" if self.as_user else os.environ.get("PATH", "/usr/bin:/bin")
+        self.env = {
             **{k: v for k, v in os.environ.items() if k.startswith("PIP_") or k.lower().endswith("_proxy")},
-            "PATH": f"{workspace / 'tripwires'}{os.pathsep}{rest}",
+            "PATH": f"{self.workspace / 'tripwires'}{os.pathsep}{rest}",
             "HOME": str(home),
             "TMPDIR": str(tmp),
             "LANG": "C.UTF-8",
@@ -144,34 +156,83 @@ def front_door() -> Iterator[FrontDoor]:
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         }
         python3 = subprocess.run(
-            [*as_user, "sh", "-c", "python3 -c 'import sys, venv; print(sys.version_info >= (3, 11))'"],
-            env=env,
+            [*self.as_user, "sh", "-c", "python3 -c 'import sys, venv; print(sys.version_info >= (3, 11))'"],
+            env=self.env,
             capture_output=True,
             text=True,
         )
         if python3.stdout.strip() != "True":
-            pytest.skip(f"no python3 >= 3.11 with venv on the user's PATH ({rest}): {python3.stderr[-300:]}")
-
-        command = readme_command((clone / "README.md").read_text())
-        try:
-            done = subprocess.run(
-                [*as_user, "bash", "-c", command],
-                cwd=clone,
-                env=env,
+            self.skip_reason = (
+                f"no python3 >= 3.11 with venv on the user's PATH ({rest}): {python3.stderr[-300:]}"
+            )
+            return
+        self.command = readme_command((self.clone / "README.md").read_text())
+        self.output_file = self.workspace / "command.out"
+        with self.output_file.open("w") as sink:
+            self.process = subprocess.Popen(
+                [*self.as_user, "bash", "-c", self.command],
+                cwd=self.clone,
+                env=self.env,
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
+                stdout=sink,
                 stderr=subprocess.STDOUT,
                 text=True,
-                timeout=COMMAND_TIMEOUT,
+                start_new_session=True,
             )
-        except subprocess.TimeoutExpired as exc:
-            output = exc.output if isinstance(exc.output, str) else ""
+        self.started = time.monotonic()
+
+    def finish(self) -> FrontDoor:
+        """Wait for the command (at most COMMAND_TIMEOUT from its start) and check it succeeded."""
+        if self.skip_reason:
+            pytest.skip(self.skip_reason)
+        assert self.process is not None
+        try:
+            code = self.process.wait(timeout=max(COMMAND_TIMEOUT - (time.monotonic() - self.started), 1))
+        except subprocess.TimeoutExpired:
+            self.stop()
+            output = self.output_file.read_text()
             pytest.fail(f"the README's command took over {COMMAND_TIMEOUT} s:\n{output[-4000:]}")
-        tripped = log.read_text()
-        assert done.returncode == 0, f"{command}\nexited {done.returncode}:\n{tripped}{done.stdout[-6000:]}"
-        yield FrontDoor(clone=clone, env=env, as_user=as_user, output=done.stdout, tripped=tripped)
+        output, tripped = self.output_file.read_text(), self.log.read_text()
+        assert code == 0, f"{self.command}\nexited {code}:\n{tripped}{output[-6000:]}"
+        return FrontDoor(clone=self.clone, env=self.env, as_user=self.as_user, output=output, tripped=tripped)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            with suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.workspace, ignore_errors=True)
+
+
+_early: _Run | None = None
+
+
+def start_early() -> None:
+    """Start the command now (tests/conftest.py calls this once the selected tests are known)."""
+    global _early
+    if _early is None:
+        _early = _Run()
+
+
+def abandon_early() -> None:
+    """End a command started early that no test awaited (the session stopped first)."""
+    global _early
+    if _early is not None:
+        _early.remove()
+        _early = None
+
+
+@pytest.fixture(scope="module")
+def front_door() -> Iterator[FrontDoor]:
+    global _early
+    run, _early = (_early or _Run()), None
+    try:
+        yield run.finish()
     finally:
-        shutil.rmtree(workspace, ignore_errors=True)
+        run.remove()
 
 
 def test_readme_command_runs_the_tour_without_root_or_a_browser(front_door: FrontDoor) -> None:
