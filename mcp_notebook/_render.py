@@ -72,10 +72,14 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # --- shared -------------------------------------------------------------------------------------
 
 
+def _count(number: int, noun: str) -> str:
+    """``2,000 rows``, ``1 row``."""
+    return f"{number:,} {noun}{'s' if number != 1 else ''}"
+
+
 def _size(preview: Preview) -> str:
     """``2,000 rows × 5 columns`` (a single object: ``1 row × 12 columns``)."""
-    rows, columns = preview.total_rows, len(preview.columns)
-    return f"{rows:,} row{'s' if rows != 1 else ''} × {columns:,} column{'s' if columns != 1 else ''}"
+    return f"{_count(preview.total_rows, 'row')} × {_count(len(preview.columns), 'column')}"
 
 
 def _source(shape: Shape) -> str:
@@ -184,7 +188,7 @@ def result_html(
         if structured_content is not None and content:
             # the text blocks usually repeat the structured data: one click away
             blocks = _blocks_html(content)
-            parts.append(_details(f"content ({len(content):,} blocks)", blocks, "mcpnb-content"))
+            parts.append(_details(f"content ({_count(len(content), 'block')})", blocks, "mcpnb-content"))
     elif content:
         parts.append(_blocks_html(content))
         if structured_content is not None:
