@@ -264,7 +264,7 @@ def _text_table(preview: Preview, shape: Shape) -> list[str]:
     if notes:
         lines.append("… " + ", ".join(notes))
     if shape.envelope:
-        envelope = ", ".join(f"{k}={_one_line(v, 40)}" for k, v in shape.envelope.items())
+        envelope = ", ".join(f"{_one_line(k, 40)}={_one_line(v, 40)}" for k, v in shape.envelope.items())
         lines.append("also: " + _html.short(envelope, _TEXT_WIDTH))
     return lines
 

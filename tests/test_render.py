@@ -660,6 +660,7 @@ def test_terminal_escape_codes_are_visible_text_in_text_plain() -> None:
         result_bundle({"content": [text_block(f"{red}\n{red}")]})[1],
         contents_bundle({"uri": "x.csv", "text": f"h\n{red}\n"})[1],
         contents_bundle({"uri": f"x://{red}", "mimeType": "text/plain", "text": red})[1],
+        result_bundle({"structuredContent": {"items": [{"a": 1}], red: red}})[1],  # the envelope
     ]
     for text in cases:
         assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), repr(text)
@@ -671,6 +672,8 @@ def test_a_newline_in_a_key_or_cell_does_not_break_the_text_table() -> None:
     table = read_text(text)
     assert table.header == "two\\nlines"
     assert table.rows == ["a\\nb", "c"]
+    _, text = result_bundle({"structuredContent": {"rows": [{"a": 1}], "next\npage": "p\n2"}})
+    assert read_text(text).notes == ["also: next\\npage=p\\n2"]
 
 
 # --- display options ----------------------------------------------------------------------------
