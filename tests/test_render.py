@@ -463,6 +463,37 @@ def test_a_wide_table_as_text_names_the_columns_left_out() -> None:
     assert all(len(line) <= 140 for line in text.splitlines())
 
 
+def test_a_wide_table_in_html_is_cut_at_html_columns_with_the_rest_counted() -> None:
+    """25 records of 20,000 keys (5 MB of JSON): the first 50 columns, the others counted."""
+    records = [{f"k{i}": i for i in range(20_000)} for _ in range(25)]
+    html, text = result_bundle({"structuredContent": records})
+    picture = read_html(html)
+    assert picture.headers == [f"k{i}" for i in range(50)]
+    assert {len(row) for row in picture.rows} == {50}
+    assert picture.caption.startswith("25 rows × 20,000 columns")
+    assert picture.more == "… 5 more rows, 19,950 more columns"
+    assert len(html) < 100_000
+    assert len(text.splitlines()) <= MAX_TEXT_LINES
+
+
+def test_a_50000_column_csv_is_cut_at_html_columns() -> None:
+    body = ",".join(f"c{i}" for i in range(50_000)) + "\n" + ",".join("1" for _ in range(50_000)) + "\n"
+    html, text = contents_bundle({"uri": "x://wide.csv", "text": body})
+    picture = read_html(html)
+    assert len(picture.headers) == 50
+    assert picture.more == "… 49,950 more columns"
+    assert len(html) < 100_000
+    assert read_text(text).notes[0].endswith("more columns")
+
+
+def test_one_more_row_or_column_is_said_in_the_singular() -> None:
+    records = [{f"k{i}": i for i in range(51)} for _ in range(21)]
+    picture = read_html(result_bundle({"structuredContent": records})[0])
+    assert picture.more == "… 1 more row, 1 more column"
+    text = result_bundle({"structuredContent": records[:11]})[1]
+    assert read_text(text).notes[0].startswith("… 1 more row, ")
+
+
 MB10 = 10_000_000
 
 
@@ -710,6 +741,10 @@ def test_changing_display_options_changes_the_preview(display_options: DisplayOp
     table = read_text(text)
     assert len(table.rows) == 3
     assert table.notes == ["… 97 more rows"]
+
+    display_options.html_columns = 2
+    assert read_html(result_bundle({"structuredContent": records})[0]).headers == ["date", "region"]
+    display_options.html_columns = 100
 
     display_options.html_rows = 200
     display_options.text_rows = 100  # more than fit: text still stops at MAX_TEXT_LINES
