@@ -52,7 +52,7 @@ class _Reader(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.picture = Picture()
-        self._where: list[str] = []  # the open elements whose text is kept apart
+        self._where: list[str] = []  # the open divs and summaries: whose text they keep apart, if any
         self._in_table = False
         self._in_body = False
         self._cell: list[str] | None = None
@@ -63,9 +63,9 @@ class _Reader(HTMLParser):
         if tag == "table" and "mcpnb-result-table" in classes:
             self.picture.tables += 1
             self._in_table = self.picture.tables == 1
-        for name in ("mcpnb-caption", "mcpnb-more", "mcpnb-envelope"):
-            if name in classes:
-                self._where.append(name)
+        if tag == "div":  # every div, so that each end tag closes its own
+            kept = [c for c in classes if c in ("mcpnb-caption", "mcpnb-more", "mcpnb-envelope")]
+            self._where.append(kept[0] if kept else self._where[-1] if self._where else "")
         if tag == "summary":
             self._where.append("summary")
             self.picture.summaries.append("")
