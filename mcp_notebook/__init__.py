@@ -6,8 +6,13 @@ traitlets, ipywidgets, pandas nor IPython. ::
     async with mcp_notebook.Client("python -m mcp_notebook.demo") as client:
         tools = await client.list_tools()
         result = await client.call_tool("add", {"a": 1, "b": 2})
+
+How much of a result its picture shows is ``mcp_notebook.display_options`` (a :class:`DisplayOptions`:
+``html_rows``, ``text_rows``, ...), changed in place.
 """
 
+from ._render import DisplayOptions
+from ._render import options as display_options
 from ._version import __version__
 from .client import Client
 from .connection import ConnectionOptions, ConnectionStats
@@ -31,6 +36,7 @@ __all__ = [
     "Completion",
     "ConnectionOptions",
     "ConnectionStats",
+    "DisplayOptions",
     "ErrorKind",
     "Group",
     "McpError",
@@ -46,6 +52,7 @@ __all__ = [
     "__version__",
     "connect",
     "connect_all",
+    "display_options",
 ]
 
 

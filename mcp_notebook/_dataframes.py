@@ -389,9 +389,10 @@ def resource_to_dataframe(
     One text content that is a table becomes that table: JSON (a ``json`` MIME type, or no MIME
     type and text that parses as a JSON array or object) through rules 1-4 of
     :func:`result_to_dataframe`; CSV or TSV (``text/csv``, ``text/tab-separated-values``, or no
-    MIME type and a URI ending ``.csv``/``.tsv``) through ``pandas.read_csv``, every column as it
-    parses. Anything else (plain text, blobs, several contents) is one row per content: ``uri``,
-    ``mimeType``, ``text`` and ``data_size`` (decoded bytes of a blob, never the blob itself).
+    MIME type and a URI ending ``.csv``/``.tsv``, with a header and no row longer than it) through
+    ``pandas.read_csv``, every column as it parses. Anything else (plain text, blobs, several
+    contents) is one row per content: ``uri``, ``mimeType``, ``text`` and ``data_size`` (decoded
+    bytes of a blob, never the blob itself).
     ``df.attrs["rule"]`` says which: ``"json"``, ``"csv"`` or ``"contents"``.
     """
     if not isinstance(contents, ResourceContents):
@@ -402,7 +403,7 @@ def resource_to_dataframe(
         try:
             df = pd.read_csv(io.StringIO(shape.value), sep=shape.separator)
         except (ValueError, pd.errors.ParserError):
-            df = None  # a row longer than the header: the contents as they are (the picture agrees)
+            df = None  # _tabular rules out rows longer than the header; pandas refusing anyway: contents
         if df is not None:
             df.attrs["rule"] = "csv"
             return df

@@ -44,14 +44,15 @@ __all__ = [
 class DisplayOptions:
     """How much of a result a picture shows; change ``mcp_notebook.display_options`` to adjust.
 
-    ``html_rows``: table rows in HTML; ``text_rows``: in text; ``max_columns``: columns in text (HTML
-    scrolls sideways); ``max_blocks``: content blocks shown; ``max_chars``: characters of one text
-    block or of the raw JSON.
+    ``html_rows``: table rows in HTML; ``text_rows``: in text; ``max_columns``: columns in text;
+    ``html_columns``: in HTML (which scrolls sideways); ``max_blocks``: content blocks shown;
+    ``max_chars``: characters of one text block or of the raw JSON.
     """
 
     html_rows: int = 20
     text_rows: int = 10
     max_columns: int = 12
+    html_columns: int = 50
     max_blocks: int = 20
     max_chars: int = 20_000
 
@@ -72,10 +73,19 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # --- shared -------------------------------------------------------------------------------------
 
 
+def _count(number: int, noun: str) -> str:
+    """``2,000 rows``, ``1 row``."""
+    return f"{number:,} {noun}{'s' if number != 1 else ''}"
+
+
 def _size(preview: Preview) -> str:
     """``2,000 rows × 5 columns`` (a single object: ``1 row × 12 columns``)."""
-    rows, columns = preview.total_rows, len(preview.columns)
-    return f"{rows:,} row{'s' if rows != 1 else ''} × {columns:,} column{'s' if columns != 1 else ''}"
+    return f"{_count(preview.total_rows, 'row')} × {_count(len(preview.columns), 'column')}"
+
+
+def _hidden_rows(preview: Preview) -> str:
+    """``1,980 more rows`` (a single object: ``30 more keys``)."""
+    return _count(preview.hidden, "more key" if preview.key_value else "more row")
 
 
 def _source(shape: Shape) -> str:
@@ -116,19 +126,20 @@ def _compact(value: Any) -> str:
 
 
 def _table(preview: Preview, shape: Shape) -> Markup:
-    head = ["key", "value"] if preview.key_value else preview.columns
-    rows = [[_html.short(_compact(c), _HTML_CELL) for c in row] for row in preview.rows]
+    head = ["key", "value"] if preview.key_value else preview.columns[: max(options.html_columns, 1)]
+    rows = [[_html.short(_compact(c), _HTML_CELL) for c in row[: len(head)]] for row in preview.rows]
     table = _html.grid(head, rows, css_class="mcpnb-result-table")
-    unit = "keys" if preview.key_value else "rows"
     shown = f" · first {len(preview.rows):,} shown" if preview.hidden > 0 else ""
     caption = Markup(
         '<div class="mcpnb-caption" style="font-size:0.85em;opacity:0.8">{} ({}){} · '
         "<code>.to_dataframe()</code> for the DataFrame</div>"
     ).format(_size(preview), _source(shape), shown)
-    if preview.hidden > 0:
-        table += Markup('<div class="mcpnb-more" style="font-size:0.85em">… {:,} more {}</div>').format(
-            preview.hidden, unit
-        )
+    notes = [_hidden_rows(preview)] if preview.hidden > 0 else []
+    if not preview.key_value and len(preview.columns) > len(head):
+        notes.append(_count(len(preview.columns) - len(head), "more column"))
+    if notes:
+        more = Markup('<div class="mcpnb-more" style="font-size:0.85em">… {}</div>')
+        table += more.format(", ".join(notes))
     if shape.envelope:
         envelope = ", ".join(f"{k}={_html.short(_compact(v), 80)}" for k, v in shape.envelope.items())
         caption += Markup('<div class="mcpnb-envelope" style="font-size:0.85em">also: {}</div>').format(
@@ -184,7 +195,7 @@ def result_html(
         if structured_content is not None and content:
             # the text blocks usually repeat the structured data: one click away
             blocks = _blocks_html(content)
-            parts.append(_details(f"content ({len(content):,} blocks)", blocks, "mcpnb-content"))
+            parts.append(_details(f"content ({_count(len(content), 'block')})", blocks, "mcpnb-content"))
     elif content:
         parts.append(_blocks_html(content))
         if structured_content is not None:
@@ -254,13 +265,13 @@ def _text_table(preview: Preview, shape: Shape) -> list[str]:
     hidden_columns = len(head) - len(shown)
     notes = []
     if preview.hidden > 0:
-        notes.append(f"{preview.hidden:,} more {'keys' if preview.key_value else 'rows'}")
+        notes.append(_hidden_rows(preview))
     if hidden_columns > 0:
-        notes.append(f"{hidden_columns:,} more columns")
+        notes.append(_count(hidden_columns, "more column"))
     if notes:
         lines.append("… " + ", ".join(notes))
     if shape.envelope:
-        envelope = ", ".join(f"{k}={_one_line(v, 40)}" for k, v in shape.envelope.items())
+        envelope = ", ".join(f"{_one_line(k, 40)}={_one_line(v, 40)}" for k, v in shape.envelope.items())
         lines.append("also: " + _html.short(envelope, _TEXT_WIDTH))
     return lines
 

@@ -15,7 +15,8 @@ result must never disagree, so both ask :func:`result_shape` / :func:`contents_s
 6. otherwise the content blocks themselves.
 
 A resource's single text content is a table when it is JSON (rules 1-4) or CSV/TSV by its MIME
-type or, without one, its URI's extension; otherwise its contents are listed as they are.
+type or, without one, its URI's extension, with a header and no row longer than it; otherwise its
+contents are listed as they are.
 
 :func:`preview` then cuts any table shape to its first rows for a picture, with its full size,
 flattening nested objects into dotted columns (``a.b``) exactly as ``to_dataframe()`` does.
@@ -146,8 +147,10 @@ def contents_shape(contents: Sequence[Mapping[str, Any]]) -> Shape:
     if len(contents) == 1 and isinstance(contents[0].get("text"), str):
         item = contents[0]
         separator = _csv_separator(item)
-        if separator is not None:
+        if separator is not None and _csv_table(item["text"], separator):
             return Shape("csv", item["text"], "csv", separator=separator)
+        if separator is not None:
+            return Shape("contents", list(contents), "contents")
         mime = _mime(item)
         if mime == "application/json" or mime.endswith("+json") or not mime:
             value = _loads(item["text"])
@@ -212,6 +215,18 @@ def _csv_rows(text: str, separator: str) -> Iterator[list[str]]:
     return (row for row in csv.reader(io.StringIO(text, newline=""), delimiter=separator) if row)
 
 
+def _csv_table(text: str, separator: str) -> bool:
+    """Whether a CSV/TSV text is a table: a header, and no row longer than it (``pandas.read_csv``
+    fails on one; a shorter row is padded with empty cells). A field too long for the ``csv`` module
+    (128 KiB) makes it contents too."""
+    try:
+        rows = _csv_rows(text, separator)
+        width = len(next(rows, []))
+        return width > 0 and all(len(row) <= width for row in rows)
+    except csv.Error:
+        return False
+
+
 def preview(shape: Shape, max_rows: int, *, flatten: bool = True) -> Preview | None:
     """The first ``max_rows`` rows of a table shape (``None`` for blocks and contents).
 
@@ -241,7 +256,9 @@ def preview(shape: Shape, max_rows: int, *, flatten: bool = True) -> Preview | N
         assert shape.separator is not None
         reader = _csv_rows(value, shape.separator)
         header = next(reader, [])
-        rows: list[list[Any]] = list(itertools.islice(reader, max_rows))
+        rows: list[list[Any]] = [
+            row + [""] * (len(header) - len(row)) for row in itertools.islice(reader, max_rows)
+        ]
         total = len(rows) + sum(1 for _ in reader)
         return Preview(header, rows, total)
     return None

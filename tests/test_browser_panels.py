@@ -4,8 +4,8 @@ Each test is one notebook on the bundled demo server that walks through several 
 each notebook costs a kernel and a server start: the status panel riding out a killed server, the
 log and its level filter and the dashboard; the resource browser (a template filled and read, a
 live subscription), the prompt panel with completions and a live frame; the roots editor and the
-sampling dialog. What the server changes later must show in a panel without its cell running
-again. The machinery is tests/browser/ (see tests/test_browser.py).
+sampling dialog; a record set and a CSV resource drawn as tables. What the server changes later must
+show in a panel without its cell running again. The machinery is tests/browser/ (see tests/test_browser.py).
 
 ``page.keep(element, name)`` crops a screenshot to a panel; with ``MCPNB_GALLERY=docs/gallery``
 (scripts/gallery.sh) those crops become the README's gallery.
@@ -326,3 +326,42 @@ def check_sampling(page: NotebookPage) -> None:
     page.wait_executed()
     expect(page.output(4)).to_contain_text(REPLY, timeout=EXPECT_MS)
     expect(dialog.locator(".mcpnb-dialog-answer")).to_contain_text("Sent the reply")
+
+
+# ---------------------------------------------------------------------------------------------
+# Results that read as data: a record set and a CSV resource drawn as tables (issue #20).
+
+SALES_COLUMNS = ["date", "region", "product", "units", "price"]
+
+
+def test_a_record_set_and_a_csv_resource_show_as_tables(notebook: OpenNotebook) -> None:
+    """A cell whose value is a tool's records, and one whose value is a CSV resource: each is a
+    table of its first 20 rows, the columns as headers, with a caption stating the whole size."""
+    cells = [
+        CONNECT,
+        "session.call_tool('sales_records', {'region': 'all', 'limit': 40})",
+        "session.read_resource('demo://data/sales.csv')",
+    ]
+    page = notebook("result_tables.ipynb", cells)
+    for index in range(3):
+        page.run_cell(index)
+    records = page.output(1).locator(".mcpnb-result-view")
+    check_table(records, "40 rows × 5 columns (structured content)", "… 20 more rows")
+    expect(records.locator("tbody tr").first).to_contain_text("2025-01-01")
+    page.keep(records, "result-table.png")
+    sales = page.output(2).locator(".mcpnb-contents-view")
+    expect(sales.locator(".mcpnb-contents-uri")).to_have_text("demo://data/sales.csv")
+    check_table(sales, "240 rows × 5 columns (CSV)", "… 220 more rows")
+
+
+def check_table(view: Locator, size: str, more: str) -> None:
+    table = view.locator("table.mcpnb-result-table")
+    expect(table).to_be_visible(timeout=EXPECT_MS)
+    expect(table.locator("thead th")).to_have_text(SALES_COLUMNS)
+    expect(table.locator("tbody tr")).to_have_count(20)
+    caption = view.locator(".mcpnb-caption")
+    expect(caption).to_be_visible()
+    expect(caption).to_contain_text(f"{size} · first 20 shown")
+    expect(caption).to_contain_text("rows ×")
+    expect(view.locator(".mcpnb-more")).to_have_text(more)
+    expect(view.locator("details.mcpnb-raw")).not_to_have_attribute("open", re.compile(".*"))  # folded
