@@ -328,7 +328,7 @@ def test_a_groups_live_tools_frame_follows_its_members() -> None:
         group["one"].call_tool("add_tool", {"name": "shout"})
 
         wait_until(lambda: "one.shout" in set(tools.frame["name"]))
-        assert "tools of the group" in repr(tools)
+        assert "tools of group 'group'" in repr(tools)
         with pytest.raises(ValueError, match="one of"):
             group.live_frame("history")
     finally:

@@ -370,7 +370,9 @@ class LiveFrame(_View):
         self.model.unobserve(self._changed, names=[self.what])
 
     def _title(self) -> str:
-        return f"{self.what} of {getattr(self._owner, 'name', None) or 'the group'}"
+        name = getattr(self._owner, "name", None)
+        owner = f"group {name!r}" if hasattr(self._owner, "statuses") else name
+        return f"{self.what} of {owner if name else 'the group'}"
 
 
 class _Updates:
