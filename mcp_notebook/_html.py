@@ -51,6 +51,9 @@ RASTER_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/w
 _AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/ogg", "audio/webm", "audio/flac"})
 _MAX_CELL = 500
 _MAX_INLINE_TEXT = 20_000
+#: base64 characters of one image or audio clip inlined in HTML at most (about 1.5 MB of data): a
+#: repr stays small whatever the server sends; the widgets show larger ones as ipywidgets media
+MAX_INLINE_MEDIA = 2_000_000
 _DATA_URI = re.compile(r"^data:([a-z0-9.+/-]+)((?:;[a-z0-9=.+-]+)*);base64,([A-Za-z0-9+/=\s]*)$", re.I)
 # Characters that may hide what a URL really is: controls, spaces, bidi overrides, zero-width ones.
 _HIDDEN = re.compile(r"[\x00-\x20\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
@@ -219,6 +222,11 @@ def safe_audio_src(data: Any, mime: Any) -> str | None:
 
 
 def _media(kind: str, mime: Any, data: Any) -> Markup:
+    if isinstance(data, str) and len(data) > MAX_INLINE_MEDIA:
+        size = len(data) * 3 // 4
+        return Markup("<em>[{} {}, about {:,} bytes: too large to show inline]</em>").format(
+            kind, mime if isinstance(mime, str) else None, size
+        )
     if kind == "image" and (src := safe_image_src(data, mime if isinstance(mime, str) else "")):
         return Markup('<img src="{}" style="max-width:100%">').format(src)
     if kind == "audio" and (src := safe_audio_src(data, mime)):

@@ -505,6 +505,16 @@ def test_a_10_mb_text_result_is_cut_with_its_full_size_stated() -> None:
     assert text.endswith(f"({MB10:,} characters in all)")
 
 
+def test_a_10_mb_image_is_summarised_not_inlined() -> None:
+    data = base64.b64encode(b"\x89PNG" + b"0" * 10_000_000).decode()
+    result = ToolResult.from_dict({"content": [{"type": "image", "mimeType": "image/png", "data": data}]})
+    bundle = result._repr_mimebundle_()
+    assert len(bundle["text/html"]) < 1_000
+    assert "too large to show inline" in bundle["text/html"]
+    assert "about 10,000,005 bytes" in bundle["text/html"]
+    assert len(bundle["text/plain"]) < 200
+
+
 def test_a_10_mb_json_array_result_is_a_bounded_table() -> None:
     rows = [{"i": i, "note": "y" * 90} for i in range(MB10 // 100)]
     payload = json.dumps(rows)
