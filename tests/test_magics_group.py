@@ -194,7 +194,7 @@ def test_connect_all_shows_the_board_of_its_group(g: McpMagics) -> None:
         [("group 'g'", magics_group.group_rows("g", g.groups["g"], g._names(), g.current))]
     )
     html = board._repr_html_()
-    assert "group &#x27;g&#x27;" in html
+    assert "group &#39;g&#39;" in html
     assert "broken" in html
     assert MISSING in html
     assert "demo (current)" in repr(board)

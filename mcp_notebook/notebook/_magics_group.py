@@ -22,10 +22,10 @@ Precedence of names
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import _html
 from ..group import resolve_tool_name
 from ._magic_args import one_line
 from .group import board_html, connect_all
@@ -148,8 +148,8 @@ class ServerBoard:
         self.sections = [(title, [dict(row) for row in rows]) for title, rows in sections]
 
     def _repr_html_(self) -> str:
-        parts = [f"<div><b>{_escape(title)}</b>{board_html(rows)}</div>" for title, rows in self.sections]
-        return "".join(parts)
+        section = _html.Markup("<div><b>{}</b>{}</div>")
+        return _html.Markup("").join(section.format(title, board_html(rows)) for title, rows in self.sections)
 
     def __repr__(self) -> str:
         return "\n\n".join(f"{one_line(title)}\n{board_text(rows)}" for title, rows in self.sections)
@@ -162,10 +162,6 @@ class ServerBoard:
 
         rows = [{"section": title, **row} for title, section in self.sections for row in section]
         return pd.DataFrame(rows)
-
-
-def _escape(text: str) -> str:
-    return html.escape(text, quote=True)
 
 
 def group_rows(
