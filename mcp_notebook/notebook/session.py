@@ -15,8 +15,8 @@ import logging
 import sys
 import time
 import weakref
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 __all__ = ["Session", "connect"]
 
 logger = logging.getLogger("mcp_notebook.notebook")
+
+_T = TypeVar("_T")
 
 _OPEN: weakref.WeakSet[Session] = weakref.WeakSet()
 _MAX_TASK_ROWS = 1000  # rows in model.tasks, as the client keeps at most 1000 task handles
@@ -202,7 +204,7 @@ class Session:
 
     async def _fetch_lists(self) -> None:
         capabilities = self.client.server_capabilities
-        fetches = [
+        fetches: list[tuple[str, Callable[[], Awaitable[Sequence[Any]]], str]] = [
             ("tools", self.client.list_tools, "tools"),
             ("resources", self.client.list_resources, "resources"),
             ("resource_templates", self.client.list_resource_templates, "resources"),
@@ -308,7 +310,9 @@ class Session:
         if self._closed:
             raise McpError("closed", f"the session {self.name!r} is closed; connect again")
 
-    async def _recorded(self, method: str, name: str | None, arguments: Any, call: Callable[[], Any]) -> Any:
+    async def _recorded(
+        self, method: str, name: str | None, arguments: Any, call: Callable[[], Awaitable[_T]]
+    ) -> _T:
         started = time.time()
         clock = anyio.current_time()
         outcome = "ok"
