@@ -111,7 +111,9 @@ class GroupModel(_Model):
     sessions = Dict(help="server name -> Session, for the servers that came up")
     tools: List[Tool] = List(help="every server's tools as Tool objects named SERVER.TOOL")
     total_tools = Int(0)
-    log: List[_Row] = List(help="recent log messages and notifications of every server, newest last: {server, time, ...}")
+    log: List[_Row] = List(
+        help="recent log messages and notifications of every server, newest last: {server, time, ...}"
+    )
 
     def __init__(self, *, max_log: int = 1000, **kwargs: Any) -> None:
         super().__init__(**kwargs)
