@@ -533,6 +533,7 @@ class Explorer(Fallback, W.VBox):
         self._task_messages, self._last_message = 0, None
         self._started = time.monotonic()
         self._call_session = session
+        future: concurrent.futures.Future[Any]
         if as_task:
             future = session._engine.spawn(self._run_task, session, name, arguments)
         else:
