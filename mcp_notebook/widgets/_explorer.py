@@ -545,7 +545,8 @@ class Explorer(Fallback, W.VBox):
         return future
 
     async def _run(self, session: Any, name: str, arguments: dict[str, Any]) -> ToolResult:
-        return await session.acall_tool(name, arguments, progress=self._on_progress)  # type: ignore[no-any-return]
+        result: ToolResult = await session.acall_tool(name, arguments, progress=self._on_progress)
+        return result
 
     async def _run_task(self, session: Any, name: str, arguments: dict[str, Any]) -> ToolResult:
         task: SessionTask = await session.astart_tool(name, arguments)
