@@ -868,7 +868,7 @@ def _dialogs_for(dialogs: Any, options: dict[str, Any], name: str) -> NotebookDi
         options["elicitation"] = dialogs.elicit
     if "sampling" in wants:
         options["sampling"] = dialogs.sample
-    return dialogs  # type: ignore[no-any-return]
+    return cast("NotebookDialogs", dialogs)  # ours, or the caller's own dialogs object
 
 
 def _describe(target: Any) -> str:
