@@ -92,21 +92,19 @@ class SessionTask:
 
         Interrupting the cell stops waiting; the task runs on (``cancel()`` stops it).
         """
-        return self._session._run(  # type: ignore[no-any-return]
-            lambda: self.handle.result(timeout=timeout, raise_on_error=raise_on_error)
-        )
+        return self._session._run(lambda: self.handle.result(timeout=timeout, raise_on_error=raise_on_error))
 
     async def aresult(self, timeout: float | None = None, *, raise_on_error: bool = False) -> ToolResult:
-        return await self._session._arun(  # type: ignore[no-any-return]
+        return await self._session._arun(
             lambda: self.handle.result(timeout=timeout, raise_on_error=raise_on_error)
         )
 
     def cancel(self) -> bool:
         """Ask the server to stop the task; True if it ended cancelled."""
-        return self._session._run(self.handle.cancel)  # type: ignore[no-any-return]
+        return self._session._run(self.handle.cancel)
 
     async def acancel(self) -> bool:
-        return await self._session._arun(self.handle.cancel)  # type: ignore[no-any-return]
+        return await self._session._arun(self.handle.cancel)
 
     def __repr__(self) -> str:
         return f"<SessionTask {self.task_id!r} {self.tool or '?'} {self.status} on {self._session.name!r}>"

@@ -37,8 +37,11 @@ import contextlib
 import logging
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from ._engine import Engine
 
 __all__ = ["call", "dialog_closed", "dialog_opened", "dialogs_open", "in_kernel", "ui_poller", "wait"]
 
@@ -241,7 +244,7 @@ def wait(future: concurrent.futures.Future[T]) -> T:
             _wakers.discard(wake)
 
 
-def call(engine: Any, fn: Callable[..., Any], *args: Any) -> Any:
+def call(engine: Engine, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     """:meth:`Engine.call`, waiting with :func:`wait` on the kernel's main thread."""
     if engine.on_engine_thread() or not _on_kernel_main_thread():
         return engine.call(fn, *args)

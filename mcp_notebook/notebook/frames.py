@@ -199,7 +199,7 @@ def history_frame(history: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 def _local_zone() -> tzinfo:
     """The notebook's local time zone, daylight saving included (the frames' times are shown in it)."""
-    from dateutil.tz import tzlocal  # type: ignore[import-untyped]  # pandas depends on python-dateutil
+    from dateutil.tz import tzlocal  # pandas depends on python-dateutil
 
     zone: tzinfo = tzlocal()
     return zone

@@ -10,6 +10,7 @@ background; it gets its session the moment it comes up.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import weakref
@@ -179,7 +180,7 @@ class Group:
             )
             with self._lock:
                 self._sessions[member.name] = session
-            session.model.observe(lambda change, name=member.name: self._on_session(name, change))
+            session.model.observe(functools.partial(self._on_session, member.name))
             self.model.update(sessions=self.sessions)
         self._sync_board()
 

@@ -96,6 +96,8 @@ from ._tasks import SessionTask
 from .session import Session, connect
 
 if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
     from .group import Group
 
 __all__ = ["McpMagicError", "McpMagics", "load_ipython_extension", "unload_ipython_extension"]
@@ -272,6 +274,9 @@ _MAGICS = "%mcp connect"  # how the sessions the magics open are marked in the r
 @magics_class
 class McpMagics(Magics):
     """The ``%mcp`` magics, over the notebook's one set of named sessions (:data:`._registry.REGISTRY`)."""
+
+    shell: InteractiveShell  # always given (Magics allows None)
+    _matcher: Callable[[Any], dict[str, Any]]  # set by load_ipython_extension when there is a completer
 
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
@@ -1032,7 +1037,7 @@ _describe_url = describe_url
 def _matcher(magics: McpMagics) -> Callable[[Any], dict[str, Any]]:
     from IPython.core.completer import SimpleCompletion, context_matcher
 
-    @context_matcher(priority=100, identifier="mcp_notebook.magics")  # type: ignore[misc]
+    @context_matcher(priority=100, identifier="mcp_notebook.magics")  # type: ignore[untyped-decorator]
     def mcp_matcher(context: Any) -> dict[str, Any]:
         try:
             found = magics.completions(context.text_until_cursor)

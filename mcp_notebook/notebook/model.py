@@ -14,15 +14,21 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from traitlets import All, Dict, Float, HasTraits, Int, List, Unicode
+
+if TYPE_CHECKING:
+    from traitlets.utils.sentinel import Sentinel
+
+    from ..results import Prompt, Resource, ResourceTemplate, Tool
 
 __all__ = ["GroupModel", "SessionModel"]
 
 logger = logging.getLogger("mcp_notebook.notebook")
 
 _Handler = Callable[[Any], Any]
+_Row = dict[str, Any]
 
 
 class _Model(HasTraits):
@@ -33,15 +39,15 @@ class _Model(HasTraits):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         # Keyed by the handler itself: bound methods are new objects on every access but equal.
-        self._wrapped: dict[tuple[_Handler, str], _Handler] = {}
+        self._wrapped: dict[tuple[_Handler, Sentinel | str], _Handler] = {}
 
-    def observe(self, handler: _Handler, names: Any = None, type: str = "change") -> None:
+    def observe(self, handler: _Handler, names: Any = None, type: Sentinel | str = "change") -> None:
         safe = self._wrapped.get((handler, type))
         if safe is None:
             safe = self._wrapped[(handler, type)] = _guarded(handler)
         super().observe(safe, names=All if names is None else names, type=type)
 
-    def unobserve(self, handler: _Handler, names: Any = None, type: str = "change") -> None:
+    def unobserve(self, handler: _Handler, names: Any = None, type: Sentinel | str = "change") -> None:
         safe = self._wrapped.get((handler, type), handler)
         super().unobserve(safe, names=All if names is None else names, type=type)
 
@@ -62,17 +68,17 @@ class SessionModel(_Model):
     server_info = Dict(help="the server's name, version, title, ...")
     capabilities = Dict(help="the server's capabilities")
     instructions = Unicode(None, allow_none=True)
-    tools = List(help="Tool objects, kept fresh by the server's change notices")
-    resources = List()
-    resource_templates = List()
-    prompts = List()
+    tools: List[Tool] = List(help="Tool objects, kept fresh by the server's change notices")
+    resources: List[Resource] = List()
+    resource_templates: List[ResourceTemplate] = List()
+    prompts: List[Prompt] = List()
     in_flight = Int(0, help="requests waiting for their answer")
     reconnects = Int(0)
     last_error = Unicode(None, allow_none=True, help="why the connection was last lost")
-    notifications = List(help="recent notifications, newest last: {time, method, params}")
-    log = List(help="recent server log messages, newest last: {time, level, logger, data}")
-    history = List(help="tool calls, resource reads and prompt gets: {time, method, name, ...}")
-    tasks = List(
+    notifications: List[_Row] = List(help="recent notifications, newest last: {time, method, params}")
+    log: List[_Row] = List(help="recent server log messages, newest last: {time, level, logger, data}")
+    history: List[_Row] = List(help="tool calls, resource reads and prompt gets: {time, method, name, ...}")
+    tasks: List[_Row] = List(
         help="tasks started or attached to, oldest first, one row each: {task_id, tool, status, "
         "status_message, started, ended, elapsed, error, result}; kept live by the client's poller"
     )
@@ -97,15 +103,17 @@ class GroupModel(_Model):
     notifications, each entry with its ``server``.
     """
 
-    servers = List(
+    servers: List[_Row] = List(
         help="one row per server: {server, status, era, protocol_version, server_name, "
         "server_version, tools, in_flight, reconnects, failures, last_error, target}"
     )
     statuses = Dict(help="server name -> connecting, negotiating, ready, reconnecting or closed")
     sessions = Dict(help="server name -> Session, for the servers that came up")
-    tools = List(help="every server's tools as Tool objects named SERVER.TOOL")
+    tools: List[Tool] = List(help="every server's tools as Tool objects named SERVER.TOOL")
     total_tools = Int(0)
-    log = List(help="recent log messages and notifications of every server, newest last: {server, time, ...}")
+    log: List[_Row] = List(
+        help="recent log messages and notifications of every server, newest last: {server, time, ...}"
+    )
 
     def __init__(self, *, max_log: int = 1000, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -15,8 +15,8 @@ import logging
 import sys
 import time
 import weakref
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 __all__ = ["Session", "connect"]
 
 logger = logging.getLogger("mcp_notebook.notebook")
+
+_T = TypeVar("_T")
 
 _OPEN: weakref.WeakSet[Session] = weakref.WeakSet()
 _MAX_TASK_ROWS = 1000  # rows in model.tasks, as the client keeps at most 1000 task handles
@@ -202,7 +204,7 @@ class Session:
 
     async def _fetch_lists(self) -> None:
         capabilities = self.client.server_capabilities
-        fetches = [
+        fetches: list[tuple[str, Callable[[], Awaitable[Sequence[Any]]], str]] = [
             ("tools", self.client.list_tools, "tools"),
             ("resources", self.client.list_resources, "resources"),
             ("resource_templates", self.client.list_resource_templates, "resources"),
@@ -293,14 +295,15 @@ class Session:
 
     # --- calls ----------------------------------------------------------------------------------
 
-    def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def _run(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
         self._check_open()
         if self._ui_call is not None:
             # With dialogs, a blocked cell keeps handling widget messages while one is open.
-            return self._ui_call(self._engine, fn, *args)
+            # (_ui_call is _uipoll.call, generic like Engine.call; the attribute's type cannot say so.)
+            return cast("_T", self._ui_call(self._engine, fn, *args))
         return self._engine.call(fn, *args)
 
-    async def _arun(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def _arun(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
         self._check_open()
         return await self._engine.acall(fn, *args)
 
@@ -308,7 +311,9 @@ class Session:
         if self._closed:
             raise McpError("closed", f"the session {self.name!r} is closed; connect again")
 
-    async def _recorded(self, method: str, name: str | None, arguments: Any, call: Callable[[], Any]) -> Any:
+    async def _recorded(
+        self, method: str, name: str | None, arguments: Any, call: Callable[[], Awaitable[_T]]
+    ) -> _T:
         started = time.time()
         clock = anyio.current_time()
         outcome = "ok"
@@ -358,12 +363,12 @@ class Session:
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any) -> ToolResult:
         """Call a tool (blocking). Options as :meth:`Client.call_tool`; shows a progress bar."""
-        return self._run(self._call_tool, name, arguments, options)  # type: ignore[no-any-return]
+        return self._run(self._call_tool, name, arguments, options)
 
     async def acall_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
     ) -> ToolResult:
-        return await self._arun(self._call_tool, name, arguments, options)  # type: ignore[no-any-return]
+        return await self._arun(self._call_tool, name, arguments, options)
 
     # --- tasks ----------------------------------------------------------------------------------
 
@@ -386,12 +391,12 @@ class Session:
         The task shows in ``model.tasks``, :meth:`tasks_frame` and :meth:`tasks_widget`, kept live;
         ``task.result()`` waits for its result in this cell or any later one.
         """
-        return self._run(self._start_tool, name, arguments, options)  # type: ignore[no-any-return]
+        return self._run(self._start_tool, name, arguments, options)
 
     async def astart_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
     ) -> SessionTask:
-        return await self._arun(self._start_tool, name, arguments, options)  # type: ignore[no-any-return]
+        return await self._arun(self._start_tool, name, arguments, options)
 
     def get_task(self, task_id: str) -> SessionTask:
         """Attach to a task by id: one started in an earlier cell, or before a kernel restart."""
@@ -424,65 +429,67 @@ class Session:
             return frames.tasks_frame(task_row(t.handle) for t in self.list_tasks())
         return frames.tasks_frame(self.model.tasks)
 
-    def _recorded_call(self, method: str, name: str | None, arguments: Any, fn: Callable[[], Any]) -> Any:
-        return self._run(self._recorded, method, name, arguments, fn)
+    def _recorded_call(
+        self, method: str, name: str | None, arguments: Any, fn: Callable[[], Awaitable[_T]]
+    ) -> _T:
+        return self._run(lambda: self._recorded(method, name, arguments, fn))
 
     async def _arecorded_call(
-        self, method: str, name: str | None, arguments: Any, fn: Callable[[], Any]
-    ) -> Any:
-        return await self._arun(self._recorded, method, name, arguments, fn)
+        self, method: str, name: str | None, arguments: Any, fn: Callable[[], Awaitable[_T]]
+    ) -> _T:
+        return await self._arun(lambda: self._recorded(method, name, arguments, fn))
 
     def list_tools(self, *, refresh: bool = False) -> list[Tool]:
-        return self._run(lambda: self.client.list_tools(refresh=refresh))  # type: ignore[no-any-return]
+        return self._run(lambda: self.client.list_tools(refresh=refresh))
 
     async def alist_tools(self, *, refresh: bool = False) -> list[Tool]:
-        return await self._arun(lambda: self.client.list_tools(refresh=refresh))  # type: ignore[no-any-return]
+        return await self._arun(lambda: self.client.list_tools(refresh=refresh))
 
     def list_resources(self, *, refresh: bool = False) -> list[Resource]:
-        return self._run(lambda: self.client.list_resources(refresh=refresh))  # type: ignore[no-any-return]
+        return self._run(lambda: self.client.list_resources(refresh=refresh))
 
     async def alist_resources(self, *, refresh: bool = False) -> list[Resource]:
-        return await self._arun(lambda: self.client.list_resources(refresh=refresh))  # type: ignore[no-any-return]
+        return await self._arun(lambda: self.client.list_resources(refresh=refresh))
 
     def list_resource_templates(self, *, refresh: bool = False) -> list[ResourceTemplate]:
-        return self._run(lambda: self.client.list_resource_templates(refresh=refresh))  # type: ignore[no-any-return]
+        return self._run(lambda: self.client.list_resource_templates(refresh=refresh))
 
     async def alist_resource_templates(self, *, refresh: bool = False) -> list[ResourceTemplate]:
-        return await self._arun(lambda: self.client.list_resource_templates(refresh=refresh))  # type: ignore[no-any-return]
+        return await self._arun(lambda: self.client.list_resource_templates(refresh=refresh))
 
     def list_prompts(self, *, refresh: bool = False) -> list[Prompt]:
-        return self._run(lambda: self.client.list_prompts(refresh=refresh))  # type: ignore[no-any-return]
+        return self._run(lambda: self.client.list_prompts(refresh=refresh))
 
     async def alist_prompts(self, *, refresh: bool = False) -> list[Prompt]:
-        return await self._arun(lambda: self.client.list_prompts(refresh=refresh))  # type: ignore[no-any-return]
+        return await self._arun(lambda: self.client.list_prompts(refresh=refresh))
 
     def read_resource(self, uri: str) -> ResourceContents:
-        return self._recorded_call("resources/read", uri, None, lambda: self.client.read_resource(uri))  # type: ignore[no-any-return]
+        return self._recorded_call("resources/read", uri, None, lambda: self.client.read_resource(uri))
 
     async def aread_resource(self, uri: str) -> ResourceContents:
-        return await self._arecorded_call("resources/read", uri, None, lambda: self.client.read_resource(uri))  # type: ignore[no-any-return]
+        return await self._arecorded_call("resources/read", uri, None, lambda: self.client.read_resource(uri))
 
     def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> PromptResult:
         call = lambda: self.client.get_prompt(name, arguments)  # noqa: E731
-        return self._recorded_call("prompts/get", name, dict(arguments or {}), call)  # type: ignore[no-any-return]
+        return self._recorded_call("prompts/get", name, dict(arguments or {}), call)
 
     async def aget_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> PromptResult:
         call = lambda: self.client.get_prompt(name, arguments)  # noqa: E731
-        return await self._arecorded_call("prompts/get", name, dict(arguments or {}), call)  # type: ignore[no-any-return]
+        return await self._arecorded_call("prompts/get", name, dict(arguments or {}), call)
 
     def complete(self, ref: Any, argument: Any, context: Mapping[str, str] | None = None) -> Completion:
-        return self._run(lambda: self.client.complete(ref, argument, context))  # type: ignore[no-any-return]
+        return self._run(lambda: self.client.complete(ref, argument, context))
 
     async def acomplete(
         self, ref: Any, argument: Any, context: Mapping[str, str] | None = None
     ) -> Completion:
-        return await self._arun(lambda: self.client.complete(ref, argument, context))  # type: ignore[no-any-return]
+        return await self._arun(lambda: self.client.complete(ref, argument, context))
 
     def ping(self) -> float:
-        return self._run(self.client.ping)  # type: ignore[no-any-return]
+        return self._run(self.client.ping)
 
     async def aping(self) -> float:
-        return await self._arun(self.client.ping)  # type: ignore[no-any-return]
+        return await self._arun(self.client.ping)
 
     def subscribe(self, uri: str) -> None:
         self._run(lambda: self.client.subscribe(uri))
@@ -861,7 +868,7 @@ def _dialogs_for(dialogs: Any, options: dict[str, Any], name: str) -> NotebookDi
         options["elicitation"] = dialogs.elicit
     if "sampling" in wants:
         options["sampling"] = dialogs.sample
-    return dialogs  # type: ignore[no-any-return]
+    return cast("NotebookDialogs", dialogs)  # ours, or the caller's own dialogs object
 
 
 def _describe(target: Any) -> str:

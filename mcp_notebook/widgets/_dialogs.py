@@ -98,6 +98,18 @@ class Dialog:
     handler's result once answered, ``error`` the McpError for a rejection.
     """
 
+    # Set by the builder of each kind (absent on the other kinds):
+    form: SchemaForm  # elicitation, form mode
+    accept_button: W.Button
+    decline_button: W.Button
+    cancel_button: W.Button
+    url: str  # elicitation, URL mode
+    open_button: W.Button
+    refuse_button: W.Button
+    reply: W.Textarea  # sampling
+    send_button: W.Button
+    reject_button: W.Button
+
     def __init__(self, kind: str, title: str, session_name: str) -> None:
         self.kind = kind
         self.session_name = session_name
@@ -261,13 +273,13 @@ class NotebookDialogs:
         schema = params.get("requestedSchema")
         schema = schema if isinstance(schema, dict) else {"type": "object", "properties": {}}
         form = SchemaForm(schema)
-        dialog.form = form  # type: ignore[attr-defined]
+        dialog.form = form
         message = _html(_message_html(params.get("message")), "mcpnb-dialog-message")
         dialog.body.children = (message, form.widget)
         accept = _button("Accept", "mcpnb-accept", "success", "check")
         decline = _button("Decline", "mcpnb-decline", "warning", "times")
         cancel = _button("Cancel", "mcpnb-cancel-dialog", "", "ban")
-        dialog.accept_button, dialog.decline_button, dialog.cancel_button = accept, decline, cancel  # type: ignore[attr-defined]
+        dialog.accept_button, dialog.decline_button, dialog.cancel_button = accept, decline, cancel
         dialog.buttons.children = (accept, decline, cancel)
 
         def on_accept(_button: Any) -> None:
@@ -297,7 +309,7 @@ class NotebookDialogs:
         dialog.widget.add_class("mcpnb-url-consent")
         url = params.get("url")
         url = url if isinstance(url, str) else ""
-        dialog.url = url  # type: ignore[attr-defined]
+        dialog.url = url
         message = _html(_message_html(params.get("message")), "mcpnb-dialog-message")
         address = _html(
             f"<div>The page: {display_url(url)}</div>"
@@ -313,7 +325,7 @@ class NotebookDialogs:
         dialog.body.children = (message, address, identifier)
         open_button = _button("Open", "mcpnb-open", "success", "external-link")
         refuse = _button("Refuse", "mcpnb-refuse", "warning", "times")
-        dialog.open_button, dialog.refuse_button = open_button, refuse  # type: ignore[attr-defined]
+        dialog.open_button, dialog.refuse_button = open_button, refuse
         dialog.buttons.children = (open_button, refuse)
         target = _link_target(url)
         if target is None:
@@ -377,7 +389,7 @@ class NotebookDialogs:
         if self.sampler is not None and drafted_model is None:
             drafted_model = _sampler_name(self.sampler)
         drafted_text = reply.value
-        dialog.reply = reply  # type: ignore[attr-defined]
+        dialog.reply = reply
         dialog.body.children = (
             messages_widget(messages),
             _html("".join(details), "mcpnb-sampling-details"),
@@ -385,7 +397,7 @@ class NotebookDialogs:
         )
         send = _button("Send", "mcpnb-sampling-send", "success", "paper-plane")
         reject = _button("Reject", "mcpnb-sampling-reject", "danger", "times")
-        dialog.send_button, dialog.reject_button = send, reject  # type: ignore[attr-defined]
+        dialog.send_button, dialog.reject_button = send, reject
         dialog.buttons.children = (send, reject)
 
         def on_send(_button: Any) -> None:

@@ -533,6 +533,7 @@ class Explorer(Fallback, W.VBox):
         self._task_messages, self._last_message = 0, None
         self._started = time.monotonic()
         self._call_session = session
+        future: concurrent.futures.Future[Any]
         if as_task:
             future = session._engine.spawn(self._run_task, session, name, arguments)
         else:
@@ -544,7 +545,8 @@ class Explorer(Fallback, W.VBox):
         return future
 
     async def _run(self, session: Any, name: str, arguments: dict[str, Any]) -> ToolResult:
-        return await session.acall_tool(name, arguments, progress=self._on_progress)  # type: ignore[no-any-return]
+        result: ToolResult = await session.acall_tool(name, arguments, progress=self._on_progress)
+        return result
 
     async def _run_task(self, session: Any, name: str, arguments: dict[str, Any]) -> ToolResult:
         task: SessionTask = await session.astart_tool(name, arguments)

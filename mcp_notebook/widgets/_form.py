@@ -851,7 +851,7 @@ def _describe(error: Any) -> list[str]:
         names = expected if isinstance(expected, list) else [expected]
         text = " or ".join(f"{'an' if str(n)[0] in 'aeiou' else 'a'} {n}" for n in names)
         return [f"{label}: must be {text}"]
-    words = {
+    words: dict[str, Callable[[], str]] = {
         "enum": lambda: "must be one of " + ", ".join(_label(v) for v in expected[:20]),
         "const": lambda: f"must be {_label(expected)}",
         "minimum": lambda: f"must be ≥ {expected}",

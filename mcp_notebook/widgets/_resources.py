@@ -354,7 +354,7 @@ class ResourcesWidget(Fallback, W.VBox):
         if not uri:
             return None
         try:
-            contents = self.session.read_resource(uri)
+            contents: ResourceContents = self.session.read_resource(uri)
         except McpError as exc:
             self._show_error(exc)
             return None

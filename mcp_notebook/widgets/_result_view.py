@@ -98,7 +98,7 @@ def _resource_link(block: dict[str, Any]) -> W.Widget:
 
 
 def _embedded(block: dict[str, Any]) -> W.Widget:
-    resource = block.get("resource") if isinstance(block.get("resource"), dict) else {}
+    resource: dict[str, Any] = block["resource"] if isinstance(block.get("resource"), dict) else {}
     head = _html(f"<div>📄 {display_url(resource.get('uri', ''))}</div>")
     if "text" in resource:
         body: W.Widget = _pre(resource.get("text"), "mcpnb-text")
