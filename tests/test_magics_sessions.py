@@ -119,7 +119,7 @@ def test_two_sessions_switched_with_use_and_listed_with_one_from_the_magic(
         assert list(rows["current"]) == [False, False, True]
         assert set(rows["status"]) == {"ready"}
         assert set(rows["era"]) <= {"modern", "legacy"}
-        assert list(rows["tools"]) == [12, 12, 12]
+        assert list(rows["tools"]) == [14, 14, 14]
         assert rows.loc[DEMO, "server"].startswith(DEMO)
         assert rows.loc[DEMO, "target"].endswith("-m mcp_notebook.demo")
 
