@@ -10,6 +10,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from . import test_front_door
+
 TESTS = Path(__file__).resolve().parent
 SERVERS = TESTS / "servers"
 EVERYTHING_JS = TESTS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
@@ -32,7 +34,9 @@ def everything_server() -> list[str]:
 
 
 def _children() -> set[int]:
-    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True) if _alive(p)}
+    """Our live descendants, less the front door's install running in the background meanwhile."""
+    background = test_front_door.background_pids()
+    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True) if _alive(p)} - background
 
 
 def _zombie(process: psutil.Process) -> bool:
@@ -80,6 +84,7 @@ def no_leaked_processes():
             break
         time.sleep(0.05)
     zombies = [p.pid for p in psutil.Process(os.getpid()).children(recursive=True) if _zombie(p)]
+    zombies = [pid for pid in zombies if pid not in test_front_door.background_pids()]
     assert not leaked, f"server processes still running after the test: {sorted(leaked)}"
     assert not zombies, f"zombie processes left behind: {zombies}"
 
@@ -94,12 +99,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the front door's fresh-clone install now when its tests are selected: it waits minutes
     on pip downloads, which the rest of the suite can use (tests/test_front_door.py)."""
     if any("front_door" in getattr(item, "fixturenames", ()) for item in session.items):
-        from . import test_front_door
-
         test_front_door.start_early()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    from . import test_front_door
-
     test_front_door.abandon_early()

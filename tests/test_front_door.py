@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -215,6 +216,18 @@ def start_early() -> None:
     global _early
     if _early is None:
         _early = _Run()
+
+
+def background_pids() -> set[int]:
+    """The processes of the command started early, still running: not a test's leftovers."""
+    process = _early.process if _early is not None else None
+    if process is None or process.poll() is not None:
+        return set()
+    try:
+        root = psutil.Process(process.pid)
+        return {root.pid, *(p.pid for p in root.children(recursive=True))}
+    except psutil.Error:
+        return set()
 
 
 def abandon_early() -> None:
