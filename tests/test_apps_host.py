@@ -624,3 +624,24 @@ async def test_a_published_view_calls_its_own_tool_again() -> None:
         assert customers
         assert {c["segment"] for c in customers} == {"Enterprise"}
         await shut(host, view)
+
+
+async def test_a_link_dialog_may_be_a_plain_function() -> None:
+    async with probe() as client:
+        host, view = make_host(client, "show_chart", confirm_open_link=lambda url: True)
+        await host.open()
+        await request(host, 1, "ui/open-link", {"url": "https://example.com/"})
+        assert view.result(1) == {}
+        assert host.opened_links == ["https://example.com/"]
+        await shut(host, view)
+
+
+async def test_the_hostile_view_is_served_self_contained() -> None:
+    async with probe() as client:
+        host, view = make_host(client, "hostile_app")
+        resource = await host.open()
+        assert resource.uri == "ui://probe/hostile.html"
+        assert "ui/update-model-context" in resource.html
+        assert "src=" not in resource.html  # no external script, image or frame
+        assert "connect-src 'none'" in resource.csp_header
+        await shut(host, view)

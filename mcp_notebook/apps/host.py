@@ -205,11 +205,17 @@ class AppHost:
     """One View of one tool call: reads the View, calls the tool, answers the View's JSON-RPC.
 
     ``send(message)`` (sync or async) delivers one JSON-RPC message to the View.
-    ``confirm_open_link(url)`` asks the user whether to open a link (None refuses every link).
+    ``confirm_open_link(url)`` asks the user whether to open a link (None refuses every link);
+    only ``True`` opens it, and opening is the caller's job (``opened_links`` says which).
     ``on_change(name, value)`` is told of each change of ``status``, ``messages``,
     ``model_context``, ``height``, ``display_mode``, ``error``, ``opened_links`` and
     ``initialized``. ``on_log(params)`` receives the View's ``notifications/message`` params.
     Callbacks that raise are logged, never propagated.
+
+    Every method runs on the event loop of ``client`` (in a notebook, the engine thread), and
+    ``send`` and the callbacks are called there. :meth:`receive` returns once the message is
+    handled (a proxied ``tools/call`` included): a relay that wants a slow call not to hold the
+    messages behind it hands each message to :meth:`receive` in a task of its own.
     """
 
     def __init__(
@@ -219,7 +225,7 @@ class AppHost:
         arguments: Mapping[str, Any] | None,
         *,
         send: Send,
-        confirm_open_link: Callable[[str], Awaitable[bool]] | None = None,
+        confirm_open_link: Callable[[str], Awaitable[bool] | bool] | None = None,
         on_change: Callable[[str, Any], None] | None = None,
         on_log: Callable[[dict[str, Any]], None] | None = None,
         host_info: Mapping[str, str] | None = None,
@@ -283,7 +289,7 @@ class AppHost:
             raise RuntimeError("an AppHost is opened once")
         try:
             tool = await self._resolve_tool()
-        except AppError as exc:
+        except McpError as exc:  # AppError, or the tool list could not be had
             self._fail(str(exc))
             raise
         uri = tool.ui_resource_uri
@@ -605,7 +611,8 @@ class AppHost:
             raise _RequestError(REFUSED, "only https: links are opened")
         assert isinstance(url, str)
         try:
-            allowed = await self._confirm(url)
+            answer: Any = self._confirm(url)
+            allowed = await answer if inspect.isawaitable(answer) else answer
         except Exception:
             log.debug("confirm_open_link raised", exc_info=True)
             allowed = False
