@@ -147,6 +147,8 @@ class GroupMember:
         client = self.client if self._adopted else None
         info = client.server_info if client is not None else {}
         tools = client.cached_tools if client is not None else None
+        if tools is not None:
+            tools = [tool for tool in tools if not tool.app_only]
         stats = client.stats if client is not None else None
         return {
             "server": self.name,
@@ -465,8 +467,16 @@ class ClientGroup:
 
     @property
     def cached_tools(self) -> list[Tool]:
-        """Every up server's cached tools, named ``SERVER.TOOL`` (no request; may be stale)."""
-        return [self.qualified(name, tool) for name in self.clients for tool in self._known_tools(name)]
+        """Every up server's cached tools, named ``SERVER.TOOL`` (no request; may be stale).
+
+        Tools only an MCP App's View may call are left out, as :meth:`Client.list_tools` does.
+        """
+        return [
+            self.qualified(name, tool)
+            for name in self.clients
+            for tool in self._known_tools(name)
+            if not tool.app_only
+        ]
 
     def _known_tools(self, server: str) -> list[Tool]:
         # The cache, or the list fetched last (a fetch that raced a change is returned, not cached).
@@ -477,17 +487,19 @@ class ClientGroup:
         tools = client.cached_tools
         return tools if tools is not None else self._fetched.get(server, [])
 
-    async def list_tools(self, *, refresh: bool = False, timeout: float | None = None) -> list[Tool]:
+    async def list_tools(
+        self, *, refresh: bool = False, timeout: float | None = None, include_app_only: bool = False
+    ) -> list[Tool]:
         """Every up server's tools, fetched in parallel, named ``SERVER.TOOL`` (``raw`` is the server's).
 
         A server that cannot answer is left out (and logged): one server's trouble never hides the
-        others' tools.
+        others' tools. App-only tools (MCP Apps) only with ``include_app_only``.
         """
         found: dict[str, list[Tool]] = {}
 
         async def one(name: str, client: Client) -> None:
             try:
-                found[name] = await client.list_tools(refresh=refresh, timeout=timeout)
+                found[name] = await client.list_tools(refresh=refresh, timeout=timeout, include_app_only=True)
             except McpError as exc:
                 logger.info("could not list the tools of %r: %s", name, exc)
 
@@ -495,7 +507,12 @@ class ClientGroup:
             for name, client in self.clients.items():
                 tg.start_soon(one, name, client)
         self._fetched.update(found)
-        return [self.qualified(name, tool) for name in self.members for tool in found.get(name, [])]
+        return [
+            self.qualified(name, tool)
+            for name in self.members
+            for tool in found.get(name, [])
+            if include_app_only or not tool.app_only
+        ]
 
     def qualified(self, server: str, tool: Tool) -> Tool:
         """A copy of ``tool`` named ``SERVER.TOOL``; its ``raw`` is still the server's own dict."""

@@ -639,7 +639,12 @@ def test_tools_frame() -> None:
                 "annotations": {"readOnlyHint": True, "openWorldHint": False},
             }
         ),
-        {"name": "bare", "inputSchema": {"type": "object"}, "annotations": {"title": "Bare tool"}},
+        {
+            "name": "bare",
+            "inputSchema": {"type": "object"},
+            "annotations": {"title": "Bare tool"},
+            "_meta": {"ui": {"resourceUri": "ui://bare/view.html"}},
+        },
     ]
     df = tools_frame(tools)
     assert list(df.columns) == [
@@ -652,6 +657,7 @@ def test_tools_frame() -> None:
         "destructive",
         "idempotent",
         "open_world",
+        "ui",
     ]
     assert rows(df) == [
         {
@@ -664,6 +670,7 @@ def test_tools_frame() -> None:
             "destructive": None,
             "idempotent": None,
             "open_world": False,
+            "ui": None,
         },
         {
             "name": "bare",
@@ -675,11 +682,13 @@ def test_tools_frame() -> None:
             "destructive": None,
             "idempotent": None,
             "open_world": None,
+            "ui": "ui://bare/view.html",
         },
     ]
     assert dtypes(df)["read_only"] == "boolean"
     assert dtypes(df)["name"] == "string"
-    assert tools_frame([]).shape == (0, 9)
+    assert dtypes(df)["ui"] == "string"
+    assert tools_frame([]).shape == (0, 10)
 
 
 def test_resources_templates_and_prompts_frames() -> None:

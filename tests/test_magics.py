@@ -476,7 +476,7 @@ def test_other_mistakes_are_one_line(
         "mcp tols: unknown subcommand 'tols'; did you mean 'tools'?"
     )
     assert one_error_line(ip, "%mcp tools --frame", capsys) == (
-        "mcp tools: unknown option '--frame' for %mcp tools (options: --out, --server)"
+        "mcp tools: unknown option '--frame' for %mcp tools (options: --all, --out, --server)"
     )
     assert one_error_line(ip, "%mcp use demo -o x", capsys) == (
         "mcp use: unknown option '-o' for %mcp use (it takes no options)"
@@ -560,6 +560,21 @@ def test_status_and_log_fall_back_without_widgets(
     assert isinstance(value, pd.DataFrame)
     assert list(value.columns) == ["time", "level", "logger", "data"]
     assert "the explorer needs ipywidgets" in one_error_line(ip, "%mcp explore", capsys)
+
+
+def test_tools_hides_app_only_tools_unless_all(
+    ip: InteractiveShell, demo: McpMagics, capsys: pytest.CaptureFixture[str], no_leaked_processes: None
+) -> None:
+    ok(ip, "%mcp connect apps -- " + " ".join(python_server("apps_server.py")), capsys)
+    try:
+        frame, _ = ok(ip, "%mcp tools -s apps", capsys)
+        assert "app_refresh" not in set(frame["name"])  # only an MCP App's View may call it
+        assert frame.set_index("name").loc["show_chart", "ui"] == "ui://probe/chart.html"
+        frame, _ = ok(ip, "%mcp tools --all -s apps", capsys)
+        assert "app_refresh" in set(frame["name"])
+    finally:
+        ok(ip, "%mcp disconnect apps", capsys)
+        demo.current = "demo"
 
 
 # --- tasks -----------------------------------------------------------------------------------------

@@ -59,8 +59,9 @@ def _typed(cls: Any, item: Any) -> Any:
 
 
 def tools_frame(tools: Iterable[Tool | Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per tool: name, title, description, parameters, required, and the four annotation hints
-    (``read_only``, ``destructive``, ``idempotent``, ``open_world``; NA when the server does not say).
+    """One row per tool: name, title, description, parameters, required, the four annotation hints
+    (``read_only``, ``destructive``, ``idempotent``, ``open_world``; NA when the server does not say)
+    and ``ui``, the ``ui://`` resource of the tool's MCP App View (NA for a tool without one).
     The hints are the server's claims, not guarantees."""
     rows = []
     for tool in tools:
@@ -78,12 +79,13 @@ def tools_frame(tools: Iterable[Tool | Mapping[str, Any]]) -> pd.DataFrame:
                 "destructive": _bool(annotations.get("destructiveHint")),
                 "idempotent": _bool(annotations.get("idempotentHint")),
                 "open_world": _bool(annotations.get("openWorldHint")),
+                "ui": tool.ui_resource_uri,
             }
         )
     columns = ["name", "title", "description", "parameters", "required"]
     hints = ["read_only", "destructive", "idempotent", "open_world"]
-    df = pd.DataFrame(rows, columns=columns + hints)
-    return df.astype({c: "string" for c in columns[:3]} | {c: "boolean" for c in hints})
+    df = pd.DataFrame(rows, columns=[*columns, *hints, "ui"])
+    return df.astype({c: "string" for c in [*columns[:3], "ui"]} | {c: "boolean" for c in hints})
 
 
 def resources_frame(resources: Iterable[Resource | Mapping[str, Any]]) -> pd.DataFrame:

@@ -284,24 +284,29 @@ class Group:
 
     # --- one tool table -------------------------------------------------------------------------
 
-    def list_tools(self, *, refresh: bool = False) -> list[Tool]:
-        """Every up server's tools, named ``SERVER.TOOL``."""
+    def list_tools(self, *, refresh: bool = False, include_app_only: bool = False) -> list[Tool]:
+        """Every up server's tools, named ``SERVER.TOOL`` (app-only ones with ``include_app_only``)."""
         self._check_open()
-        return self._engine.call(lambda: self.core.list_tools(refresh=refresh))
+        return self._engine.call(
+            lambda: self.core.list_tools(refresh=refresh, include_app_only=include_app_only)
+        )
 
-    async def alist_tools(self, *, refresh: bool = False) -> list[Tool]:
+    async def alist_tools(self, *, refresh: bool = False, include_app_only: bool = False) -> list[Tool]:
         self._check_open()
-        return await self._engine.acall(lambda: self.core.list_tools(refresh=refresh))
+        return await self._engine.acall(
+            lambda: self.core.list_tools(refresh=refresh, include_app_only=include_app_only)
+        )
 
-    def tools_frame(self) -> pandas.DataFrame:
-        """Every server's tools as one DataFrame: ``server`` first, then the tool columns."""
+    def tools_frame(self, include_app_only: bool = False) -> pandas.DataFrame:
+        """Every server's tools as one DataFrame: ``server`` first, then the tool columns (app-only
+        tools of MCP Apps with ``include_app_only``)."""
         import pandas as pd
 
         from . import frames
 
         parts = []
         for name, session in self.sessions.items():
-            part = frames.tools_frame(session.model.tools)
+            part = session.tools_frame(include_app_only=include_app_only)
             part.insert(0, "server", pd.Series([name] * len(part), dtype="string"))
             parts.append(part)
         if not parts:

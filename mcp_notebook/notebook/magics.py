@@ -154,11 +154,12 @@ COMMANDS: dict[str, _Command] = {
     ),
     "use": _Command("use NAME", "Make NAME (a session or a group's server) the current session.", quiet=True),
     "tools": _Command(
-        "tools [PATTERN | SERVER | GROUP] [-s SERVER] [-o VAR]",
+        "tools [PATTERN | SERVER | GROUP] [--all] [-s SERVER] [-o VAR]",
         "The tools (a DataFrame); PATTERN keeps names matching a glob (`sales_*`) or containing it. "
         "A word that names a server lists that server's tools, one that names a group every tool of "
-        "the group with a server column (-s SERVER PATTERN filters a server's tools by such a word).",
-        _SESSION_OPTIONS,
+        "the group with a server column (-s SERVER PATTERN filters a server's tools by such a word). "
+        "--all adds the tools only an MCP App's View may call (hidden otherwise).",
+        (*_SESSION_OPTIONS, "all"),
     ),
     "call": _Command(
         "call TOOL [key=value …] [key:=JSON …] [--task] [--frame] [--timeout S] [-s SERVER] [-o VAR]",
@@ -536,9 +537,9 @@ class McpMagics(Magics):
             if pattern in self._names():  # a server's name lists its tools (see the help)
                 server, pattern = pattern, None
             elif pattern in self.groups:
-                return self.groups[pattern].tools_frame()
+                return self.groups[pattern].tools_frame(include_app_only=options.all)
         _, session = self.session(server)
-        frame = session.tools_frame()
+        frame = session.tools_frame(include_app_only=options.all)
         if pattern:
             names = frame["name"].astype(str)
             if any(c in pattern for c in "*?["):

@@ -246,7 +246,8 @@ class Session:
     def _sync_lists(self) -> None:
         client = self.client
         values = {
-            "tools": client.cached_tools,
+            # The model lists what the user (and a model) may call: no app-only tools (MCP Apps).
+            "tools": _visible(client.cached_tools),
             "resources": client.cached_resources,
             "resource_templates": client.cached_resource_templates,
             "prompts": client.cached_prompts,
@@ -439,11 +440,14 @@ class Session:
     ) -> _T:
         return await self._arun(lambda: self._recorded(method, name, arguments, fn))
 
-    def list_tools(self, *, refresh: bool = False) -> list[Tool]:
-        return self._run(lambda: self.client.list_tools(refresh=refresh))
+    def list_tools(self, *, refresh: bool = False, include_app_only: bool = False) -> list[Tool]:
+        """The server's tools; tools only an MCP App's View may call only with ``include_app_only``."""
+        return self._run(lambda: self.client.list_tools(refresh=refresh, include_app_only=include_app_only))
 
-    async def alist_tools(self, *, refresh: bool = False) -> list[Tool]:
-        return await self._arun(lambda: self.client.list_tools(refresh=refresh))
+    async def alist_tools(self, *, refresh: bool = False, include_app_only: bool = False) -> list[Tool]:
+        return await self._arun(
+            lambda: self.client.list_tools(refresh=refresh, include_app_only=include_app_only)
+        )
 
     def list_resources(self, *, refresh: bool = False) -> list[Resource]:
         return self._run(lambda: self.client.list_resources(refresh=refresh))
@@ -505,9 +509,12 @@ class Session:
 
     # --- DataFrames -----------------------------------------------------------------------------
 
-    def tools_frame(self) -> pandas.DataFrame:
+    def tools_frame(self, include_app_only: bool = False) -> pandas.DataFrame:
+        """One row per tool (see :func:`frames.tools_frame`); app-only tools with ``include_app_only``."""
         from . import frames
 
+        if include_app_only and self.client.cached_tools is not None:
+            return frames.tools_frame(self.client.cached_tools)
         return frames.tools_frame(self.model.tools)
 
     def resources_frame(self) -> pandas.DataFrame:
@@ -642,11 +649,12 @@ class Session:
 
     # --- widgets (the notebook extra; imported on first use) ------------------------------------
 
-    def explorer(self) -> Any:
-        """The tool explorer: forms from each tool's inputSchema, results, history."""
+    def explorer(self, *, include_app_only: bool = False) -> Any:
+        """The tool explorer: forms from each tool's inputSchema, results, history (tools only an
+        MCP App's View may call are listed with ``include_app_only``)."""
         from ..widgets import explorer
 
-        return explorer(self)
+        return explorer(self, include_app_only=include_app_only)
 
     def status_widget(self) -> Any:
         """A live status panel: state, era, protocol, server, reconnects, last error, in flight."""
@@ -903,3 +911,8 @@ def _close_all_at_exit() -> None:
 
 
 on_exit(_close_all_at_exit)
+
+
+def _visible(tools: list[Tool] | None) -> list[Tool] | None:
+    """``tools`` without the ones only an MCP App's View may call (None stays None)."""
+    return None if tools is None else [tool for tool in tools if not tool.app_only]

@@ -126,13 +126,18 @@ class ToolSource:
 class SessionTools(ToolSource):
     """One session's tools under their own names: the explorer's usual source."""
 
-    def __init__(self, session: Any, *, variable: str = "session") -> None:
+    def __init__(self, session: Any, *, variable: str = "session", include_app_only: bool = False) -> None:
         self.session = session
         self.title = str(getattr(session, "name", ""))
         self.variable = variable
+        #: List the tools only an MCP App's View may call too (the model leaves them out).
+        self.include_app_only = include_app_only
 
     def entries(self) -> list[ToolEntry]:
-        return [ToolEntry(t.name, self.session, t) for t in self.session.model.tools if isinstance(t, Tool)]
+        tools = self.session.model.tools
+        if self.include_app_only:
+            tools = self.session.client.cached_tools or tools
+        return [ToolEntry(t.name, self.session, t) for t in tools if isinstance(t, Tool)]
 
     def in_flight(self) -> int:
         return int(self.session.model.in_flight)
@@ -176,8 +181,12 @@ class Explorer(Fallback, W.VBox):
     (the "run as task" checkbox), ``task`` (the SessionTask of the last call that ran as a task).
     """
 
-    def __init__(self, session: Any) -> None:
-        source = session if isinstance(session, ToolSource) else SessionTools(session)
+    def __init__(self, session: Any, *, include_app_only: bool = False) -> None:
+        source = (
+            session
+            if isinstance(session, ToolSource)
+            else SessionTools(session, include_app_only=include_app_only)
+        )
         self.source = source
         #: The session whose tools are listed (None when the source has several).
         self.session = source.session
@@ -797,7 +806,8 @@ def _tree(widget: W.Widget) -> Any:
         yield from _tree(child)
 
 
-def explorer(session: Any) -> Explorer:
+def explorer(session: Any, *, include_app_only: bool = False) -> Explorer:
     """An interactive tool explorer for ``session`` (display it, or use its handles in code);
-    ``session`` may also be a source of tools (see :class:`SessionTools`)."""
-    return Explorer(session)
+    ``session`` may also be a source of tools (see :class:`SessionTools`). Tools only an MCP App's
+    View may call are listed only with ``include_app_only``."""
+    return Explorer(session, include_app_only=include_app_only)
