@@ -14,7 +14,7 @@ line (``notifications/message``) and reports its size.
 from __future__ import annotations
 
 import functools
-from collections import Counter
+from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -54,7 +54,7 @@ class RegionDetail(BaseModel):
 
 def _detail(region: str) -> RegionDetail:
     records = _records_for(region)
-    by_product: Counter[str] = Counter()
+    by_product: defaultdict[str, float] = defaultdict(float)
     for record in records:
         by_product[record.product] += record.units * record.price
     return RegionDetail(
@@ -62,7 +62,7 @@ def _detail(region: str) -> RegionDetail:
         revenue=round(sum(by_product.values()), 2),
         units=sum(r.units for r in records),
         sales=len(records),
-        top_product=by_product.most_common(1)[0][0] if by_product else "",
+        top_product=max(by_product, key=by_product.__getitem__, default=""),
     )
 
 
