@@ -49,6 +49,7 @@ class StandInHost:
         self.model_context: dict[str, Any] | None = None
         self.height: int | None = None
         self.display_mode, self.initialized, self.result = "inline", False, None
+        self.opened_links: list[str] = []
         self.resource: Any = None
         self.closed_with: str | None = None
 

@@ -61,7 +61,16 @@ _DEFAULT_HEIGHT = 360
 _MAX_HEIGHT = 4000
 # A leading doctype (after a BOM or blanks): the CSP meta goes right after it. See with_csp.
 _DOCTYPE = re.compile(r"^\ufeff?\s*<!doctype[^>]*>", re.IGNORECASE)
-_ON_CHANGE = ("status", "messages", "model_context", "height", "display_mode", "error")
+_ON_CHANGE = (
+    "status",
+    "messages",
+    "model_context",
+    "height",
+    "display_mode",
+    "error",
+    "initialized",
+    "opened_links",
+)
 
 
 def front_end_path() -> Path:
@@ -108,7 +117,9 @@ class AppView(Fallback, anywidget.AnyWidget):
     came from is ``view.resource.csp``); ``status`` (loading, ready, error, closed) and ``error``;
     ``messages``, the ``ui/message`` the View sent, oldest first; ``model_context``, the View's last
     ``ui/update-model-context`` (None before one); ``height`` in pixels (the View's
-    ``size-changed``); ``display_mode``; and for the front end ``srcdoc`` (the page with its CSP),
+    ``size-changed``); ``display_mode``; ``initialized``, whether the View finished its handshake
+    (``ui/notifications/initialized``); ``opened_links``, the links the user agreed to open; and for
+    the front end ``srcdoc`` (the page with its CSP),
     ``allow`` (the iframe's permissions), ``link_request`` / ``link_answer`` (the open-link dialog).
 
     ``view.host`` is the :class:`~mcp_notebook.apps.AppHost` (``host.initialized``,
@@ -127,6 +138,8 @@ class AppView(Fallback, anywidget.AnyWidget):
     model_context = T.Dict(allow_none=True).tag(sync=True)
     height = T.Int(_DEFAULT_HEIGHT).tag(sync=True)
     display_mode = T.Unicode("inline").tag(sync=True)
+    initialized = T.Bool(False).tag(sync=True)
+    opened_links: T.List[Any] = T.List().tag(sync=True)
     srcdoc = T.Unicode("").tag(sync=True)
     allow = T.Unicode("").tag(sync=True)
     link_request = T.Dict(allow_none=True).tag(sync=True)
@@ -196,11 +209,6 @@ class AppView(Fallback, anywidget.AnyWidget):
         """The tool's result (the View got it as ``ui/notifications/tool-result``)."""
         return self.host.result
 
-    @property
-    def initialized(self) -> bool:
-        """Whether the View finished its handshake (``ui/notifications/initialized``)."""
-        return bool(self.host.initialized)
-
     # --- the relay ------------------------------------------------------------------------------
 
     def _from_front_end(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -209,6 +217,14 @@ class AppView(Fallback, anywidget.AnyWidget):
             return
         engine = self.session._engine
         engine.spawn(self.host.receive, content)
+
+    def receive(self, message: Any) -> None:
+        """Hand the host one message as if the View had posted it, and wait until it is handled.
+
+        For scripts, tests and notebooks run without a front end (nbclient, a terminal), where no
+        View runs: whatever the host answers goes where the View's answers go, to the front end.
+        """
+        self.session._engine.call(self.host.receive, message)
 
     def _to_front_end(self, message: dict[str, Any]) -> None:
         """The host's ``send``: one JSON-RPC message for the View."""
@@ -226,8 +242,10 @@ class AppView(Fallback, anywidget.AnyWidget):
             value = max(0, min(_MAX_HEIGHT, int(value)))
         elif name == "status" and not isinstance(value, str):
             return
-        elif name == "messages":
+        elif name in ("messages", "opened_links"):
             value = list(value or [])
+        elif name == "initialized":
+            value = bool(value)
         elif name == "model_context":
             value = dict(value) if isinstance(value, Mapping) else None
         elif name == "display_mode":
