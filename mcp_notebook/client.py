@@ -360,9 +360,16 @@ class Client:
 
     # --- requests -------------------------------------------------------------------------------
 
-    async def list_tools(self, *, refresh: bool = False, timeout: float | None = None) -> list[Tool]:
-        """All tools (every page), from the cache while it is fresh unless ``refresh``."""
-        return await self._live.get("tools", refresh=refresh, timeout=timeout)
+    async def list_tools(
+        self, *, refresh: bool = False, timeout: float | None = None, include_app_only: bool = False
+    ) -> list[Tool]:
+        """All tools (every page), from the cache while it is fresh unless ``refresh``.
+
+        Tools only an MCP App's View may call (``_meta.ui.visibility == ["app"]``) are left out
+        unless ``include_app_only``; they stay in the cache and :meth:`call_tool` still calls them.
+        """
+        tools = await self._live.get("tools", refresh=refresh, timeout=timeout)
+        return tools if include_app_only else [tool for tool in tools if not tool.app_only]
 
     async def list_resources(self, *, refresh: bool = False, timeout: float | None = None) -> list[Resource]:
         return await self._live.get("resources", refresh=refresh, timeout=timeout)

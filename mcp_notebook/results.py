@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _html, _render
+from .apps import _rules as _apps
 from .protocol.errors import McpError
 
 __all__ = [
@@ -59,6 +60,8 @@ class Tool:
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: The tool's ``_meta`` ({} when absent): MCP Apps keep the View's resource and visibility here.
+    meta: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Tool:
@@ -71,7 +74,23 @@ class Tool:
             output_schema=output if isinstance(output, dict) else None,
             annotations=_dict(raw.get("annotations")),
             raw=raw,
+            meta=_dict(raw.get("_meta")),
         )
+
+    @property
+    def ui_resource_uri(self) -> str | None:
+        """The ``ui://`` resource of the tool's MCP App View, or None (see mcp_notebook.apps)."""
+        return _apps.ui_resource_uri(self.meta)
+
+    @property
+    def visibility(self) -> tuple[str, ...]:
+        """Who may use the tool: "model" (listed for the model and the user), "app" (its Views)."""
+        return _apps.tool_visibility(self.meta)
+
+    @property
+    def app_only(self) -> bool:
+        """A tool only an app's View may call: hidden from tool lists unless asked for."""
+        return not _apps.visible_to_model(self.meta)
 
     @property
     def display_name(self) -> str:

@@ -34,6 +34,8 @@ pytestmark = pytest.mark.anyio
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
+UI = "io.modelcontextprotocol/ui"
+UI_SETTINGS = {"mimeTypes": ["text/html;profile=mcp-app"]}
 META_INFO = "io.modelcontextprotocol/clientInfo"
 ELICIT_PARAMS = {
     "message": "Your name?",
@@ -79,9 +81,9 @@ async def test_modern_server_negotiates_modern_era_and_every_request_carries_the
         assert meta[META_VERSION] == MODERN_VERSION
         if request["method"] == "tools/call":
             # A call that is not to become a task leaves the tasks extension out (see test_tasks).
-            assert meta[META_CAPS] == {}
+            assert meta[META_CAPS] == {"extensions": {UI: UI_SETTINGS}}
         else:
-            assert meta[META_CAPS] == {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+            assert meta[META_CAPS] == {"extensions": {"io.modelcontextprotocol/tasks": {}, UI: UI_SETTINGS}}
         assert meta[META_INFO] == {"name": "tester", "version": "9"}
     assert server.calls("echo")[0]["params"]["arguments"] == {"x": 1}
     assert not server.requests("initialize")
@@ -103,7 +105,7 @@ async def test_legacy_server_that_refuses_discover_gets_initialize_then_initiali
     init = server.requests("initialize")[0]["params"]
     assert init["protocolVersion"] == "2025-11-25"
     assert init["clientInfo"]["name"] == "mcp-notebook"
-    assert init["capabilities"] == {}
+    assert init["capabilities"] == {"extensions": {UI: UI_SETTINGS}}  # the ui extension, in both eras
     assert "params" not in server.requests("ping")[0]  # no modern envelope in the legacy era
 
 

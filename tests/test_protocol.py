@@ -50,6 +50,9 @@ MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 UNKNOWN = "2099-01-01"
 
+UI = "io.modelcontextprotocol/ui"
+UI_SETTINGS = {"mimeTypes": ["text/html;profile=mcp-app"]}
+
 
 # ---------------------------------------------------------------------------------------------------
 # 1. Negotiation
@@ -903,6 +906,24 @@ def test_stamp_never_mutates_nested_caller_meta() -> None:
             {"sampling": True, "roots": True, "elicitation_modes": ["form"]},
             {"sampling": {}, "roots": {"listChanged": False}, "elicitation": {"form": {}}},
             id="legacy-everything",
+        ),
+        pytest.param(
+            "legacy",
+            {"extensions": ["io.modelcontextprotocol/tasks"], "extension_settings": {UI: UI_SETTINGS}},
+            {"extensions": {UI: UI_SETTINGS}},
+            id="legacy-ui-extension-only",
+        ),
+        pytest.param(
+            "modern",
+            {"extensions": ["io.modelcontextprotocol/tasks"], "extension_settings": {UI: UI_SETTINGS}},
+            {"extensions": {"io.modelcontextprotocol/tasks": {}, UI: UI_SETTINGS}},
+            id="modern-tasks-and-ui-extensions",
+        ),
+        pytest.param(
+            "modern",
+            {"extensions": [UI], "extension_settings": {UI: UI_SETTINGS}},
+            {"extensions": {UI: UI_SETTINGS}},
+            id="settings-win",
         ),
     ],
 )

@@ -386,10 +386,13 @@ def test_a_sampler_drafts_the_reply_or_answers_alone(dialogs: NotebookDialogs) -
 
 
 def _declared(session: Session) -> dict[str, Any]:
-    """What the handlers make the client declare (the tasks extension is declared always)."""
-    caps = session.client.connection._handlers.capabilities(session.client.era or "legacy")
-    tasks_only = {"io.modelcontextprotocol/tasks": {}}
-    assert caps.get("extensions", tasks_only) == tasks_only
+    """What the handlers make the client declare (the tasks and ui extensions are declared always)."""
+    era = session.client.era or "legacy"
+    caps = session.client.connection._handlers.capabilities(era)
+    always = {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}
+    if era == "modern":
+        always["io.modelcontextprotocol/tasks"] = {}
+    assert caps["extensions"] == always
     return {key: value for key, value in caps.items() if key != "extensions"}
 
 

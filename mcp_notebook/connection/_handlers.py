@@ -20,6 +20,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from ..apps._rules import UI_EXTENSION
+from ..apps._rules import extension_settings as ui_extension_settings
 from ..protocol.envelope import client_capabilities
 from ..protocol.errors import McpError
 from ..protocol.tasks import TASKS_EXTENSION
@@ -84,6 +86,8 @@ class ClientHandlers:
             # Always: a task that waits for input this client has no handler for says so on its
             # handle (mcp_notebook.tasks), which is better than a server refusing the call.
             extensions=(TASKS_EXTENSION,),
+            # Both eras: a server decides whether to offer Views by what the client declares.
+            extension_settings={UI_EXTENSION: ui_extension_settings()},
         )
 
     def supports(self, method: str) -> bool:

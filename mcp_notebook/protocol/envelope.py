@@ -6,7 +6,7 @@ or the difference between a legacy and a modern capabilities object (PROTOCOL.md
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import McpError
@@ -74,11 +74,14 @@ def client_capabilities(
     elicitation_modes: Iterable[str],
     roots: bool,
     extensions: Iterable[str] = (),
+    extension_settings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The capabilities object we declare: only what a handler exists for.
 
-    ``extensions`` (modern era only: the legacy handshake has no such field) are the extension
-    identifiers we speak, each declared with empty settings.
+    ``extensions`` are modern-era extension identifiers, each declared with empty settings (the
+    tasks extension: its legacy twin is the core ``tasks`` capability). ``extension_settings``
+    are extensions declared in both eras with their settings (MCP Apps: a 2025-11-25 server reads
+    ``capabilities.extensions`` too, SEP-1865); on a name in both, the settings win.
     """
     caps: dict[str, Any] = {}
     if sampling:
@@ -89,10 +92,13 @@ def client_capabilities(
     if roots:
         # Legacy roots carry listChanged; modern roots have no such flag (PROTOCOL.md §3.2).
         caps["roots"] = {"listChanged": False} if era == "legacy" else {}
+    declared: dict[str, Any] = {}
     if era == "modern":
-        names = sorted(extensions)
-        if names:
-            caps["extensions"] = {name: {} for name in names}
+        declared.update((name, {}) for name in extensions)
+    for name, settings in (extension_settings or {}).items():
+        declared[name] = dict(settings)
+    if declared:
+        caps["extensions"] = {name: declared[name] for name in sorted(declared)}
     return caps
 
 
