@@ -81,7 +81,8 @@ def test_the_three_example_apps_render_and_draw(notebook: OpenNotebook) -> None:
         page.run_cell(index)
 
     basic = view_frame(page, 1)
-    expect(basic.locator("#server-time")).to_have_text(re.compile(r"\d{4}-\d\d-\d\dT\d\d:"), timeout=EXPECT_MS)
+    iso_time = re.compile(r"\d{4}-\d\d-\d\dT\d\d:")
+    expect(basic.locator("#server-time")).to_have_text(iso_time, timeout=EXPECT_MS)
     budget = view_frame(page, 2)
     expect(budget.locator("#budget-chart")).to_be_visible(timeout=EXPECT_MS)
     expect(budget.locator("#sliders-container input").first).to_be_visible(timeout=EXPECT_MS)
@@ -118,7 +119,8 @@ def test_demo_app_calls_its_app_only_tool_and_python_reads_the_model_context(not
     cells = [
         DEMO_APP,
         "board = session.app('sales_board')\nboard",
-        "print(board.status, board.initialized, board.model_context['structuredContent']['selected']['region'])",
+        "selected = board.model_context['structuredContent']['selected']\n"
+        "print(board.status, board.initialized, selected['region'])",
         "print([entry['data'] for entry in session.model.log if entry['logger'] == 'sales-board'])",
     ]
     page = notebook("demo_app.ipynb", cells)

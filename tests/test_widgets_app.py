@@ -10,10 +10,8 @@ The live path (a real View in a real sandboxed iframe) is tests/test_browser_app
 from __future__ import annotations
 
 import html.parser
-import importlib.util
 import sys
 import threading
-import types
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,9 +25,6 @@ from mcp_notebook.notebook._engine import get_engine
 from mcp_notebook.notebook.model import SessionModel
 
 from .widget_helpers import HOSTILE, wait_for
-
-if importlib.util.find_spec("mcp_notebook.apps") is None:  # until the host lands (branch appscore)
-    sys.modules["mcp_notebook.apps"] = types.SimpleNamespace(AppHost=None)  # type: ignore[assignment]
 
 _app = pytest.importorskip("mcp_notebook.widgets._app")
 AppView, with_csp, front_end_path = _app.AppView, _app.with_csp, _app.front_end_path
@@ -225,3 +220,72 @@ def test_close_tears_the_view_down(view: Any) -> None:
     wait_for(lambda: view.host.closed_with == "closed", 5, "the teardown")
     wait_for(lambda: view.comm is None, 5, "the widget closed")
     assert view.status == "closed"
+
+
+# --- against real servers: the demo app, and the probe's broken apps --------------------------------
+
+APPS_SERVER = ROOT / "tests" / "servers" / "apps_server.py"
+
+
+def _connect(*command: str) -> Any:
+    from mcp_notebook.notebook.session import connect
+
+    env = {"PYTHONPATH": str(ROOT)}
+    return connect([sys.executable, *command], env=env, register=False, dialogs=False, show_progress=False)
+
+
+@pytest.mark.usefixtures("no_leaked_processes")
+def test_demo_app_played_from_python_updates_the_model_context() -> None:
+    from mcp_notebook.demo.apps import BOARD_URI
+
+    with _connect("-m", "mcp_notebook.demo.apps") as session:
+        assert [t.name for t in session.model.tools] == ["sales_board"]  # region_detail is app-only
+        assert {t.name for t in session.list_tools(include_app_only=True)} == {"sales_board", "region_detail"}
+        view = session.app("sales_board")
+        sent: list[Any] = []
+        view.send = sent.append
+        assert view.status == "ready"
+        assert view.resource_uri == BOARD_URI
+        assert view.srcdoc.startswith("<!DOCTYPE html><meta http-equiv")
+        view.receive(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "ui/initialize",
+                "params": {"protocolVersion": "2026-01-26", "appInfo": {"name": "t", "version": "1"}},
+            }
+        )
+        view.receive({"jsonrpc": "2.0", "method": "ui/notifications/initialized", "params": {}})
+        view.receive(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "region_detail", "arguments": {"region": "west"}},
+            }
+        )
+        context = {"structuredContent": {"selected": {"region": "west"}}}
+        view.receive({"jsonrpc": "2.0", "id": 3, "method": "ui/update-model-context", "params": context})
+        wait_for(lambda: len(sent) >= 5, 10, "the host's answers")
+        assert view.initialized is True
+        assert view.model_context == context
+        by_id = {m.get("id"): m for m in sent if "id" in m}
+        assert by_id[2]["result"]["structuredContent"]["region"] == "west"
+        methods = [m.get("method") for m in sent if "method" in m]
+        assert methods == ["ui/notifications/tool-input", "ui/notifications/tool-result"]
+        assert session.model.history[-1]["name"] == "sales_board"
+        view._discard()
+
+
+@pytest.mark.usefixtures("no_leaked_processes")
+def test_session_app_refuses_what_is_no_app_and_shows_a_failing_tool_as_an_error() -> None:
+    from mcp_notebook.apps import AppError
+
+    with _connect(str(APPS_SERVER)) as session:
+        for tool in ("not_ui", "wrong_mime", "missing_resource", "call_counts"):
+            with pytest.raises(AppError):
+                session.app(tool)
+        failing = session.app("failing_app")
+        wait_for(lambda: failing.status == "error", 10, "the failure shown")
+        assert "could not be drawn" in (failing.error or "")
+        failing._discard()

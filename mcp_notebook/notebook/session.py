@@ -244,8 +244,10 @@ class Session:
 
     def _sync_lists(self) -> None:
         client = self.client
+        cached_tools = client.cached_tools
         values = {
-            "tools": client.cached_tools,
+            # as list_tools() shows them: without the tools only an MCP App's View may call
+            "tools": None if cached_tools is None else [t for t in cached_tools if not t.app_only],
             "resources": client.cached_resources,
             "resource_templates": client.cached_resource_templates,
             "prompts": client.cached_prompts,
@@ -433,11 +435,17 @@ class Session:
     ) -> Any:
         return await self._arun(self._recorded, method, name, arguments, fn)
 
-    def list_tools(self, *, refresh: bool = False) -> list[Tool]:
-        return self._run(lambda: self.client.list_tools(refresh=refresh))  # type: ignore[no-any-return]
+    def list_tools(self, *, refresh: bool = False, include_app_only: bool = False) -> list[Tool]:
+        """The tools; those only an MCP App's View may call (visibility ["app"]) only with
+        ``include_app_only`` (``model.tools`` never has them)."""
+        return self._run(  # type: ignore[no-any-return]
+            lambda: self.client.list_tools(refresh=refresh, include_app_only=include_app_only)
+        )
 
-    async def alist_tools(self, *, refresh: bool = False) -> list[Tool]:
-        return await self._arun(lambda: self.client.list_tools(refresh=refresh))  # type: ignore[no-any-return]
+    async def alist_tools(self, *, refresh: bool = False, include_app_only: bool = False) -> list[Tool]:
+        return await self._arun(  # type: ignore[no-any-return]
+            lambda: self.client.list_tools(refresh=refresh, include_app_only=include_app_only)
+        )
 
     def list_resources(self, *, refresh: bool = False) -> list[Resource]:
         return self._run(lambda: self.client.list_resources(refresh=refresh))  # type: ignore[no-any-return]
