@@ -61,17 +61,16 @@ def check_sandbox(page: NotebookPage, index: int) -> None:
 
 
 def test_the_three_example_apps_render_and_draw(notebook: OpenNotebook) -> None:
-    from . import apps_peers
+    from .apps_peers import example_command
 
-    missing = apps_peers.missing()
-    if missing:
-        pytest.skip(f"the example app servers are not installed: {missing}")
-    commands = {name: apps_peers.command(name) for name in ("basic", "budget", "segments")}
+    names = ("basic-vanillajs", "budget-allocator", "customer-segmentation")
+    commands = {name: example_command(name) for name in names}
     cells = [
         "import json\nimport mcp_notebook\ncommands = " + json.dumps(commands),
-        "basic = mcp_notebook.connect(commands['basic'], name='basic')\nbasic.app('get-time')",
-        "budget = mcp_notebook.connect(commands['budget'], name='budget')\nbudget.app('get-budget-data')",
-        "segments = mcp_notebook.connect(commands['segments'], name='segments')\n"
+        "basic = mcp_notebook.connect(commands['basic-vanillajs'], name='basic')\nbasic.app('get-time')",
+        "budget = mcp_notebook.connect(commands['budget-allocator'], name='budget')\n"
+        "budget.app('get-budget-data')",
+        "segments = mcp_notebook.connect(commands['customer-segmentation'], name='segments')\n"
         "segments.app('get-customer-data')",
         "views = [_2, _3, _4]\nfor view in views:\n"
         "    print(view.tool, view.status, view.initialized, view.error)",
@@ -109,6 +108,16 @@ def test_the_three_example_apps_render_and_draw(notebook: OpenNotebook) -> None:
 # ---------------------------------------------------------------------------------------------
 # Our demo app: its View calls an app-only tool and updates the model context.
 
+# A cell that waits for a View's model context: an awaiting cell lets the kernel handle the front
+# end's messages meanwhile (a sleeping one would not, and the context could never arrive).
+WAIT_CONTEXT = (
+    "import asyncio\n"
+    "for _ in range(200):\n"
+    "    if {view}.model_context is not None:\n"
+    "        break\n"
+    "    await asyncio.sleep(0.05)\n"
+)
+
 DEMO_APP = (
     DEMO_SETUP.replace("'mcp_notebook.demo'", "'mcp_notebook.demo.apps'")
     + "session = mcp_notebook.connect(demo, env=checkout)"
@@ -119,8 +128,9 @@ def test_demo_app_calls_its_app_only_tool_and_python_reads_the_model_context(not
     cells = [
         DEMO_APP,
         "board = session.app('sales_board')\nboard",
-        "selected = board.model_context['structuredContent']['selected']\n"
-        "print(board.status, board.initialized, selected['region'])",
+        WAIT_CONTEXT.format(view="board")
+        + "selected = board.model_context['structuredContent']['selected']\n"
+        + "print(board.status, board.initialized, selected['region'])",
         "print([entry['data'] for entry in session.model.log if entry['logger'] == 'sales-board'])",
     ]
     page = notebook("demo_app.ipynb", cells)
@@ -146,43 +156,62 @@ def test_demo_app_calls_its_app_only_tool_and_python_reads_the_model_context(not
 # A hostile View: everything it tries fails, and the notebook does not notice.
 
 PROBE = (
-    "import os\nimport sys\nfrom pathlib import Path\nimport mcp_notebook\n"
-    "server = Path(os.environ['PYTHONPATH'].split(os.pathsep)[0]) / 'tests' / 'servers' / 'apps_server.py'\n"
-    "checkout = {'PYTHONPATH': os.environ['PYTHONPATH']}\n"
-    "session = mcp_notebook.connect([sys.executable, str(server)], env=checkout)"
+    "import os\nimport sys\nimport mcp_notebook\n"
+    "checkout = {{'PYTHONPATH': os.environ['PYTHONPATH']}}\n"
+    "session = mcp_notebook.connect([sys.executable, {server!r}], env=checkout)"
 )
 MARKS_JS = (
     "() => { localStorage.setItem('mcpnb-probe', 'kept'); document.cookie = 'mcpnb_probe=kept; path=/';"
     " return [document.cookie, JSON.stringify(Object.entries(localStorage).sort())]; }"
 )
 READ_MARKS_JS = "() => [document.cookie, JSON.stringify(Object.entries(localStorage).sort())]"
+#: What the hostile View (tests/servers/apps/hostile.html) must fail at, and what it may do.
+FORBIDDEN_ATTEMPTS = (
+    "parent_document",
+    "top_location",
+    "cookie",
+    "local_storage",
+    "fetch",
+    "call_model_only_tool",
+    "open_javascript_link",
+    "open_http_link",
+)
+ALLOWED_ATTEMPTS = {"initialize": "allowed", "call_app_tool": "allowed", "tool_result_seen": True}
 
 
 def test_hostile_app_gets_nowhere(notebook: OpenNotebook) -> None:
+    """Everything the sandbox, the CSP and the host must refuse is refused; the notebook's own
+    cookies and storage are untouched, no error escapes into the page, the kernel goes on."""
+    from .apps_peers import PROBE_SERVER
+
     cells = [
-        PROBE,
+        PROBE.format(server=str(PROBE_SERVER)),
         "hostile = session.app('hostile_app')\nhostile",
-        "import json\nattempts = (hostile.model_context or {}).get('structuredContent', {}).get('attempts')\n"
-        "print(json.dumps(attempts, sort_keys=True))",
+        WAIT_CONTEXT.format(view="hostile") + "import json\n"
+        "print(json.dumps(hostile.model_context['structuredContent']['attempts'], sort_keys=True))",
         "counts = session.call_tool('call_counts').structured_content['counts']\n"
-        "print('model_secret' in counts, hostile.status)",
+        "print(counts.get('model_secret', 0), counts.get('app_refresh', 0), hostile.status)",
         "print('still here')",
     ]
     page = notebook("hostile_app.ipynb", cells)
     page.run_cell(0)
     before = page.page.evaluate(MARKS_JS)
     page.run_cell(1)
-    expect(view_frame(page, 1).locator("#out")).to_contain_text("done", timeout=EXPECT_MS)
+    expect(view_frame(page, 1).locator("#out")).to_contain_text("open_http_link", timeout=EXPECT_MS)
     check_sandbox(page, 1)
+    page.keep(page.output(1), "app-hostile.png", gallery=False)
 
     page.run_cell(2)
     report = json.loads(printed(page, 2))
-    assert isinstance(report, dict), report
-    assert report, "the hostile View reported no attempts"
-    succeeded = {name: outcome for name, outcome in report.items() if outcome != "blocked"}
-    assert not succeeded, f"the hostile View got through: {succeeded}"
+    got_through = {
+        name: report.get(name)
+        for name in FORBIDDEN_ATTEMPTS
+        if not str(report.get(name)).startswith(("blocked", "refused"))
+    }
+    assert not got_through, f"the hostile View got through: {got_through} (report {report})"
+    assert {name: report.get(name) for name in ALLOWED_ATTEMPTS} == ALLOWED_ATTEMPTS, report
     assert page.page.evaluate(READ_MARKS_JS) == before, "the View touched the notebook's cookies or storage"
     page.run_cell(3)
-    expect(page.output(3)).to_have_text("False ready", timeout=EXPECT_MS)
+    expect(page.output(3)).to_have_text("0 1 ready", timeout=EXPECT_MS)  # the refused call never got there
     page.run_cell(4)
     expect(page.output(4)).to_have_text("still here", timeout=EXPECT_MS)
