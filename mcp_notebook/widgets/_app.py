@@ -122,8 +122,8 @@ class AppView(Fallback, anywidget.AnyWidget):
     the front end ``srcdoc`` (the page with its CSP),
     ``allow`` (the iframe's permissions), ``link_request`` / ``link_answer`` (the open-link dialog).
 
-    ``view.host`` is the :class:`~mcp_notebook.apps.AppHost` (``host.initialized``,
-    ``host.result``...); ``view.result`` is the tool's result. Show a view once: every displayed
+    ``view.host`` is the :class:`~mcp_notebook.apps.AppHost`; ``view.result`` is the tool's result,
+    None until the call ends (``view.wait()`` waits for it). Show a view once: every displayed
     copy would start the View again. ``view.close()`` tears it down (``ui/resource-teardown``).
     """
 
@@ -207,6 +207,20 @@ class AppView(Fallback, anywidget.AnyWidget):
     @property
     def result(self) -> Any:
         """The tool's result (the View got it as ``ui/notifications/tool-result``)."""
+        return self.host.result
+
+    def wait(self, timeout: float = 30.0) -> Any:
+        """Block until the tool's call has ended (or ``timeout`` seconds), then return its result.
+
+        ``session.app()`` returns as soon as the View can be drawn; the call runs on, and the View
+        gets its result when it comes. None when the call failed (``error`` says why) or is still
+        running at the timeout. It waits for the server, not the page, so it is safe in a cell.
+        """
+        deadline = time.monotonic() + timeout
+        while self.host.result is None and self.host.error is None and self.status != "closed":
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
         return self.host.result
 
     # --- the relay ------------------------------------------------------------------------------
