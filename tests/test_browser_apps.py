@@ -73,7 +73,7 @@ def test_the_three_example_apps_render_and_draw(notebook: OpenNotebook) -> None:
         "segments = mcp_notebook.connect(commands['customer-segmentation'], name='segments')\n"
         "segments.app('get-customer-data')",
         "views = [_2, _3, _4]\nfor view in views:\n"
-        "    print(view.tool, view.status, view.initialized, view.error)",
+        "    print(view.tool, view.status, view.initialized, view.error, view.opened_links)",
     ]
     page = notebook("example_apps.ipynb", cells)
     for index in range(4):
@@ -93,16 +93,34 @@ def test_the_three_example_apps_render_and_draw(notebook: OpenNotebook) -> None:
         check_sandbox(page, index)
         expect(page.output(index).locator(".mcpnb-app-status")).to_have_text("ready", timeout=EXPECT_MS)
 
+    check_open_link_asks_first(page)
+
     page.run_cell(4)
     lines = printed(page, 4).splitlines()
     assert lines == [
-        "get-time ready True None",
-        "get-budget-data ready True None",
-        "get-customer-data ready True None",
+        "get-time ready True None ['https://modelcontextprotocol.io/']",
+        "get-budget-data ready True None []",
+        "get-customer-data ready True None []",
     ], lines
     page.keep(page.output(1), "app-basic.png")
     page.keep(page.output(2), "app-budget.png")
     page.keep(page.output(3), "app-segments.png")
+
+
+def check_open_link_asks_first(page: NotebookPage) -> None:
+    """The basic View's "Open Link" asks in the widget, the link's host in bold; only the click on
+    Open opens it (in a new page, which is not let onto the network here)."""
+    link = page.output(1).locator(".mcpnb-app-link")
+    expect(link).to_be_hidden()
+    context = page.page.context
+    context.route("https://modelcontextprotocol.io/**", lambda route: route.abort())
+    view_frame(page, 1).locator("#open-link-btn").click()
+    expect(link.locator(".mcpnb-app-link-host")).to_have_text("modelcontextprotocol.io", timeout=EXPECT_MS)
+    assert len(context.pages) == 1, "a page was opened before the click"
+    with context.expect_page(timeout=EXPECT_MS) as opened:
+        link.locator(".mcpnb-app-link-open").click()
+    opened.value.close()
+    expect(link).to_be_hidden(timeout=EXPECT_MS)
 
 
 # ---------------------------------------------------------------------------------------------
