@@ -289,3 +289,48 @@ def test_session_app_refuses_what_is_no_app_and_shows_a_failing_tool_as_an_error
         wait_for(lambda: failing.status == "error", 10, "the failure shown")
         assert "could not be drawn" in (failing.error or "")
         failing._discard()
+
+
+@pytest.mark.usefixtures("no_leaked_processes")
+def test_explorer_hides_app_only_tools_and_shows_an_app_as_its_result() -> None:
+    from mcp_notebook.widgets import explorer
+
+    with _connect("-m", "mcp_notebook.demo.apps") as session:
+        ex = explorer(session)
+        try:
+            assert ex.tool_names == ["sales_board"]
+            ex.select("sales_board")
+            assert ex.call() is not None
+            wait_for(lambda: ex.app is not None, 15, "the app opened")
+            (view,) = ex.result_box.children
+            assert isinstance(view, AppView)
+            assert view.status == "ready"
+            assert "app opened" in ex.status.value
+            assert ex.call() is not None  # again: the first view is torn down, a new one shown
+            wait_for(lambda: ex.app is not None and ex.app is not view, 15, "the second app")
+            wait_for(lambda: view.status == "closed", 10, "the first app torn down")
+        finally:
+            ex.close()
+
+
+@pytest.mark.usefixtures("no_leaked_processes")
+def test_mcp_app_magic_opens_the_app_and_refuses_a_tool_without_one() -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from mcp_notebook.notebook.magics import McpMagicError
+    from mcp_notebook.notebook.session import connect
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "mcp_notebook")
+    env = {"PYTHONPATH": str(ROOT)}
+    with (
+        connect([sys.executable, "-m", "mcp_notebook.demo.apps"], name="apps-magic", env=env) as apps,
+        connect([sys.executable, str(APPS_SERVER)], name="probe-magic", env=env),
+    ):
+        view = shell.run_line_magic("mcp", "app sales_board -s apps-magic")
+        assert isinstance(view, AppView)
+        assert view.session is apps
+        assert view.status == "ready"
+        view._discard()
+        with pytest.raises(McpMagicError, match="not an MCP App"):
+            shell.run_line_magic("mcp", "app call_counts -s probe-magic")
