@@ -168,6 +168,20 @@ def test_demo_app_calls_its_app_only_tool_and_python_reads_the_model_context(not
     page.run_cell(3)
     expect(page.output(3)).to_contain_text("showing west", timeout=EXPECT_MS)
     assert page.execution_count(1) == shown, "the app's cell ran again"
+    check_leaving_the_page_stops_the_view(page, 1)
+
+
+def check_leaving_the_page_stops_the_view(page: NotebookPage, index: int) -> None:
+    """A View that navigates its own frame away is stopped: the page it went to never gets to talk
+    to the host (and is not let onto the network here)."""
+    page.page.context.route("https://mcp-notebook.invalid/**", lambda route: route.abort())
+    frame = page.output(index).locator(FRAME)
+    handle = frame.element_handle(timeout=EXPECT_MS)
+    content = handle.content_frame() if handle is not None else None
+    assert content is not None
+    content.evaluate("location.assign('https://mcp-notebook.invalid/elsewhere')")
+    expect(frame).to_have_count(0, timeout=EXPECT_MS)
+    expect(page.output(index).locator(".mcpnb-app-error")).to_contain_text("left its page")
 
 
 # ---------------------------------------------------------------------------------------------

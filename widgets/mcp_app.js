@@ -13,6 +13,7 @@
 // - The HTML arrives from Python with the CSP meta already first in <head> (the kernel builds it).
 // - Only messages whose source is this iframe's window are forwarded to the kernel, verbatim; the
 //   kernel's messages are posted to that window alone ("*": an opaque origin has no name).
+// - A View that navigates its frame away is stopped: only the page the kernel sent may talk.
 // - A link the View asks to open is shown with its host in bold; only a click on "Open" opens it
 //   (https only, noopener, noreferrer). The answer goes back through a trait, never through the
 //   message channel a View could imitate.
@@ -96,6 +97,20 @@ function render({ model, el: host }) {
     frame.style.cssText = "display:block;width:100%;border:0";
     frame.style.height = `${clampHeight(model.get("height"))}px`;
     frame.srcdoc = String(html);
+    // A View may navigate its own frame (no sandbox flag forbids it): the page that would load
+    // there is not the View, carries no CSP of ours and must not speak to the host. The first load
+    // is the View; any later one means it left, and the frame is stopped.
+    let loads = 0;
+    const current = frame;
+    current.addEventListener("load", () => {
+      loads += 1;
+      if (loads > 1 && frame === current) {
+        frame.remove();
+        frame = null;
+        problem.textContent = "The app left its page, so it was stopped.";
+        problem.style.display = "block";
+      }
+    });
     stage.append(frame);
   }
 
