@@ -288,7 +288,9 @@ def test_session_app_refuses_what_is_no_app_and_shows_a_failing_tool_as_an_error
         failing = session.app("failing_app")
         wait_for(lambda: failing.status == "error", 10, "the failure shown")
         assert "could not be drawn" in (failing.error or "")
-        failing._discard()
+        assert session.views == [failing]
+    wait_for(lambda: failing.status == "closed", 10, "the view closed with its session")
+    wait_for(lambda: failing.comm is None, 10, "its widget closed")
 
 
 @pytest.mark.usefixtures("no_leaked_processes")

@@ -572,7 +572,7 @@ class Session:
 
     @property
     def views(self) -> list[Any]:
-        """The live frames and watches running over this session."""
+        """The live frames, watches and MCP App views running over this session."""
         return list(self._views)
 
     def map_tool(

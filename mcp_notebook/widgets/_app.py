@@ -176,6 +176,10 @@ class AppView(Fallback, anywidget.AnyWidget):
             theme=theme,
             **host_options,
         )
+        # Closed with its session: a View whose server is gone has nobody to answer it.
+        views = getattr(session, "_views", None)
+        if isinstance(views, set):
+            views.add(self)
         self.on_msg(self._from_front_end)
         self.observe(self._on_link_answer, names=["link_answer"])
 
@@ -335,6 +339,7 @@ class AppView(Fallback, anywidget.AnyWidget):
         Not waited for here: the View answers ``ui/resource-teardown`` through a comm message, which
         the kernel handles on this very thread once the cell ends (``await view.aclose()`` waits).
         """
+        self._forget()
         if self._closing or self.comm is None:
             super().close()
             return
@@ -351,9 +356,19 @@ class AppView(Fallback, anywidget.AnyWidget):
 
         self.session._engine.spawn(teardown)
 
+    def _stop(self, give_back: bool = True) -> None:
+        """The session closes (its views are stopped with it)."""
+        self.close()
+
+    def _forget(self) -> None:
+        views = getattr(self.session, "_views", None)
+        if isinstance(views, set):
+            views.discard(self)
+
     def _discard(self) -> None:
         """Close the widget of a view that never opened (nothing to tear down)."""
         self._closing = True
+        self._forget()
         anywidget.AnyWidget.close(self)
 
     def _refuse_pending_link(self) -> None:
