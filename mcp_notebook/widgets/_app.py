@@ -163,7 +163,8 @@ class AppView(Fallback, anywidget.AnyWidget):
         self._links = count(1)
         self._lock = threading.Lock()
         self._pending_link: tuple[int, threading.Event, list[bool]] | None = None
-        self._closing = False
+        self._closing = False  # no more relaying: the View is gone
+        self._teardown_started = False
         self.host = AppHost(
             session.client,
             tool,
@@ -343,6 +344,9 @@ class AppView(Fallback, anywidget.AnyWidget):
         if self._closing or self.comm is None:
             super().close()
             return
+        if self._teardown_started:
+            return
+        self._teardown_started = True
         self._refuse_pending_link()
 
         async def teardown() -> None:
