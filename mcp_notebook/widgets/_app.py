@@ -165,18 +165,22 @@ class AppView(Fallback, anywidget.AnyWidget):
         self._pending_link: tuple[int, threading.Event, list[bool]] | None = None
         self._closing = False  # no more relaying: the View is gone
         self._teardown_started = False
-        self.host = AppHost(
-            session.client,
-            tool,
-            dict(arguments or {}),
-            send=self._to_front_end,
-            confirm_open_link=self._confirm_open_link,
-            on_change=self._on_host_change,
-            on_log=self._on_log,
-            host_info={"name": "mcp-notebook", "version": _version()},
-            theme=theme,
-            **host_options,
-        )
+        try:
+            self.host = AppHost(
+                session.client,
+                tool,
+                dict(arguments or {}),
+                send=self._to_front_end,
+                confirm_open_link=self._confirm_open_link,
+                on_change=self._on_host_change,
+                on_log=self._on_log,
+                host_info={"name": "mcp-notebook", "version": _version()},
+                theme=theme,
+                **host_options,
+            )
+        except BaseException:  # a bad tool or option: the widget made above must not linger
+            anywidget.AnyWidget.close(self)
+            raise
         # Closed with its session: a View whose server is gone has nobody to answer it.
         views = getattr(session, "_views", None)
         if isinstance(views, set):
