@@ -7,5 +7,5 @@ cd "$(dirname "$0")/.."
 export MCPNB_GALLERY=docs/gallery
 # The kernel and the servers it starts import this checkout, whatever mcp_notebook is installed.
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-.venv/bin/python -m pytest -q tests/test_browser_panels.py "$@"
+.venv/bin/python -m pytest -q tests/test_browser_panels.py tests/test_browser_apps.py "$@"
 ls -l "$MCPNB_GALLERY"

@@ -37,6 +37,7 @@ EXPECTED: dict[str, list[str]] = {
     "04-live-notifications.ipynb": ["<MCP "],
     "07-tasks.ipynb": ["<MCP tasks: "],
     "08-many-servers.ipynb": ["<MCP servers: "],
+    "09-mcp-apps.ipynb": ["<MCP App sales_board: ready", "ui://sales-board/board.html"],
 }
 
 

@@ -175,6 +175,15 @@ COMMANDS: dict[str, _Command] = {
         (*_SESSION_OPTIONS, "timeout", "frame", "task"),
         body=True,
     ),
+    "app": _Command(
+        "app TOOL [key=value …] [key:=JSON …] [-s SERVER] [-o VAR]",
+        "Open a tool's MCP App: calls the tool and shows its interactive View in the cell, sandboxed "
+        "(see session.app). Arguments as for call (a %%mcp cell body may give them as JSON or YAML). "
+        "Returns the AppView: view.model_context, view.messages and view.status follow the View "
+        "from Python. A tool without a ui:// View is an error.",
+        _SESSION_OPTIONS,
+        body=True,
+    ),
     "read": _Command(
         "read URI [-s SERVER] [-o VAR]", "Read a resource; returns its ResourceContents.", _SESSION_OPTIONS
     ),
@@ -316,7 +325,7 @@ class McpMagics(Magics):
             if options.command is not None and subcommand != "connect":
                 raise MagicArgError("'--' comes only in %mcp connect NAME -- COMMAND")
             if cell is not None and cell.strip() and not command.body:
-                raise MagicArgError(f"%%mcp {subcommand} takes no cell body (only call and prompt do)")
+                raise MagicArgError(f"%%mcp {subcommand} takes no cell body (only call, app and prompt do)")
             value = getattr(self, f"_do_{subcommand}")(options, cell)
             quiet = command.quiet
             if isinstance(value, _Printed):
@@ -665,6 +674,20 @@ class McpMagics(Magics):
         return task
 
     # --- tasks ------------------------------------------------------------------------------------
+
+    def _do_app(self, options: Options, cell: str | None) -> Any:
+        from ..apps import AppError
+
+        session, tool, pairs = self._named(options, "app", "tools")
+        arguments = tool_arguments(pairs, tool.input_schema, tool.name, base=body_arguments(cell))
+        try:
+            return session.app(tool.name, arguments)
+        except AppError as exc:
+            raise MagicArgError(str(exc)) from None
+        except ImportError as exc:
+            raise MagicArgError(
+                f"MCP Apps need the notebook extra: pip install 'mcp-notebook[notebook]' ({exc})"
+            ) from None
 
     def _do_tasks(self, options: Options, cell: str | None) -> Any:
         server, session = self.session(options.server)

@@ -44,6 +44,7 @@ from .model import SessionModel
 if TYPE_CHECKING:
     import pandas
 
+    from ..widgets._app import AppView
     from ..widgets._dialogs import NotebookDialogs
     from .views import LiveFrame, ResourceWatch, ToolWatch
 
@@ -577,7 +578,7 @@ class Session:
 
     @property
     def views(self) -> list[Any]:
-        """The live frames and watches running over this session."""
+        """The live frames, watches and MCP App views running over this session."""
         return list(self._views)
 
     def map_tool(
@@ -691,6 +692,44 @@ class Session:
         from ..widgets._dashboard import dashboard
 
         return dashboard(self)
+
+    def app(self, tool: Any, arguments: Mapping[str, Any] | None = None, **options: Any) -> AppView:
+        """A tool's MCP App, live in the cell: calls the tool, loads its ``ui://`` View, returns the
+        :class:`~mcp_notebook.widgets.AppView` (display it once).
+
+        The View runs sandboxed in the front end; its messages are answered by an
+        :class:`~mcp_notebook.apps.AppHost` on the engine thread, so ``view.model_context``,
+        ``view.messages`` and ``view.status`` follow it from Python. Raises
+        :class:`~mcp_notebook.apps.AppError` for a tool without a ``ui://`` resource or one that is
+        not an MCP App page; a tool that fails gives a view whose status is "error". ``options``
+        go to the host (``theme="dark"``...). The call is in the session's history like any other.
+        """
+        view = self._app_view(tool, arguments, options)
+        try:
+            self._run(self._open_app, view, arguments)
+        except BaseException:
+            view._discard()
+            raise
+        return view
+
+    async def aapp(self, tool: Any, arguments: Mapping[str, Any] | None = None, **options: Any) -> AppView:
+        """:meth:`app` for cells that ``await``."""
+        view = self._app_view(tool, arguments, options)
+        try:
+            await self._arun(self._open_app, view, arguments)
+        except BaseException:
+            view._discard()
+            raise
+        return view
+
+    def _app_view(self, tool: Any, arguments: Mapping[str, Any] | None, options: dict[str, Any]) -> AppView:
+        self._check_open()
+        from ..widgets._app import AppView
+
+        return AppView(self, tool, arguments, **options)
+
+    async def _open_app(self, view: AppView, arguments: Mapping[str, Any] | None) -> Any:
+        return await self._recorded("tools/call", view.tool, dict(arguments or {}), view.aopen)
 
     def roots_widget(self) -> Any:
         """The roots this client declares; editable when ``roots=`` was a ``RootsList``."""

@@ -33,3 +33,14 @@ __all__ += [
     "status_widget",
     "tasks_widget",
 ]
+
+# MCP Apps: AppView needs anywidget, so it is imported on first use (``session.app(...)`` makes one).
+__all__ += ["AppView"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "AppView":
+        from ._app import AppView
+
+        return AppView
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

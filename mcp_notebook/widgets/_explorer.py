@@ -28,6 +28,7 @@ import concurrent.futures
 import json
 import logging
 import pprint
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -166,6 +167,12 @@ class SessionTools(ToolSource):
         return unfollow
 
 
+def _is_app(outcome: Any) -> bool:
+    """Whether a call's outcome is an AppView (never importing the apps side when none was made)."""
+    module = sys.modules.get(f"{__package__}._app")
+    return module is not None and isinstance(outcome, module.AppView)
+
+
 def tool_calls(history: Any) -> list[dict[str, Any]]:
     """The tools/call entries of a session's history, oldest first."""
     return [e for e in list(history) if isinstance(e, dict) and e.get("method") == "tools/call"]
@@ -196,6 +203,8 @@ class Explorer(Fallback, W.VBox):
         self.selected_entry: ToolEntry | None = None
         self._call_session: Any = None  # the session of the running (or last) call
         self.result: ToolResult | BaseException | None = None
+        #: The AppView of the last call, when the tool is an MCP App (its View is the result).
+        self.app: Any = None
         self._future: concurrent.futures.Future[Any] | None = None
         self._started = 0.0
         #: The task of the current (or last) call, when it runs as one.
@@ -543,7 +552,11 @@ class Explorer(Fallback, W.VBox):
         self._started = time.monotonic()
         self._call_session = session
         future: concurrent.futures.Future[Any]
-        if as_task:
+        self._close_app()
+        if getattr(entry.tool, "ui_resource_uri", None):  # an MCP App: its View is the result
+            self.status.value = f"opening the app {shown}…"
+            future = session._engine.spawn(self._run_app, session, name, arguments)
+        elif as_task:
             future = session._engine.spawn(self._run_task, session, name, arguments)
         else:
             self._watch_for_task(session, name)
@@ -556,6 +569,21 @@ class Explorer(Fallback, W.VBox):
     async def _run(self, session: Any, name: str, arguments: dict[str, Any]) -> ToolResult:
         result: ToolResult = await session.acall_tool(name, arguments, progress=self._on_progress)
         return result
+
+    async def _run_app(self, session: Any, name: str, arguments: dict[str, Any]) -> Any:
+        view = session._app_view(name, arguments, {})
+        try:
+            await session._open_app(view, arguments)
+        except BaseException:
+            view._discard()
+            raise
+        return view
+
+    def _close_app(self) -> None:
+        """The previous call's app, if any, is torn down before the next result replaces it."""
+        app, self.app = self.app, None
+        if app is not None:
+            app.close()
 
     async def _run_task(self, session: Any, name: str, arguments: dict[str, Any]) -> ToolResult:
         task: SessionTask = await session.astart_tool(name, arguments)
@@ -668,6 +696,12 @@ class Explorer(Fallback, W.VBox):
             outcome = error if error is not None else future.result()
         if isinstance(outcome, McpError) and outcome.kind == "invalid":
             self._show_problems([outcome.message], sent=False)
+        if _is_app(outcome):
+            self._finished_app(outcome, elapsed)
+            if self._future is future:
+                self._future = None
+            self._idle_buttons()
+            return
         self.result_box.children = [result_widget(outcome)]
         self.result = outcome
         if isinstance(outcome, ToolResult):
@@ -689,6 +723,17 @@ class Explorer(Fallback, W.VBox):
         if self.selected is not None:  # the server may have shown this tool runs only as a task
             self._show_task_choice(self.selected, keep=True)
         self._idle_buttons()
+
+    def _finished_app(self, view: Any, elapsed: float) -> None:
+        """An MCP App opened: the view is the result (its status says whether the tool failed)."""
+        self.app = view
+        result = view.result
+        self.result = result if isinstance(result, ToolResult) else None
+        self.result_box.children = [view]
+        self.progress.value = self.progress.max
+        failed = view.status == "error"
+        self.progress.bar_style = "danger" if failed else "success"
+        self.status.value = f"{'app failed' if failed else 'app opened'} in {elapsed:.2f} s"
 
     def wait(self, timeout: float = 30.0) -> ToolResult | BaseException | None:
         """Block until the running call ends (for scripts and tests); returns :attr:`result`."""

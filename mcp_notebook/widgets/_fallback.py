@@ -131,8 +131,13 @@ class Fallback:
         """The panel's state as static HTML (every server string escaped)."""
         return static_html(self)
 
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+        if isinstance(bundle, tuple):  # anywidget answers (data, metadata): keep its metadata
+            return self._with_fallbacks(bundle[0]), bundle[1]
+        return self._with_fallbacks(bundle)
+
+    def _with_fallbacks(self, bundle: Any) -> dict[str, Any]:
         data: dict[str, Any] = dict(bundle or {})
         data["text/plain"] = repr(self)
         try:
