@@ -196,11 +196,8 @@ def result_html(
             # the text blocks usually repeat the structured data: one click away
             blocks = _blocks_html(content)
             parts.append(_details(f"content ({_count(len(content), 'block')})", blocks, "mcpnb-content"))
-    elif content:
+    elif content:  # no table means no structuredContent: every JSON value is a table shape
         parts.append(_blocks_html(content))
-        if structured_content is not None:
-            raw = _html.code_block(_raw_json(structured_content, options.max_chars))
-            parts.append(_details("structured content", raw, "mcpnb-raw"))
     else:
         parts.append(Markup('<div class="mcpnb-empty"><em>(empty result)</em></div>'))
     return Markup('<div class="mcpnb-result-view">{}</div>').format(Markup("").join(parts))
@@ -330,12 +327,10 @@ def result_text(structured_content: Any, content: Blocks, is_error: bool = False
     table = preview(shape, options.text_rows) if shape.is_table else None
     if table is not None:
         lines.extend(_text_table(table, shape))
-    elif content:
+    elif content:  # no table means no structuredContent: every JSON value is a table shape
         lines.extend(_blocks_text(content, MAX_TEXT_LINES - len(lines)))
-    elif structured_content is None:
+    else:
         lines.append("(empty result)")
-    if table is None and structured_content is not None and not content:
-        lines.extend(_raw_json(structured_content, 2000).splitlines())
     return _bounded(lines)
 
 

@@ -45,7 +45,6 @@ __all__ = [
     "qualified_tool_names",
     "resolve_tool",
     "server_names",
-    "session_row",
     "tool_lists",
 ]
 
@@ -90,24 +89,6 @@ def qualified_tool_names(lists: Mapping[str, Sequence[Tool]]) -> list[str]:
 
 
 # --- the board -----------------------------------------------------------------------------------
-
-
-def session_row(name: str, session: Session) -> dict[str, Any]:
-    """A separately connected session as a board row (the keys of a group member's summary)."""
-    model = session.model
-    info = model.server_info or {}
-    return {
-        "server": name,
-        "status": model.status,
-        "era": model.era,
-        "protocol_version": model.protocol_version,
-        "server_name": info.get("name"),
-        "server_version": info.get("version"),
-        "tools": len(model.tools),
-        "in_flight": model.in_flight,
-        "reconnects": model.reconnects,
-        "last_error": model.last_error,
-    }
 
 
 _TEXT_COLUMNS = (
