@@ -142,12 +142,16 @@ class Gateway:
         return {"WWW-Authenticate": f'Bearer resource_metadata="{metadata}"{error}'}
 
     async def mcp(self, name: str, request: RawRequest, reply: Reply) -> None:
-        """A stateless legacy-era MCP server whose audience is its own URL."""
+        """A stateless legacy-era MCP server whose audience is its own URL. The one named "slash"
+        lives at ``/slash/mcp/`` and redirects ``/slash/mcp`` there, once the token is checked."""
         refused = self.authorized_for(
             name, request, self.claims.get(name, self.resource(name)), f"/{name}/mcp"
         )
         if refused is not None:
             await reply.send(401, b'{"error": "invalid_token"}', headers=refused)
+            return
+        if name == "slash" and not request.path.endswith("/"):
+            await reply.send(307, headers={"Location": f"/{name}/mcp/"})
             return
         if request.method != "POST":
             await reply.send(405)
@@ -371,3 +375,14 @@ async def test_clear_forgets_one_server_or_all_of_them(gateway: Gateway) -> None
         await auth.clear()
         assert await store.get_tokens(gateway.resource("good")) is None
         assert await store.get_tokens(gateway.resource("sibling")) is None
+
+
+@pytest.mark.anyio
+async def test_a_redirect_to_the_same_url_with_a_slash_is_the_same_resource(gateway: Gateway) -> None:
+    auth = _oauth(gateway)
+    with anyio.fail_after(30):
+        assert await _whoami(gateway, "slash", auth) == "slash"
+        assert await _whoami(gateway, "good", auth) == "good"
+    assert gateway.authorized == [gateway.resource("slash"), gateway.resource("good")]
+    assert gateway.only_own_tokens("slash")
+    assert gateway.only_own_tokens("good")

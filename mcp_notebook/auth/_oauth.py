@@ -378,9 +378,13 @@ class OAuth(httpx.Auth):
         return disco.origin(str(url)) == self._origin
 
     def _server_for(self, url: str) -> _Server:
-        """The protected resource at ``url``, named by its canonical URL (RFC 8707, path included)."""
+        """The protected resource at ``url``, named by its canonical URL (RFC 8707, path included).
+
+        ``/mcp`` and ``/mcp/`` are one resource (as :func:`resource_matches` has it): a server that
+        redirects one to the other must not cost a second sign-in. The first spelling used is the key.
+        """
         key = disco.canonical_resource(url)
-        server = self._servers.get(key)
+        server = self._servers.get(key) or self._servers.get(key[:-1] if key.endswith("/") else f"{key}/")
         if server is None:
             server = self._servers[key] = _Server(key)
         return server
