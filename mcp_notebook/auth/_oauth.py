@@ -6,6 +6,11 @@ the caller's own ``httpx.AsyncClient`` (its proxies, TLS settings and event hook
 protected-resource and authorization-server metadata, register a client, send the user to the
 authorization server, redeem the code, and finally resend the original request with the token.
 
+- Tokens belong to one protected resource: the MCP server's canonical URL, path included (RFC 8707,
+  RFC 9728), never its origin. A request goes out with the tokens of the server at its own URL, or
+  with none, and that server's 401 runs a flow of its own; so one object can serve ``/a/mcp`` and
+  ``/b/mcp`` on one origin and neither ever sees the other's token. What is the authorization
+  server's (its metadata, the client registered there) is shared between the servers it serves.
 - Before each request: attach the current token; refresh it first if it is about to expire.
 - 401: rediscover (the protected-resource metadata may now name another authorization server), then
   refresh if possible, else authorize anew. At most one refresh and one authorization per request.
@@ -161,6 +166,10 @@ class OAuth(httpx.Auth):
 
     ``dpop=True`` asks for DPoP-bound tokens (RFC 9449) and proves possession of an in-memory key on
     every request; it needs the ``cryptography`` package.
+
+    One object may serve several MCP servers on the origin of ``server_url`` (else of its first
+    request): each server URL is its own protected resource, with its own tokens in the store, and
+    runs its own authorization; requests to any other origin pass untouched.
     """
 
     requires_request_body = True
