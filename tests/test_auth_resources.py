@@ -356,6 +356,9 @@ async def test_http_sse_posts_carry_their_streams_tokens(gateway: Gateway, engin
     assert gateway.tokens_seen("legacy-messages")
     assert gateway.only_own_tokens("legacy-messages", sse)
     assert gateway.only_own_tokens("good")
+    shown = repr(auth.for_server(sse))
+    assert sse in shown
+    assert not any(token in shown for token in gateway.issued)
 
 
 @pytest.mark.anyio
