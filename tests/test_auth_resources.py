@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from mcp_notebook import Client, McpError
-from mcp_notebook.auth import ClientInfo, FileTokenStore, MemoryTokenStore, OAuth, Tokens
+from mcp_notebook.auth import FileTokenStore, MemoryTokenStore, OAuth, Tokens
 from mcp_notebook.auth._pkce import s256
 from mcp_notebook.transports.http import HttpTransport
 from tests.raw_http import RawRequest, Reply, raw_http_server
@@ -322,9 +322,6 @@ class _CarelessStore(MemoryTokenStore):
 
     async def set_tokens(self, server: str, tokens: Tokens | None) -> None:
         self.last = tokens or self.last
-
-    async def get_client(self, issuer: str) -> ClientInfo | None:
-        return await super().get_client(issuer)
 
 
 @pytest.mark.anyio

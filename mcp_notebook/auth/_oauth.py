@@ -251,6 +251,7 @@ class OAuth(httpx.Auth):
         self._lock = anyio.Lock()
         self._as_cache: dict[str, AuthServer] = {}
         self._clients: dict[str, ClientInfo] = {}  # the client each issuer knows us as, this process
+        self._protocol_version: str | None = None
         self._dpop = dpop
         self._dpop_key: DpopKey | None = None
         self._dpop_nonces: dict[str, str] = {}  # origin -> the latest DPoP-Nonce it sent (RFC 9449 §8, §9)
@@ -553,20 +554,21 @@ class OAuth(httpx.Auth):
 
     # -- discovery --------------------------------------------------------------------------------
 
-    def _get(self, flow: _Flow, url: str) -> httpx.Request:
+    def _get(self, url: str) -> httpx.Request:
         headers = {"Accept": "application/json"}
-        version = flow.request.headers.get("mcp-protocol-version")
-        if version and disco.origin(url) == disco.origin(flow.server.url):
+        version = self._protocol_version
+        if version and disco.origin(url) == self._origin:  # the MCP servers' origin, not the AS's
             headers["MCP-Protocol-Version"] = version
         return httpx.Request("GET", url, headers=headers, extensions={"timeout": _HTTP_TIMEOUT})
 
     async def _discover(
         self, flow: _Flow, challenge: Challenge | None
     ) -> AsyncGenerator[httpx.Request, None]:
+        self._protocol_version = flow.request.headers.get("mcp-protocol-version")
         server_url = flow.server.url
         prm: ProtectedResource | None = None
         for url in disco.prm_urls(server_url, challenge.resource_metadata if challenge else None):
-            yield self._get(flow, url)
+            yield self._get(url)
             response = await flow.received()
             logger.debug("protected resource metadata %s: HTTP %s", url, response.status_code)
             if response.status_code == 200:
@@ -580,7 +582,7 @@ class OAuth(httpx.Auth):
             )
             server = None
             for url in disco.legacy_as_metadata_urls(server_url):
-                yield self._get(flow, url)
+                yield self._get(url)
                 response = await flow.received()
                 if response.status_code == 200:
                     server = disco.parse_as_metadata(
@@ -604,7 +606,7 @@ class OAuth(httpx.Auth):
             server = self._as_cache.get(issuer)
             if server is None:
                 for url in disco.as_metadata_urls(issuer):
-                    yield self._get(flow, url)
+                    yield self._get(url)
                     response = await flow.received()
                     logger.debug("authorization server metadata %s: HTTP %s", url, response.status_code)
                     data = json_body(response.content) if response.status_code == 200 else None
