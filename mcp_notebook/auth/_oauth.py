@@ -6,6 +6,11 @@ the caller's own ``httpx.AsyncClient`` (its proxies, TLS settings and event hook
 protected-resource and authorization-server metadata, register a client, send the user to the
 authorization server, redeem the code, and finally resend the original request with the token.
 
+- Tokens belong to one protected resource: the MCP server's canonical URL, path included (RFC 8707,
+  RFC 9728), never its origin. A request goes out with the tokens of the server at its own URL, or
+  with none, and that server's 401 runs a flow of its own; so one object can serve ``/a/mcp`` and
+  ``/b/mcp`` on one origin and neither ever sees the other's token. What is the authorization
+  server's (its metadata, the client registered there) is shared between the servers it serves.
 - Before each request: attach the current token; refresh it first if it is about to expire.
 - 401: rediscover (the protected-resource metadata may now name another authorization server), then
   refresh if possible, else authorize anew. At most one refresh and one authorization per request.
@@ -93,12 +98,33 @@ class _Discovered:
     prm: ProtectedResource | None
 
 
-class _Flow:
-    """Per-request state shared by the flow and its sub-steps: the mailbox for the latest
-    response, and what this request has already tried (so it cannot loop)."""
+class _Server:
+    """One protected resource (an MCP server, named by its canonical URL) and the tokens held for it.
 
-    def __init__(self, request: httpx.Request) -> None:
+    Why one per URL and not one per origin: RFC 8707 binds a token to the resource it was issued for,
+    and two MCP servers on one origin (a gateway's tenants, ``/a/mcp`` and ``/b/mcp``) are two
+    resources. Each gets its own tokens, loaded from and saved to the store under its own URL, so one
+    server's token never reaches the other.
+    """
+
+    __slots__ = ("loaded", "tokens", "url")
+
+    def __init__(self, url: str) -> None:
+        self.url = url  # canonical_resource() of the server's URL: the store's key
+        self.tokens: Tokens | None = None
+        self.loaded = False  # the store has been read for this server
+
+    def __repr__(self) -> str:
+        return f"_Server({self.url!r}, tokens={self.tokens!r})"
+
+
+class _Flow:
+    """Per-request state shared by the flow and its sub-steps: the server it goes to, the mailbox
+    for the latest response, and what this request has already tried (so it cannot loop)."""
+
+    def __init__(self, request: httpx.Request, server: _Server) -> None:
         self.request = request
+        self.server = server
         self.response: httpx.Response | None = None
         self.refreshed = False
         self.authorized = False
@@ -140,6 +166,10 @@ class OAuth(httpx.Auth):
 
     ``dpop=True`` asks for DPoP-bound tokens (RFC 9449) and proves possession of an in-memory key on
     every request; it needs the ``cryptography`` package.
+
+    One object may serve several MCP servers on the origin of ``server_url`` (else of its first
+    request): each server URL is its own protected resource, with its own tokens in the store, and
+    runs its own authorization; requests to any other origin pass untouched.
     """
 
     requires_request_body = True
@@ -214,11 +244,11 @@ class OAuth(httpx.Auth):
         self._on_authorize = on_authorize
         self._store: TokenStore = store if store is not None else MemoryTokenStore()
         self._server_url = disco.canonical_resource(server_url) if server_url else None
+        self._origin = disco.origin(self._server_url) if self._server_url else None
+        self._servers: dict[str, _Server] = {}  # canonical server URL -> its tokens
         self._authorize_timeout = authorize_timeout
         self._max_step_ups = max_step_ups
         self._lock = anyio.Lock()
-        self._tokens: Tokens | None = None
-        self._loaded = False
         self._as_cache: dict[str, AuthServer] = {}
         self._clients: dict[str, ClientInfo] = {}  # the client each issuer knows us as, this process
         self._protocol_version: str | None = None
@@ -229,7 +259,9 @@ class OAuth(httpx.Auth):
 
     def __repr__(self) -> str:
         who = f", client_id={self._client_id!r}" if self._client_id else ""
-        return f"OAuth(grant={self._grant!r}{who}, server={self._server_url!r}, store={self._store!r})"
+        servers = list(dict.fromkeys([*([self._server_url] if self._server_url else []), *self._servers]))
+        where = f"servers={tuple(servers)!r}" if len(servers) > 1 else f"server={next(iter(servers), None)!r}"
+        return f"OAuth(grant={self._grant!r}{who}, {where}, store={self._store!r})"
 
     # -- public helpers ---------------------------------------------------------------------------
 
@@ -251,30 +283,57 @@ class OAuth(httpx.Auth):
         listeners.append(listener)
         return lambda: listeners.remove(listener) if listener in listeners else None
 
-    async def clear(self) -> None:
-        """Forget the tokens for this server (here and in the store); the next 401 authorizes anew."""
+    def for_server(self, server_url: str | httpx.URL) -> httpx.Auth:
+        """An ``httpx.Auth`` that signs requests with the tokens of the MCP server at ``server_url``,
+        whatever URL on its origin they go to.
+
+        Why: an HTTP+SSE (2024-11-05) server names on its stream the endpoint that messages are
+        POSTed to (``/messages``, say). That endpoint is the same server, not another protected
+        resource, so its requests carry the stream's tokens instead of starting a sign-in of their
+        own. The binding lives in the returned object, for that one session: the same URL used on
+        its own is still a resource of its own. Requests to another origin pass untouched.
+        """
+        return _ForServer(self, disco.canonical_resource(str(server_url)))
+
+    async def clear(self, server_url: str | None = None) -> None:
+        """Forget the tokens for ``server_url``, or for every server this object has served (here and
+        in the store); the next 401 authorizes anew."""
         async with self._lock:
-            self._tokens = None
-            self._loaded = True
-            if self._server_url is not None:
-                await self._store.set_tokens(self._server_url, None)
+            if server_url is not None:
+                servers = [self._server_for(server_url)]
+            else:
+                if self._server_url is not None:
+                    self._server_for(self._server_url)
+                servers = list(self._servers.values())
+            for server in servers:
+                server.tokens = None
+                server.loaded = True
+                await self._store.set_tokens(server.url, None)
 
     # -- httpx.Auth -------------------------------------------------------------------------------
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         raise RuntimeError("mcp_notebook.auth.OAuth works with httpx.AsyncClient only")
 
-    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        if not self._applies_to(request.url):
-            # Never hand this server's token to another origin.
+    def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        return self._signed(request, str(request.url))
+
+    async def _signed(
+        self, request: httpx.Request, server_url: str
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        """The flow of one request to the MCP server at ``server_url`` (the request's own URL,
+        unless :meth:`for_server` bound it to another)."""
+        if not self._applies_to(request.url) or disco.origin(str(request.url)) != disco.origin(server_url):
+            # Never hand a token to another origin.
             yield request
             return
+        server = self._server_for(server_url)
         await request.aread()  # the body must be replayable: it may be sent again after a 401
-        flow = _Flow(request)
+        flow = _Flow(request, server)
         async with self._lock, contextlib.aclosing(self._before_send(flow)) as steps:
             async for step in steps:
                 flow.response = yield step
-        sent = self._attach(request)
+        sent = self._attach(request, server)
         response = yield request
         nonce_retries = 0
         while True:
@@ -293,21 +352,21 @@ class OAuth(httpx.Auth):
                 and nonce_retries < 2
             ):
                 nonce_retries += 1  # RFC 9449 §9: the same request again, with the server's nonce
-                sent = self._attach(request)
+                sent = self._attach(request, server)
                 response = yield request
                 continue
             if response.status_code == 401:
                 if flow.authorized:
                     raise McpError(
                         "auth",
-                        f"the MCP server at {self._server_url} still answers 401 Unauthorized after a fresh "
+                        f"the MCP server at {server.url} still answers 401 Unauthorized after a fresh "
                         "authorization; it does not accept the tokens its authorization server issues",
                     )
             elif response.status_code != 403 or challenge is None or challenge.error != "insufficient_scope":
                 return
             async with self._lock:
                 # Another request may have obtained new tokens while this one waited: then just resend.
-                if self._tokens is None or self._tokens is sent:
+                if server.tokens is None or server.tokens is sent:
                     handler = (
                         self._on_unauthorized(flow, challenge)
                         if response.status_code == 401
@@ -316,18 +375,32 @@ class OAuth(httpx.Auth):
                     async with contextlib.aclosing(handler) as steps:
                         async for step in steps:
                             flow.response = yield step
-            sent = self._attach(request)
+            sent = self._attach(request, server)
             response = yield request
 
     # -- what happens around one request ----------------------------------------------------------
 
     def _applies_to(self, url: httpx.URL) -> bool:
-        if self._server_url is None:
-            self._server_url = disco.canonical_resource(str(url))
-        return disco.origin(str(url)) == disco.origin(self._server_url)
+        """The origin of ``server_url=`` (else of the first request) is the one this object signs in
+        to; requests elsewhere pass untouched. Within it, each server has its own tokens."""
+        if self._origin is None:
+            self._origin = disco.origin(str(url))
+        return disco.origin(str(url)) == self._origin
 
-    def _attach(self, request: httpx.Request) -> Tokens | None:
-        tokens = self._tokens
+    def _server_for(self, url: str) -> _Server:
+        """The protected resource at ``url``, named by its canonical URL (RFC 8707, path included).
+
+        ``/mcp`` and ``/mcp/`` are one resource (as :func:`resource_matches` has it): a server that
+        redirects one to the other must not cost a second sign-in. The first spelling used is the key.
+        """
+        key = disco.canonical_resource(url)
+        server = self._servers.get(key) or self._servers.get(key[:-1] if key.endswith("/") else f"{key}/")
+        if server is None:
+            server = self._servers[key] = _Server(key)
+        return server
+
+    def _attach(self, request: httpx.Request, server: _Server) -> Tokens | None:
+        tokens = server.tokens
         request.headers.pop("DPoP", None)
         if tokens is None:
             request.headers.pop("Authorization", None)
@@ -365,29 +438,25 @@ class OAuth(httpx.Auth):
             self._dpop_key = DpopKey()
         return self._dpop_key
 
-    @property
-    def _key(self) -> str:
-        assert self._server_url is not None
-        return self._server_url
-
-    async def _adopt(self, tokens: Tokens | None) -> None:
-        self._tokens = tokens
+    async def _adopt(self, server: _Server, tokens: Tokens | None) -> None:
+        server.tokens = tokens
         try:
-            await self._store.set_tokens(self._key, tokens)
+            await self._store.set_tokens(server.url, tokens)
         except Exception as exc:  # a broken store must not break a working session
             logger.warning("could not save tokens to %r: %s", self._store, type(exc).__name__)
 
     async def _before_send(self, flow: _Flow) -> AsyncGenerator[httpx.Request, None]:
-        if not self._loaded:
-            self._loaded = True
+        server = flow.server
+        if not server.loaded:
+            server.loaded = True
             try:
-                self._tokens = await self._store.get_tokens(self._key)
+                server.tokens = _own_tokens(await self._store.get_tokens(server.url), server.url)
             except Exception as exc:
                 logger.warning("could not read tokens from %r: %s", self._store, type(exc).__name__)
-        tokens = self._tokens
+        tokens = server.tokens
         if tokens is not None and tokens.token_type == "DPoP" and self._dpop_key is None:
             # Bound to a key from an earlier process, which is gone: unusable, and not worth a 401.
-            await self._adopt(None)
+            await self._adopt(server, None)
             return
         if tokens is None or not tokens.expires_within(_REFRESH_AHEAD):
             return
@@ -398,7 +467,7 @@ class OAuth(httpx.Auth):
             if flow.refreshed:
                 return
         # Expired and not refreshable: send without it; the 401 that follows starts a new authorization.
-        await self._adopt(None)
+        await self._adopt(server, None)
 
     async def _refresh_once(self, flow: _Flow, tokens: Tokens) -> AsyncGenerator[httpx.Request, None]:
         """Refresh ``tokens`` if a client to do it with is known; ``flow.refreshed`` says it was tried.
@@ -421,18 +490,19 @@ class OAuth(httpx.Auth):
                 yield step
         found = flow.discovered
         assert found is not None
-        tokens = self._tokens
+        server = flow.server
+        tokens = server.tokens
         if tokens is not None and tokens.issuer not in (None, found.server.issuer):
             logger.info(
                 "the authorization server changed to %s; previous tokens dropped", found.server.issuer
             )
-            await self._adopt(None)
+            await self._adopt(server, None)
             tokens = None
         if tokens is not None and tokens.refresh_token and not flow.refreshed:
             async with contextlib.aclosing(self._refresh_once(flow, tokens)) as steps:
                 async for step in steps:
                     yield step
-            if flow.refreshed and self._tokens is not None and self._tokens is not tokens:
+            if flow.refreshed and server.tokens is not None and server.tokens is not tokens:
                 return
         flow.authorized = True
         challenge_scope = challenge.scope if challenge is not None else None
@@ -449,24 +519,24 @@ class OAuth(httpx.Auth):
     async def _on_insufficient_scope(
         self, flow: _Flow, challenge: Challenge | None
     ) -> AsyncGenerator[httpx.Request, None]:
-        tokens = self._tokens
+        tokens = flow.server.tokens
         wanted = challenge.scope if challenge is not None else None
         if wanted is None:
             raise McpError(
                 "auth",
-                f"the MCP server at {self._server_url} refused the request with insufficient_scope "
+                f"the MCP server at {flow.server.url} refused the request with insufficient_scope "
                 "but did not say which scope it needs",
             )
         if tokens is not None and set(wanted.split()) <= tokens.granted_scopes():
             raise McpError(
                 "auth",
-                f"the MCP server at {self._server_url} refuses the request with insufficient_scope for scope "
+                f"the MCP server at {flow.server.url} refuses the request with insufficient_scope for scope "
                 f"{wanted!r}, which the current token already carries; authorizing again would not help",
             )
         if flow.step_ups >= self._max_step_ups:
             raise McpError(
                 "auth",
-                f"the MCP server at {self._server_url} still asks for scope {wanted!r} after "
+                f"the MCP server at {flow.server.url} still asks for scope {wanted!r} after "
                 f"{flow.step_ups} step-up authorization(s); giving up",
             )
         flow.step_ups += 1
@@ -487,7 +557,7 @@ class OAuth(httpx.Auth):
     def _get(self, url: str) -> httpx.Request:
         headers = {"Accept": "application/json"}
         version = self._protocol_version
-        if version and disco.origin(url) == disco.origin(self._key):
+        if version and disco.origin(url) == self._origin:  # the MCP servers' origin, not the AS's
             headers["MCP-Protocol-Version"] = version
         return httpx.Request("GET", url, headers=headers, extensions={"timeout": _HTTP_TIMEOUT})
 
@@ -495,7 +565,7 @@ class OAuth(httpx.Auth):
         self, flow: _Flow, challenge: Challenge | None
     ) -> AsyncGenerator[httpx.Request, None]:
         self._protocol_version = flow.request.headers.get("mcp-protocol-version")
-        server_url = self._key
+        server_url = flow.server.url
         prm: ProtectedResource | None = None
         for url in disco.prm_urls(server_url, challenge.resource_metadata if challenge else None):
             yield self._get(url)
@@ -784,7 +854,7 @@ class OAuth(httpx.Auth):
                     what="refresh request",
                     server_issuer=tokens.issuer,
                     token_endpoint=tokens.token_endpoint,
-                    resource=tokens.resource or self._key,
+                    resource=tokens.resource or flow.server.url,
                     client=client,
                     form=form,
                     requested_scope=tokens.requested_scope,
@@ -803,9 +873,9 @@ class OAuth(httpx.Auth):
                 and client.issuer
             ):
                 await self._store.set_client(client.issuer, None)
-            await self._adopt(None)
+            await self._adopt(flow.server, None)
             return
-        await self._adopt(flow.tokens)
+        await self._adopt(flow.server, flow.tokens)
 
     async def _authorize(
         self, flow: _Flow, found: _Discovered, scope: str | None
@@ -815,7 +885,7 @@ class OAuth(httpx.Auth):
         async with contextlib.aclosing(grant(flow, found, scope)) as steps:
             async for step in steps:
                 yield step
-        await self._adopt(flow.tokens)
+        await self._adopt(flow.server, flow.tokens)
 
     async def _direct_grant(
         self, flow: _Flow, found: _Discovered, scope: str | None
@@ -898,7 +968,7 @@ class OAuth(httpx.Auth):
             if scope:
                 params["scope"] = scope
             url = str(httpx.URL(server.authorization_endpoint).copy_merge_params(params))
-            answer = await self._user_step(url, state, receiver)
+            answer = await self._user_step(flow.server.url, url, state, receiver)
             # The issuer recorded before the redirect is the one from the validated metadata.
             code = authorization_code_from(
                 answer,
@@ -932,11 +1002,13 @@ class OAuth(httpx.Auth):
             "127.0.0.1" if host == "localhost" else host, parts.port or 80, parts.path or "/"
         )
 
-    async def _user_step(self, url: str, state: str, receiver: LoopbackReceiver | None) -> dict[str, str]:
+    async def _user_step(
+        self, server_url: str, url: str, state: str, receiver: LoopbackReceiver | None
+    ) -> dict[str, str]:
         """The human step: the user authorizes in a browser; we get the redirect's parameters."""
         self._tell_user_step(True)
         try:
-            return await self._wait_for_user(url, state, receiver)
+            return await self._wait_for_user(server_url, url, state, receiver)
         finally:
             self._tell_user_step(False)
 
@@ -947,10 +1019,12 @@ class OAuth(httpx.Auth):
             except Exception:
                 logger.exception("a sign-in listener raised; ignored")
 
-    async def _wait_for_user(self, url: str, state: str, receiver: LoopbackReceiver | None) -> dict[str, str]:
+    async def _wait_for_user(
+        self, server_url: str, url: str, state: str, receiver: LoopbackReceiver | None
+    ) -> dict[str, str]:
         if receiver is not None:
             print(
-                f"To authorize access to {self._server_url}, open this URL in a browser:\n\n  {url}\n\n"
+                f"To authorize access to {server_url}, open this URL in a browser:\n\n  {url}\n\n"
                 f"Waiting for the redirect to {receiver.redirect_uri} ...",
                 file=sys.stderr,
                 flush=True,
@@ -971,6 +1045,42 @@ class OAuth(httpx.Auth):
                 "auth", f"on_authorize did not return the redirect within {self._authorize_timeout:g} s"
             ) from None
         return parse_redirect(result)
+
+
+class _ForServer(httpx.Auth):
+    """:meth:`OAuth.for_server`'s answer: the OAuth flow, with the server fixed."""
+
+    requires_request_body = True
+
+    def __init__(self, oauth: OAuth, server_url: str) -> None:
+        self._oauth = oauth
+        self._server_url = server_url
+
+    def __repr__(self) -> str:
+        return f"{self._oauth!r}.for_server({self._server_url!r})"
+
+    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        return self._oauth.sync_auth_flow(request)
+
+    def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        return self._oauth._signed(request, self._server_url)
+
+
+def _own_tokens(tokens: Tokens | None, server_url: str) -> Tokens | None:
+    """``tokens`` if they may be sent to the server at ``server_url``, else None.
+
+    A store hands back whatever it keeps under a key; a token whose recorded resource does not
+    cover this server (a store that ignores its key, a hand-edited file) would reach a server it
+    was not issued for, so it is not used: the server's 401 starts a flow of its own instead.
+    """
+    if tokens is None or tokens.resource is None or disco.resource_matches(tokens.resource, server_url):
+        return tokens
+    logger.warning(
+        "the token store returned tokens for %s when asked for %s; not sending them",
+        tokens.resource,
+        server_url,
+    )
+    return None
 
 
 def _redirect_registered(redirect_uri: str, registered: tuple[str, ...]) -> bool:

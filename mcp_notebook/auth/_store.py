@@ -1,8 +1,11 @@
 """Where tokens and client registrations live between requests, and between runs.
 
-Tokens are keyed by the MCP server (its canonical URL): that is all a client knows before the first
-401 tells it which authorization server to ask. Each :class:`Tokens` records the issuer it came
-from, so a change of authorization server is noticed and the tokens dropped. Client registrations
+Tokens are keyed by the MCP server (its canonical URL, path included: the protected resource they
+were issued for, never its origin): that is all a client knows before the first 401 tells it which
+authorization server to ask, and two servers on one origin must never share a token. Each
+:class:`Tokens` records the issuer and the resource it came from, so a change of authorization
+server is noticed and the tokens dropped, and tokens a store returns under the wrong key are not
+sent. Client registrations
 are keyed by the authorization server's ``issuer``: credentials are bound to the server that issued
 them and never presented to another one (SEP-2352).
 

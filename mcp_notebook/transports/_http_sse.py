@@ -57,6 +57,7 @@ class SseSession:
         self._url = url
         self._headers = dict(headers)
         self._auth = auth
+        self._post_auth = auth  # the endpoint's, once it is known (see _endpoint_auth)
         self._push = push
         self._tg = tg
         self._max = max_message_bytes
@@ -79,7 +80,7 @@ class SseSession:
         headers = {**self._headers, "Content-Type": "application/json"}
         try:
             async with open_exchange(
-                self._engine, "POST", endpoint, headers=headers, content=encode(message), auth=self._auth
+                self._engine, "POST", endpoint, headers=headers, content=encode(message), auth=self._post_auth
             ) as response:
                 if response.status < 400:
                     return
@@ -126,6 +127,7 @@ class SseSession:
                                 event = backlog.pop(0)
                                 if isinstance(event, SseEvent) and event.event == "endpoint":
                                     self._endpoint = self._check_endpoint(event.data)
+                                    self._post_auth = self._endpoint_auth()
                             if self._endpoint is not None:
                                 break
                     if self._endpoint is None:
@@ -165,6 +167,16 @@ class SseSession:
                 "so no credentials go there",
             )
         return endpoint
+
+    def _endpoint_auth(self) -> httpx.Auth | None:
+        """How POSTs to the endpoint are signed. The endpoint is this server's own, not another
+        protected resource: an auth that keeps tokens per server (OAuth, duck-typed since transports
+        do not import auth) signs them with the stream's tokens, not with a sign-in of their own."""
+        for_server = getattr(self._auth, "for_server", None)
+        if callable(for_server):
+            bound: httpx.Auth = for_server(self._url)
+            return bound
+        return self._auth
 
     def _on_event(self, event: SseEvent | EventTooLarge) -> None:
         if isinstance(event, EventTooLarge):
