@@ -1,0 +1,206 @@
+"""Logging that cannot flood: what a server causes once per message is logged within a budget.
+
+A server that prints a million junk lines (or malformed notifications, or log messages of its own)
+must not cost a million log records: with no logging configured, Python's last-resort handler
+prints each WARNING into the notebook cell. Per connection and kind, the first few are logged in
+full, then at most one summary per interval with the counts, and a final summary on close;
+``client.stats`` keeps the exact counts and notification listeners still get every message.
+
+The limiter itself (``connection/_log_budget.py``) is tested with a fake clock; the whole path
+against a real stdio server (``tests/servers/script_server.py`` with ``inject``'s ``repeat``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from mcp_notebook.connection._log_budget import LogBudget
+
+pytestmark = pytest.mark.anyio
+
+
+class Records(logging.Handler):
+    """Every record that reaches a logger, kept (the test's own view of what a cell would print)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def messages(self) -> list[str]:
+        return [r.getMessage() for r in self.records]
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def captured() -> Iterator[tuple[logging.Logger, Records]]:
+    log = logging.getLogger("mcp_notebook.tests.log_budget")
+    handler = Records()
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+    log.propagate = False
+    try:
+        yield log, handler
+    finally:
+        log.removeHandler(handler)
+
+
+def budget_for(log: logging.Logger, clock: FakeClock, **kwargs: Any) -> LogBudget:
+    return LogBudget(log, clock, where=lambda: "srv", noun="warnings", **kwargs)
+
+
+def summaries(handler: Records) -> list[str]:
+    return [m for m in handler.messages() if "suppressed" in m]
+
+
+def held_back(messages: list[str], kind: str) -> int:
+    """The total a list of summaries reports for ``kind``."""
+    pattern = re.compile(rf"(\d[\d,]*) more {re.escape(repr(kind))}")
+    return sum(int(m.replace(",", "")) for text in messages for m in pattern.findall(text))
+
+
+# --- the limiter, with a fake clock --------------------------------------------------------------
+
+
+def test_the_first_records_of_a_kind_are_logged_in_full_and_the_rest_only_counted(captured) -> None:
+    log, handler = captured
+    clock = FakeClock()
+    budget = budget_for(log, clock, burst=5, interval=10.0)
+    for n in range(1000):
+        budget.log(logging.WARNING, "bad frame", "bad line %d", n)
+        clock.now += 0.001
+    assert handler.messages() == [f"bad line {n}" for n in range(5)]
+    assert budget.suppressed == {"bad frame": 995}
+    assert budget.due() == 1010.0
+
+
+def test_kinds_have_budgets_of_their_own(captured) -> None:
+    log, handler = captured
+    budget = budget_for(log, FakeClock(), burst=2)
+    for _ in range(10):
+        budget.log(logging.WARNING, "bad frame", "bad")
+    budget.log(logging.WARNING, "malformed notification", "malformed")
+    assert handler.messages() == ["bad", "bad", "malformed"]
+
+
+def test_one_summary_per_interval_with_the_counts_of_every_kind(captured) -> None:
+    log, handler = captured
+    clock = FakeClock()
+    budget = budget_for(log, clock, burst=1, interval=10.0, hint=" (see stats)")
+    for _ in range(123_457):
+        budget.log(logging.WARNING, "bad frame", "bad")
+    for _ in range(4):
+        budget.log(logging.ERROR, "listener failure", "raised")
+    clock.now = 1009.9
+    budget.tick()
+    budget.log(logging.WARNING, "bad frame", "bad")
+    assert summaries(handler) == []  # not before the interval ends
+    clock.now = 1010.0
+    budget.tick()
+    budget.tick()  # once per interval, however often asked
+    assert summaries(handler) == [
+        "srv: suppressed 123,457 more 'bad frame' and 3 more 'listener failure' warnings "
+        "in the last 10 s (see stats)"
+    ]
+    summary = handler.records[-1]
+    assert summary.levelno == logging.ERROR  # the highest level held back
+    assert budget.suppressed == {}
+    assert budget.due() is None
+
+
+def test_a_kind_that_keeps_flooding_stays_limited_and_a_quiet_one_gets_its_burst_back(captured) -> None:
+    log, handler = captured
+    clock = FakeClock()
+    budget = budget_for(log, clock, burst=2, interval=10.0)
+    for _ in range(5):
+        budget.log(logging.WARNING, "bad frame", "bad")
+    budget.log(logging.WARNING, "late", "late")
+    for _ in range(6):  # a minute of one bad frame per second, nothing else
+        for _ in range(10):
+            clock.now += 1.0
+            budget.log(logging.WARNING, "bad frame", "bad")
+    messages = handler.messages()
+    assert messages.count("bad") == 2  # never in full again while the flood goes on
+    assert len(summaries(handler)) == 6  # one per interval
+    assert held_back(summaries(handler), "bad frame") == 3 + 60 - 1  # the last one is still untold
+    budget.log(logging.WARNING, "late", "late")  # quiet for a whole interval: a fresh burst
+    assert handler.messages().count("late") == 2
+    clock.now += 20.0  # the flood stopped: one interval to tell the rest, then quiet
+    budget.tick()
+    clock.now += 20.0
+    budget.log(logging.WARNING, "bad frame", "bad")
+    assert handler.messages().count("bad") == 3
+
+
+def test_close_tells_what_is_still_held_back_and_only_that(captured) -> None:
+    log, handler = captured
+    clock = FakeClock()
+    budget = budget_for(log, clock, burst=1, interval=10.0)
+    budget.log(logging.WARNING, "bad frame", "bad")
+    budget.close()
+    assert summaries(handler) == []  # nothing held back, nothing to say
+    for _ in range(3):
+        budget.log(logging.WARNING, "bad frame", "bad")
+    clock.now += 0.5
+    budget.close()
+    assert summaries(handler) == ["srv: suppressed 2 more 'bad frame' warnings in the last 0.5 s"]
+    budget.close()
+    assert len(summaries(handler)) == 1
+
+
+def test_records_nobody_would_see_are_neither_logged_nor_counted(captured) -> None:
+    log, handler = captured
+    log.setLevel(logging.WARNING)
+    budget = budget_for(log, FakeClock(), burst=1)
+    for _ in range(10):
+        budget.log(logging.DEBUG, "late response", "late")
+    assert handler.records == []
+    assert budget.suppressed == {}
+
+
+def test_a_full_record_names_its_caller_not_the_limiter(captured) -> None:
+    log, handler = captured
+    budget_for(log, FakeClock()).log(logging.WARNING, "bad frame", "bad")
+    assert handler.records[0].funcName == "test_a_full_record_names_its_caller_not_the_limiter"
+
+
+async def test_the_summary_is_logged_when_its_interval_ends_without_another_record(captured) -> None:
+    log, handler = captured
+    clock = FakeClock()
+    budget = budget_for(log, clock, burst=1, interval=10.0)
+    told = anyio.Event()
+
+    class Telling(Records):
+        def emit(self, record: logging.LogRecord) -> None:
+            super().emit(record)
+            if "suppressed" in record.getMessage():
+                told.set()
+
+    handler = Telling()
+    log.addHandler(handler)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(budget.run)
+        await anyio.lowlevel.checkpoint()  # let it go idle
+        for _ in range(4):
+            budget.log(logging.WARNING, "bad frame", "bad")
+        clock.now += 10.0  # the interval is over; nothing else is logged
+        with anyio.fail_after(5):
+            await told.wait()
+        tg.cancel_scope.cancel()
+    assert summaries(handler) == ["srv: suppressed 3 more 'bad frame' warnings in the last 10 s"]
