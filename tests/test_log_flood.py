@@ -12,18 +12,27 @@ against a real stdio server (``tests/servers/script_server.py`` with ``inject``'
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
+import os
 import re
+import textwrap
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 import pytest
 
-from mcp_notebook.connection._log_budget import LogBudget
+from mcp_notebook import Client
+from mcp_notebook.connection._log_budget import BURST, LogBudget
+from mcp_notebook.protocol.jsonrpc import Notification
 
-pytestmark = pytest.mark.anyio
+from .conftest import PYTHON, python_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_processes")]
 
 
 class Records(logging.Handler):
@@ -204,3 +213,131 @@ async def test_the_summary_is_logged_when_its_interval_ends_without_another_reco
             await told.wait()
         tg.cancel_scope.cancel()
     assert summaries(handler) == ["srv: suppressed 3 more 'bad frame' warnings in the last 10 s"]
+
+
+# --- a real server that floods -------------------------------------------------------------------
+
+
+def script_server() -> list[str]:
+    return python_server("script_server.py")
+
+
+def b64(line: bytes | dict[str, Any]) -> str:
+    raw = line if isinstance(line, bytes) else json.dumps(line).encode()
+    return base64.b64encode(raw).decode()
+
+
+@pytest.fixture
+def ours() -> Iterator[Records]:
+    """Every WARNING-or-worse record of the client's loggers (what a cell would print)."""
+    handler = Records()
+    handler.setLevel(logging.WARNING)
+    root = logging.getLogger("mcp_notebook")
+    root.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        root.removeHandler(handler)
+
+
+def client_records(handler: Records) -> list[logging.LogRecord]:
+    return [r for r in handler.records if r.name != "mcp_notebook.server"]
+
+
+ROOT = str(Path(__file__).resolve().parents[1])
+JUNK = 200_000
+FEW_JUNK = 20_000
+
+
+async def test_a_server_printing_200k_junk_lines_costs_a_handful_of_records(ours: Records) -> None:
+    async with Client(script_server(), timeout=120) as client:
+        before = client.stats.malformed_frames
+        with anyio.fail_after(120):
+            result = await client.call_tool(
+                "inject", {"lines": [b64(b"this is not JSON-RPC")], "repeat": JUNK}
+            )
+        assert result.text == "injected"
+        assert (await client.call_tool("echo", {"n": 7})).text == "7"
+        assert client.stats.malformed_frames - before == JUNK  # exact, whatever was logged
+    records = client_records(ours)
+    assert len(records) <= 10, [r.getMessage()[:100] for r in records]
+    full = [r for r in records if "not JSON-RPC" in r.getMessage()]
+    assert len(full) == BURST
+    told = [r.getMessage() for r in records if "suppressed" in r.getMessage()]
+    assert told, "no summary of what was held back"
+    assert held_back(told, "bad frame") == JUNK - BURST
+    assert "client.stats" in told[-1]
+
+
+MALFORMED = 100_000
+
+
+async def test_a_flood_of_malformed_notifications_costs_a_handful_of_records(ours: Records) -> None:
+    bad_progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": [1]}}
+    async with Client(script_server(), timeout=120) as client:
+        before = client.stats.malformed_frames
+        with anyio.fail_after(120):
+            result = await client.call_tool("inject", {"lines": [b64(bad_progress)], "repeat": MALFORMED})
+        assert result.text == "injected"
+        assert client.stats.malformed_frames - before == MALFORMED
+    records = client_records(ours)
+    assert len(records) <= 10, [r.getMessage()[:100] for r in records]
+    told = [r.getMessage() for r in records if "suppressed" in r.getMessage()]
+    assert held_back(told, "malformed notification") == MALFORMED - BURST
+
+
+SERVER_LOGS = 50_000
+
+
+async def test_the_servers_own_log_flood_is_bounded_but_every_message_reaches_listeners(
+    ours: Records,
+) -> None:
+    def message(level: str, data: str) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": level, "data": data}}
+
+    heard: list[Notification] = []
+    async with Client(script_server(), timeout=120) as client:
+        client.connection.on_notification(
+            lambda n: heard.append(n) if n.method == "notifications/message" else None
+        )
+        with anyio.fail_after(120):
+            await client.call_tool(
+                "inject", {"lines": [b64(message("warning", "chatter"))], "repeat": SERVER_LOGS}
+            )
+            await client.call_tool("inject", {"lines": [b64(message("error", "the disk is full"))]})
+    assert len(heard) == SERVER_LOGS + 1  # listeners are not rate-limited
+    server = [r for r in ours.records if r.name == "mcp_notebook.server"]
+    messages = [r.getMessage() for r in server]
+    assert len(server) <= 30, messages[-5:]
+    assert messages.count("server: chatter") == 20
+    assert "server: the disk is full" in messages  # a flood of one level cannot hide another
+    told = [m for m in messages if "suppressed" in m]
+    assert held_back(told, "warning message") == SERVER_LOGS - 20
+
+
+async def test_with_no_logging_configured_a_flood_prints_a_handful_of_lines() -> None:
+    """The audit's case: nobody configured logging, so Python's last-resort handler prints every
+    WARNING on stderr (in a notebook, into the cell). A flood must print a few lines and a count."""
+    code = textwrap.dedent(
+        f"""
+        import base64, anyio
+        from mcp_notebook import Client
+
+        async def main():
+            async with Client({script_server()!r}, timeout=120) as client:
+                line = base64.b64encode(b"junk").decode()
+                await client.call_tool("inject", {{"lines": [line], "repeat": {FEW_JUNK}}})
+                assert (await client.call_tool("echo", {{"n": 1}})).text == "1"
+                print("malformed_frames", client.stats.malformed_frames)
+
+        anyio.run(main)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+    done = await anyio.run_process([PYTHON, "-c", code], env=env, check=False)
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, err[-2000:]
+    assert out.split() == ["malformed_frames", str(FEW_JUNK)]
+    printed = err.splitlines()
+    assert len(printed) <= 10, printed[:12]
+    assert held_back(printed, "bad frame") == FEW_JUNK - BURST, printed
