@@ -31,6 +31,7 @@ from mcp_notebook.connection._log_budget import BURST, INTERVAL, LogBudget
 from mcp_notebook.protocol.jsonrpc import Notification
 
 from .conftest import PYTHON, python_server
+from .fakes import FakeServer, reply
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_processes")]
 
@@ -352,3 +353,29 @@ async def test_with_no_logging_configured_a_flood_prints_a_handful_of_lines() ->
     printed = err.splitlines()
     assert len(printed) <= at_most(BURST, started), printed[:12]
     assert held_back(printed, "bad frame") == FEW_JUNK - BURST, printed
+
+
+MALFORMED_STATUSES = 2_000
+TASK_CAPS = {"tools": {}, "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}}
+
+
+async def test_a_flood_of_malformed_task_statuses_costs_a_handful_of_records(ours: Records) -> None:
+    """The task poller's warning is the server's doing once per notification too (in-memory fake:
+    no real server sends a broken status on demand)."""
+    task = {"taskId": "t1", "status": "working", "pollInterval": 60_000}
+    server = FakeServer("legacy", capabilities=TASK_CAPS)
+    server.tool("job", reply({"task": task}))
+    server.tools[-1]["execution"] = {"taskSupport": "required"}
+    server.on("tasks/get", reply(task))
+    server.on("tasks/cancel", reply({**task, "status": "cancelled"}))
+    started = anyio.current_time()
+    async with Client(server) as client:
+        handle = await client.start_tool("job")
+        for _ in range(MALFORMED_STATUSES):
+            await server.connection.notify("notifications/tasks/status", {"taskId": handle.task_id})
+        await client.ping()  # the reader has handled every notification sent before its answer
+        assert handle.status == "working"
+    records = [r for r in ours.records if r.name == "mcp_notebook.tasks"]
+    assert len(records) <= at_most(BURST, started), [r.getMessage()[:100] for r in records]
+    told = [r.getMessage() for r in records if "suppressed" in r.getMessage()]
+    assert held_back(told, "malformed task status") == MALFORMED_STATUSES - BURST
