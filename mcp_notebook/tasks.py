@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from .connection import LogBudget
 from .protocol.errors import McpError
 from .protocol.tasks import (
     Flavour,
@@ -311,6 +312,8 @@ class TaskTracker:
         self._listeners: list[Callable[[TaskHandle], None]] = []
         self.closed = False
         self.polls = 0  # tasks/get requests sent (tests and telemetry)
+        # A server can send a malformed status once per notification: warned within a budget.
+        self._warnings = LogBudget(logger, anyio.current_time, where=lambda: "tasks", noun="warnings")
 
     @property
     def flavour(self) -> Flavour | None:
@@ -349,6 +352,7 @@ class TaskTracker:
             async with anyio.create_task_group() as group:
                 self._group = group
                 group.start_soon(self._schedule)
+                group.start_soon(self._warnings.run)
                 task_status.started()
                 if self._connection.state == "closed":
                     closed.set()
@@ -357,6 +361,7 @@ class TaskTracker:
         finally:
             unhook()
             unhear()
+            self._warnings.close()
             self.closed = True
             self._group = None
             for handle in list(self._handles.values()):
@@ -519,7 +524,12 @@ class TaskTracker:
         try:
             state = parse_task(params, handle.flavour)
         except McpError as exc:
-            logger.warning("ignored a malformed task status notification: %s", exc.message)
+            self._warnings.log(
+                logging.WARNING,
+                "malformed task status",
+                "ignored a malformed task status notification: %s",
+                exc.message,
+            )
             return
         interval = next_poll_delay(state)
         handle._due = max(handle._due, anyio.current_time() + max(2 * interval, _PUSH_QUIET))

@@ -2,6 +2,7 @@
 
 from ._connection import Connection, ConnectionEvent, ConnectionState, ConnectionStats, ProgressCallback
 from ._handlers import ClientHandlers, Handler
+from ._log_budget import LogBudget
 from ._negotiate import Negotiated
 from ._notifications import NotificationQueue
 from ._options import ConnectionOptions
@@ -14,6 +15,7 @@ __all__ = [
     "ConnectionState",
     "ConnectionStats",
     "Handler",
+    "LogBudget",
     "Negotiated",
     "NotificationQueue",
     "ProgressCallback",

@@ -58,6 +58,7 @@ from ..protocol.versions import Era, pick_mutual_modern
 from ..transports.base import Channel, NotDelivered, OversizedFrame, RequestFailed, Transport
 from ._deadlines import DeadlineSweeper
 from ._handlers import ELICITATION, SAMPLING, ClientHandlers
+from ._log_budget import LogBudget
 from ._negotiate import Negotiated, negotiate, negotiated_from_discover
 from ._options import ConnectionOptions
 from ._pending import EXPIRED, PendingRequest
@@ -70,6 +71,9 @@ _MAX_RELIST_PAGES = 1000
 #: How a server says no to a handshake (as opposed to being unreachable or slow).
 _REFUSALS = frozenset({"version", "protocol", "server"})
 server_log = logging.getLogger("mcp_notebook.server")
+#: The server's own log messages of one level logged in full before only a summary is (they are
+#: the server's content, so more than our own warnings; listeners still receive every one).
+_SERVER_LOG_BURST = 20
 
 #: ``progress(progress, total, message)``, sync or async.
 ProgressCallback = Callable[[float, float | None, str | None], Any]
@@ -208,6 +212,23 @@ class Connection:
         # skip anyio's per-call backend lookup on the hot path.
         self._clock: Callable[[], float] = anyio.current_time
         self._new_event: Callable[[], Any] = anyio.Event
+        # What a server can cause once per message is logged within a budget (the first few in
+        # full, then a summary per interval), so a flood cannot flood a notebook cell through
+        # logging; the counters above stay exact.
+        self._warnings = LogBudget(
+            logger,
+            lambda: self._clock(),
+            where=transport.describe,
+            noun="warnings",
+            hint=" (client.stats has the exact counts)",
+        )
+        self._server_logs = LogBudget(
+            server_log,
+            lambda: self._clock(),
+            where=transport.describe,
+            noun="log messages from the server",
+            burst=_SERVER_LOG_BURST,
+        )
 
     # --- observation ----------------------------------------------------------------------------
 
@@ -287,7 +308,12 @@ class Connection:
             try:
                 listener(event)
             except Exception:
-                logger.exception("an event listener raised; ignored")
+                self._warnings.log(
+                    logging.ERROR,
+                    "event listener failure",
+                    "an event listener raised; ignored",
+                    exc_info=True,
+                )
 
     def _emit_request_end(self, request_id: RequestId, method: str, started: float, outcome: Any) -> None:
         if isinstance(outcome, Response):
@@ -385,6 +411,8 @@ class Connection:
                 self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
             self._fail_pending(self._closed_reason)
             self._move("close" if self._closing else "give_up")
+            self._warnings.close()
+            self._server_logs.close()
 
     async def close(self) -> None:
         """Ask ``run`` to shut down gracefully; returns at once (the owner awaits ``run``)."""
@@ -409,6 +437,8 @@ class Connection:
                 self._sweeper = DeadlineSweeper(self._clock, lambda: len(self._pending))
                 tg.start_soon(self._sweeper.run)
                 tg.start_soon(self._read_loop, channel, attempt)
+                tg.start_soon(self._warnings.run)
+                tg.start_soon(self._server_logs.run)
                 self._move("channel_open")
                 negotiated = await self._negotiate(attempt)
                 if negotiated is not None:
@@ -1032,7 +1062,9 @@ class Connection:
                         self._on_bad_frame(message, attempt)  # type: ignore[arg-type]
                 except Exception as exc:  # a bug, or a value we did not foresee
                     self._counters.malformed_frames += 1
-                    logger.error(
+                    self._warnings.log(
+                        logging.ERROR,
+                        "unhandled message",
                         "dropped a %s from the server that could not be handled (%s)",
                         kind.__name__,
                         type(exc).__name__,
@@ -1048,10 +1080,20 @@ class Connection:
             return
         if message.id is None:
             error = message.error if isinstance(message, ErrorResponse) else {}
-            logger.warning("the server could not process a message from us: %s", error.get("message"))
+            self._warnings.log(
+                logging.WARNING,
+                "error without id",
+                "the server could not process a message from us: %s",
+                error.get("message"),
+            )
             return
         self._counters.late_responses += 1
-        logger.debug("dropped a response to request %r, which is no longer waiting", message.id)
+        self._warnings.log(
+            logging.DEBUG,
+            "late response",
+            "dropped a response to request %r, which is no longer waiting",
+            message.id,
+        )
         if self._event_listeners:
             self._emit("late_response", id=message.id)
 
@@ -1085,18 +1127,35 @@ class Connection:
                 if scope is not None:
                     scope.cancel()
         elif method == "notifications/message":
-            level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
-            server_log.log(level, "%s: %s", params.get("logger") or "server", params.get("data"))
+            self._log_server_message(params)
         for listener in list(self._listeners):
             try:
                 listener(message)
             except Exception:
-                logger.exception("a notification listener raised; ignored")
+                self._warnings.log(
+                    logging.ERROR,
+                    "listener failure",
+                    "a notification listener raised; ignored",
+                    exc_info=True,
+                )
+
+    def _log_server_message(self, params: dict[str, Any]) -> None:
+        """A ``notifications/message`` onto the ``mcp_notebook.server`` logger, within its budget
+        (one per level, so a flood of debug chatter cannot hide the server's errors)."""
+        name = params.get("level")
+        level = _LOG_LEVELS.get(name) if isinstance(name, str) else None
+        if level is None:
+            name, level = "info", logging.INFO
+        self._server_logs.log(
+            level, f"{name} message", "%s: %s", params.get("logger") or "server", params.get("data")
+        )
 
     def _malformed(self, what: str) -> None:
         """A frame that parsed but carries a value the spec does not allow: dropped, counted."""
         self._counters.malformed_frames += 1
-        logger.warning("dropped %s from the server (malformed)", what)
+        self._warnings.log(
+            logging.WARNING, "malformed notification", "dropped %s from the server (malformed)", what
+        )
 
     def _on_bad_frame(self, error: FrameError | RequestFailed, attempt: _Attempt) -> None:
         if isinstance(error, RequestFailed):
@@ -1108,7 +1167,9 @@ class Connection:
             self._counters.oversized_frames += 1
             request_id = probable_response_id(error.head, error.tail)
             pending = self._pending.pop(request_id, None) if request_id is not None else None
-            logger.warning("discarded a message from the server: %s", error.reason)
+            self._warnings.log(
+                logging.WARNING, "oversized message", "discarded a message from the server: %s", error.reason
+            )
             if pending is not None:
                 pending.deliver(
                     McpError(
@@ -1119,8 +1180,12 @@ class Connection:
                 )
             return
         self._counters.malformed_frames += 1
-        logger.warning(
-            "skipped a line from the server that is not JSON-RPC (%s): %r", error.reason, error.head[:120]
+        self._warnings.log(
+            logging.WARNING,
+            "bad frame",
+            "skipped a line from the server that is not JSON-RPC (%s): %r",
+            error.reason,
+            error.head[:120],
         )
         failed = self._pending.pop(error.id, None) if error.id is not None else None
         if failed is not None:  # it answers one of our requests: fail that one now, not at its deadline
@@ -1169,8 +1234,13 @@ class Connection:
                     except McpError as exc:
                         await self._reply_error(request.id, exc.code or INTERNAL_ERROR, exc.message)
                     except Exception as exc:
-                        logger.error(
-                            "the %s handler raised %s", request.method, type(exc).__name__, exc_info=True
+                        self._warnings.log(
+                            logging.ERROR,
+                            "handler failure",
+                            "the %s handler raised %s",
+                            request.method,
+                            type(exc).__name__,
+                            exc_info=True,
                         )
                         await self._reply_error(
                             request.id, INTERNAL_ERROR, f"the client's handler failed ({type(exc).__name__})"

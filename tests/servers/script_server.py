@@ -10,10 +10,12 @@ requested version); with ``--modern`` a 2026-07-28 server (``server/discover`` a
 client are ignored; ``ping`` and ``tools/list`` are answered. Tools:
 
     echo    {"n": integer} -> the text str(n)
-    inject  {"lines": [base64 string, ...], "answer": bool = true}
+    inject  {"lines": [base64 string, ...], "answer": bool = true, "repeat": int = 1}
             writes each decoded line verbatim to stdout (followed by a newline), with every
             ``__ID__`` replaced by the JSON id of this very call, so a line can pose as its answer,
-            its progress or its cancellation; then answers "injected" unless ``answer`` is false.
+            its progress or its cancellation; ``repeat`` times each (a flood, written in large
+            blocks so it costs the server little); then answers "injected" unless ``answer`` is
+            false.
     arm     {"lines": [base64 string, ...]} -> "armed"; the same lines are written, the same way,
             just before the answer to the next ``tools/list`` (so they can pose as that answer).
 
@@ -55,6 +57,7 @@ TOOLS = [
             "properties": {
                 "lines": {"type": "array", "items": {"type": "string"}},
                 "answer": {"type": "boolean"},
+                "repeat": {"type": "integer"},
             },
             "required": ["lines"],
         },
@@ -86,17 +89,23 @@ def text(value: str) -> dict:
     return {"content": [{"type": "text", "text": value}], "isError": False}
 
 
-def write_lines(request_id: object, lines: list[str]) -> None:
+def write_lines(request_id: object, lines: list[str], repeat: int = 1) -> None:
     own_id = json.dumps(request_id).encode()
     for line in lines:
-        write(base64.b64decode(line).replace(b"__ID__", own_id))
+        data = base64.b64decode(line).replace(b"__ID__", own_id) + b"\n"
+        left = repeat
+        while left > 0:
+            block = min(left, 10_000)
+            out.write(data * block)
+            left -= block
+        out.flush()
 
 
 def call_tool(request_id: object, name: object, args: dict) -> None:
     if name == "echo":
         result(request_id, text(str(args.get("n"))))
     elif name == "inject":
-        write_lines(request_id, args.get("lines") or [])
+        write_lines(request_id, args.get("lines") or [], int(args.get("repeat", 1)))
         if args.get("answer", True):
             result(request_id, text("injected"))
     elif name == "arm":
