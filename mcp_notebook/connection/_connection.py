@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from ..protocol._printable import printable
 from ..protocol.envelope import result_type, stamp
 from ..protocol.envelope import without_extensions as without_extensions_of
 from ..protocol.errors import (
@@ -1048,7 +1049,9 @@ class Connection:
             return
         if message.id is None:
             error = message.error if isinstance(message, ErrorResponse) else {}
-            logger.warning("the server could not process a message from us: %s", error.get("message"))
+            logger.warning(
+                "the server could not process a message from us: %s", printable(error.get("message"))
+            )
             return
         self._counters.late_responses += 1
         logger.debug("dropped a response to request %r, which is no longer waiting", message.id)
@@ -1086,7 +1089,9 @@ class Connection:
                     scope.cancel()
         elif method == "notifications/message":
             level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
-            server_log.log(level, "%s: %s", params.get("logger") or "server", params.get("data"))
+            if server_log.isEnabledFor(level):  # one line per record, escapes shown (no forged lines)
+                name, data = printable(params.get("logger") or "server"), printable(params.get("data"))
+                server_log.log(level, "%s: %s", name, data)
         for listener in list(self._listeners):
             try:
                 listener(message)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from .._html import escape
+from ._printable import printable
 
 __all__ = [
     "CONNECTION_CLOSED",
@@ -100,9 +101,10 @@ class McpError(Exception):
         return cls(kind, f"{context}{message}", code=code, data=error.get("data"))
 
     def __str__(self) -> str:
-        if self.code is None:
-            return self.message
-        return f"{self.message} (code {self.code})"
+        # The message often quotes the server (its error text, its stderr): a traceback or a log
+        # line prints this, so a terminal escape in it is shown, not obeyed. ``message`` stays raw.
+        message = printable(self.message, multiline=True)
+        return message if self.code is None else f"{message} (code {self.code})"
 
     def __repr__(self) -> str:
         return f"McpError(kind={self.kind!r}, code={self.code!r}, message={self.message!r})"
