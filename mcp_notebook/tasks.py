@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from .protocol._printable import printable
 from .protocol.errors import McpError
 from .protocol.tasks import (
     Flavour,
@@ -277,7 +278,7 @@ class TaskHandle:
         self._tracker.changed(self)
 
     def __repr__(self) -> str:
-        tool = f" {self.tool}" if self.tool else ""
+        tool = f" {printable(self.tool)}" if self.tool else ""
         message = f": {self.status_message!r}" if self.status_message else ""
         return f"<Task {self.task_id!r}{tool} {self.status}{message}>"
 

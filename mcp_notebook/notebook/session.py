@@ -23,6 +23,7 @@ import anyio
 from .. import _html
 from ..client import Client
 from ..live import Event
+from ..protocol._printable import printable
 from ..protocol.errors import McpError
 from ..results import (
     Completion,
@@ -787,7 +788,7 @@ class Session:
 
     def __repr__(self) -> str:
         info = self.model.server_info
-        server = f"{info.get('name')} {info.get('version') or ''}".strip() if info else "?"
+        server = printable(f"{info.get('name')} {info.get('version') or ''}".strip()) if info else "?"
         return (
             f"<Session {self.name!r}: {self.model.status}, {self.model.era or '?'} "
             f"{self.model.protocol_version or ''}, server {server}, {len(self.model.tools)} tools>"
