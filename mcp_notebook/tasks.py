@@ -520,7 +520,7 @@ class TaskTracker:
         try:
             state = parse_task(params, handle.flavour)
         except McpError as exc:
-            logger.warning("ignored a malformed task status notification: %s", exc.message)
+            logger.warning("ignored a malformed task status notification: %s", exc)
             return
         interval = next_poll_delay(state)
         handle._due = max(handle._due, anyio.current_time() + max(2 * interval, _PUSH_QUIET))

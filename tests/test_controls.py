@@ -259,3 +259,18 @@ def test_the_tools_frame_text_shows_escapes(session: Any) -> None:
     assert list(frame["name"]) == ["show", "fail", "log", "die", f"named{SHOWN}"]
     assert frame["description"][0] == f"line one{SHOWN}\nline two"  # its line break kept
     assert [t.name for t in session.model.tools][-1] == f"named{HOSTILE}"  # the objects stay raw
+
+
+def test_the_servers_and_log_frames_show_escapes(session: Any) -> None:
+    from mcp_notebook.notebook._registry import REGISTRY
+
+    servers = REGISTRY.frame()
+    (server,) = [s for s in servers["server"] if isinstance(s, str) and s.startswith("escape")]
+    assert server == f"escape{SHOWN} 1{SHOWN}"
+    assert session.name.startswith(f"escape{SHOWN}")  # a name taken from the server
+    assert RAW.search(servers.to_string()) is None
+
+    from mcp_notebook.notebook.frames import _readable
+
+    row = {"logger": f"l{HOSTILE}", "data": f"a{HOSTILE}\nb", "list": [f"x{HOSTILE}", 1], "n": 3}
+    assert _readable(row) == {"logger": f"l{SHOWN}", "data": f"a{SHOWN}\nb", "list": [f"x{SHOWN}", 1], "n": 3}

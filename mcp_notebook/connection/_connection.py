@@ -456,7 +456,7 @@ class Connection:
                         logger.info(
                             "%s refused the handshake it accepted before (%s); probing its era again",
                             self._transport.describe(),
-                            exc.message,
+                            exc,  # str(): the server's text with its escapes made visible
                         )
                         self._known = None
                         forget = getattr(self._transport, "forget", None)

@@ -66,7 +66,7 @@ HISTORY_COLUMNS = ["time", "method", "name", "arguments", "duration", "outcome",
 
 
 #: columns whose text may span lines (pandas shows a line break as ``\n``)
-_MULTILINE = frozenset({"description", "status_message"})
+_MULTILINE = frozenset({"description", "status_message", "data", "last_error"})
 
 
 def _readable(row: dict[str, Any]) -> dict[str, Any]:

@@ -795,7 +795,10 @@ class McpMagics(Magics):
         except ImportError:  # no ipywidgets: the log as a table
             import pandas as pd
 
-            return pd.DataFrame(list(session.model.log), columns=["time", "level", "logger", "data"])
+            from .frames import _readable  # the server's words, for reading: escapes made visible
+
+            rows = [_readable(dict(entry)) for entry in list(session.model.log)]
+            return pd.DataFrame(rows, columns=["time", "level", "logger", "data"])
 
     def _do_help(self, options: Options, cell: str | None) -> None:
         subcommand = self._one_word(options, "help", optional=True)

@@ -129,7 +129,8 @@ class Session:
         except BaseException:
             self._engine.call(self.client.aclose)
             raise
-        self.name = name or str(self.client.server_info.get("name") or _describe(target))
+        # a name taken from the server is shown and typed: its escapes are visible characters
+        self.name = name or printable(self.client.server_info.get("name") or _describe(target))
         self._dialogs_named = dialogs is None or dialogs is True
         if self.dialogs is not None and self._dialogs_named:
             self.dialogs.session_name = self.name
