@@ -274,3 +274,21 @@ def test_the_servers_and_log_frames_show_escapes(session: Any) -> None:
 
     row = {"logger": f"l{HOSTILE}", "data": f"a{HOSTILE}\nb", "list": [f"x{HOSTILE}", 1], "n": 3}
     assert _readable(row) == {"logger": f"l{SHOWN}", "data": f"a{SHOWN}\nb", "list": [f"x{SHOWN}", 1], "n": 3}
+
+
+def test_the_connect_magic_prints_the_server_name_with_escapes_visible(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "mcp_notebook")
+    capsys.readouterr()
+    shell.run_line_magic("mcp", "connect escape -- " + " ".join(ESCAPE_SERVER))
+    try:
+        out, err = capsys.readouterr()
+        assert out.startswith(f"connected 'escape': escape{SHOWN} 1{SHOWN} (legacy "), out + err
+        assert_shown(out)
+    finally:
+        shell.run_line_magic("mcp", "disconnect escape")
