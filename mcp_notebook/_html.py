@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 from markupsafe import Markup
 from markupsafe import escape as _markupsafe_escape
 
+from .protocol._printable import printable
+
 __all__ = [
     "RASTER_IMAGE_TYPES",
     "STATE_COLOURS",
@@ -236,7 +238,8 @@ def remote_image_host(data: Any) -> str | None:
         host = urlsplit(data.strip()).hostname
     except ValueError:
         host = None
-    return _ascii_host(host) if host else _visible(f"{match.group(1).lower()}:")
+    # the host in ASCII, and printable: the idna codec passes an ASCII label's controls through
+    return printable(_ascii_host(host)) if host else _visible(f"{match.group(1).lower()}:")
 
 
 def _remote_image(data: str, mime: Any, host: str, remote_images: bool) -> Markup:

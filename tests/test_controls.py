@@ -123,6 +123,7 @@ def _image(data: str, mime: str = "image/png") -> dict[str, Any]:
         (_image("https://xn--bcher-kva.example/p.png"), "xn--bcher-kva.example"),
         (_image("https://bücher.example/p.png"), "xn--bcher-kva.example"),  # named in ASCII
         (_image("https://a<b>.example/p.png"), "a&lt;b&gt;.example"),  # escaped
+        (_image("https://a\x1bb\x07.example/p.png"), "a\\x1bb\\x07.example"),  # controls visible
         ({"type": "image", "mimeType": "image/png", "uri": PIXEL}, "tracker.example"),
     ],
 )
