@@ -257,7 +257,7 @@ def test_the_tools_frame_text_shows_escapes(session: Any) -> None:
     frame = session.tools_frame()
     for text in (str(frame), frame.to_string(), repr(frame["description"]), repr(frame["title"])):
         assert_shown(text, shown="\\x1b]0;pwned\\x07")  # pandas cuts long cells
-    assert list(frame["name"]) == ["show", "fail", "log", "die", f"named{SHOWN}"]
+    assert list(frame["name"]) == ["show", "fail", "log", "die", "progress", f"named{SHOWN}"]
     assert frame["description"][0] == f"line one{SHOWN}\nline two"  # its line break kept
     assert [t.name for t in session.model.tools][-1] == f"named{HOSTILE}"  # the objects stay raw
 
@@ -293,3 +293,15 @@ def test_the_connect_magic_prints_the_server_name_with_escapes_visible(
         assert_shown(out)
     finally:
         shell.run_line_magic("mcp", "disconnect escape")
+
+
+def test_a_progress_message_reaches_the_terminal_with_escapes_visible(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("tqdm")
+    with mcp_notebook.connect(ESCAPE_SERVER, show_progress=True) as shown:
+        capsys.readouterr()
+        assert shown.call_tool("progress").text == "done"
+    drawn = capsys.readouterr().err  # tqdm draws on stderr outside a notebook
+    assert f"step{SHOWN}" in drawn, drawn
+    assert RAW.search(drawn.replace("\r", "")) is None, drawn  # tqdm's own \r aside

@@ -840,7 +840,7 @@ class _ProgressBar:
             self._bar.total = total
         self._bar.n = progress
         if message:
-            self._bar.set_postfix_str(message[:60], refresh=False)
+            self._bar.set_postfix_str(printable(message[:60]), refresh=False)  # tqdm may draw on a terminal
         self._bar.refresh()
 
     def advance(self) -> None:

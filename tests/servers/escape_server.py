@@ -11,6 +11,7 @@ an image that is a remote URL (a tracking pixel). Everything it sends is in :dat
     fail    -> a JSON-RPC error whose message is hostile
     log     -> a ``notifications/message`` whose logger and data are hostile, then "logged"
     die     -> hostile lines on stderr, then exit with code 3 before answering
+    progress -> a ``notifications/progress`` whose message is hostile (when asked for), then "done"
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ TOOLS = [
         "description": f"line one{HOSTILE}\nline two",
         "inputSchema": SCHEMA,
     }
-    for name in ("show", "fail", "log", "die", f"named{HOSTILE}")
+    for name in ("show", "fail", "log", "die", "progress", f"named{HOSTILE}")
 ]
 
 
@@ -42,7 +43,7 @@ def write(message: dict) -> None:
     sys.stdout.flush()
 
 
-def call_tool(request_id: object, name: object) -> None:
+def call_tool(request_id: object, name: object, token: object) -> None:
     if name == "show":
         content = [
             {"type": "text", "text": f"text{HOSTILE}"},
@@ -58,6 +59,11 @@ def call_tool(request_id: object, name: object) -> None:
         params = {"level": "warning", "logger": f"logger{HOSTILE}", "data": f"data{HOSTILE}"}
         write({"method": "notifications/message", "params": params})
         write({"id": request_id, "result": {"content": [{"type": "text", "text": "logged"}]}})
+    elif name == "progress":
+        if token is not None:
+            params = {"progressToken": token, "progress": 1, "total": 2, "message": f"step{HOSTILE}"}
+            write({"method": "notifications/progress", "params": params})
+        write({"id": request_id, "result": {"content": [{"type": "text", "text": "done"}]}})
     elif name == "die":
         sys.stderr.write(f"first{HOSTILE}\nlast{HOSTILE}\n")
         sys.stderr.flush()
@@ -90,7 +96,8 @@ def handle(message: dict) -> None:
     elif method == "tools/list":
         write({"id": request_id, "result": {"tools": TOOLS}})
     elif method == "tools/call":
-        call_tool(request_id, params.get("name"))
+        meta = params.get("_meta") or {}
+        call_tool(request_id, params.get("name"), meta.get("progressToken"))
     else:
         write({"id": request_id, "error": {"code": -32601, "message": "Method not found"}})
 
