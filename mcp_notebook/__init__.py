@@ -8,7 +8,9 @@ traitlets, ipywidgets, pandas nor IPython. ::
         result = await client.call_tool("add", {"a": 1, "b": 2})
 
 How much of a result its picture shows is ``mcp_notebook.display_options`` (a :class:`DisplayOptions`:
-``html_rows``, ``text_rows``, ...), changed in place.
+``html_rows``, ``text_rows``, ...), changed in place. ``display_options.remote_images = True`` lets
+an image given as an ``https:`` URL load; it is off because the browser would fetch it each time the
+output is drawn, which tells the server when and where the notebook is opened (a tracking pixel).
 """
 
 from ._render import DisplayOptions

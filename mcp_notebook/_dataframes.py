@@ -72,6 +72,13 @@ type (the schema is a hint for display, not a validator). Integers that pandas f
 Strings from the server are kept as data, never interpreted. Escaping them is the renderer's job:
 ``DataFrame.to_html()`` and the notebook's HTML repr escape cell text by default (``escape=True``);
 ``DataFrame.style`` (Styler) does not, so render server data through it only with escaping turned on.
+Control characters are kept too, because they are data (a value compared, joined or written to a
+file must be what the server sent): pandas' text repr escapes ``\n``, ``\t`` and ``\r`` only, so
+``print(df)`` in a terminal writes a cell's ``\x1b`` as it is. Every picture this package draws of a
+result (its repr, the explorer, the magics, a live view's text) makes them visible; for a frame of
+untrusted text you print yourself, ``df.map(mcp_notebook.protocol.printable)`` shows them the same way.
+(The frames of the server's *lists*, :mod:`mcp_notebook.notebook.frames`, are for reading and are
+made readable when built.)
 """
 
 from __future__ import annotations

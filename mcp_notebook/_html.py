@@ -7,9 +7,12 @@ through :func:`escape` unchanged and a plain ``str`` is always escaped, so a bui
 (:func:`table`, ``Markup(...).format(...)``) cannot escape twice or forget to escape once.
 
 Images and audio are inlined only as ``data:`` URIs of an allow-listed MIME type whose base64 checks
-out (whitespace, as MIME line-wraps it, is accepted and dropped), or an image as an ``https:`` URL;
-SVG can carry script, so it is never inlined. Links get an ``href`` only for http(s) URLs. URLs shown
-for consent are written out in full, host emphasised in its ASCII form (:func:`display_url`).
+out (whitespace, as MIME line-wraps it, is accepted and dropped); SVG can carry script, so it is
+never inlined. An image whose data is a URL is a placeholder naming its host: the browser would fetch
+it on every render, telling the server when and where the notebook is opened (a tracking pixel). The
+caller may allow ``https:`` ones (``remote_images=True``, from ``display_options.remote_images``).
+Links get an ``href`` only for http(s) URLs. URLs shown for consent are written out in full, host
+emphasised in its ASCII form (:func:`display_url`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from urllib.parse import urlsplit
 from markupsafe import Markup
 from markupsafe import escape as _markupsafe_escape
 
+from .protocol._printable import printable
+
 __all__ = [
     "RASTER_IMAGE_TYPES",
     "STATE_COLOURS",
@@ -39,6 +44,7 @@ __all__ = [
     "html_table",
     "link",
     "markdown_html",
+    "remote_image_host",
     "safe_audio_src",
     "safe_image_src",
     "short",
@@ -58,6 +64,7 @@ _DATA_URI = re.compile(r"^data:([a-z0-9.+/-]+)((?:;[a-z0-9=.+-]+)*);base64,([A-Z
 # Characters that may hide what a URL really is: controls, spaces, bidi overrides, zero-width ones.
 _HIDDEN = re.compile(r"[\x00-\x20\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 _LINK_SCHEMES = ("http://", "https://", "mailto:")
+_SCHEME = re.compile(r"\s*([a-z][a-z0-9+.-]*):", re.I)  # base64 never holds ":", a URL always does
 
 #: The colour of each connection state (a session's, a group member's); anything else is grey.
 STATE_COLOURS = {
@@ -221,7 +228,33 @@ def safe_audio_src(data: Any, mime: Any) -> str | None:
     return _data_uri(data, mime, _AUDIO_TYPES)
 
 
-def _media(kind: str, mime: Any, data: Any) -> Markup:
+def remote_image_host(data: Any) -> str | None:
+    """Where an image block's ``data`` points when it is a URL, not bytes: its host in ASCII (the
+    scheme, ``javascript:``, when there is no host); ``None`` for base64 and ``data:`` URIs."""
+    match = _SCHEME.match(data) if isinstance(data, str) else None
+    if match is None or match.group(1).lower() == "data":
+        return None
+    try:
+        host = urlsplit(data.strip()).hostname
+    except ValueError:
+        host = None
+    # the host in ASCII, and printable: the idna codec passes an ASCII label's controls through
+    return printable(_ascii_host(host)) if host else _visible(f"{match.group(1).lower()}:")
+
+
+def _remote_image(data: str, mime: Any, host: str, remote_images: bool) -> Markup:
+    if remote_images and (src := safe_image_src(data, mime if isinstance(mime, str) else "")):
+        return Markup('<img src="{}" style="max-width:100%">').format(src)
+    why = "only https: images are loaded" if remote_images else "remote images are off"
+    return Markup(
+        '<em class="mcpnb-remote-image">[image from <b>{}</b>, not loaded: {} '
+        "(<code>mcp_notebook.display_options.remote_images</code>)]</em>"
+    ).format(host, why)
+
+
+def _media(kind: str, mime: Any, data: Any, remote_images: bool = False) -> Markup:
+    if kind == "image" and (host := remote_image_host(data)) is not None:
+        return _remote_image(data, mime, host, remote_images)
     if isinstance(data, str) and len(data) > MAX_INLINE_MEDIA:
         size = len(data) * 3 // 4
         return Markup("<em>[{} {}, about {:,} bytes: too large to show inline]</em>").format(
@@ -236,15 +269,19 @@ def _media(kind: str, mime: Any, data: Any) -> Markup:
     return Markup("<em>[{} {}, about {:,} bytes, not shown]</em>").format(kind, shown_mime, size)
 
 
-def content_block_html(block: Any) -> Markup:
-    """One MCP content block as HTML."""
+def content_block_html(block: Any, *, remote_images: bool = False) -> Markup:
+    """One MCP content block as HTML; an image whose data is an ``https:`` URL is loaded only when
+    ``remote_images`` (else a placeholder names its host)."""
     if not isinstance(block, dict):
         return code_block(json.dumps(block, default=str))
     kind = block.get("type")
     if kind == "text":
         return code_block(str(block.get("text", "")))
     if kind in ("image", "audio"):
-        return _media(str(kind), block.get("mimeType"), block.get("data"))
+        data = block.get("data")
+        if not data and kind == "image":  # no bytes: a URL in "uri" is still named, never fetched
+            data = block.get("uri")
+        return _media(str(kind), block.get("mimeType"), data, remote_images)
     if kind == "resource_link":
         name = block.get("title") or block.get("name") or block.get("uri")
         return Markup("<div>🔗 {}</div>").format(link(str(block.get("uri", "")), str(name)))

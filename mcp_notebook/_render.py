@@ -19,7 +19,6 @@ string goes through :mod:`mcp_notebook._html`; no server string becomes markup.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 from . import _html
 from ._html import Markup
 from ._tabular import Preview, Shape, contents_shape, preview, result_shape
+from .protocol._printable import printable
 
 __all__ = [
     "DisplayOptions",
@@ -47,6 +47,11 @@ class DisplayOptions:
     ``html_rows``: table rows in HTML; ``text_rows``: in text; ``max_columns``: columns in text;
     ``html_columns``: in HTML (which scrolls sideways); ``max_blocks``: content blocks shown;
     ``max_chars``: characters of one text block or of the raw JSON.
+
+    ``remote_images``: load an image block whose data is an ``https:`` URL (off by default). The
+    browser fetches such an image every time the output is drawn, so a server can use it as a
+    tracking pixel that reports when, where and by whom a notebook is opened (saved outputs too);
+    off, a placeholder names the host. ``data:`` and base64 images are drawn either way.
     """
 
     html_rows: int = 20
@@ -55,6 +60,7 @@ class DisplayOptions:
     html_columns: int = 50
     max_blocks: int = 20
     max_chars: int = 20_000
+    remote_images: bool = False
 
 
 Blocks = Sequence[Mapping[str, Any]]
@@ -67,7 +73,6 @@ MAX_TEXT_LINES = 40
 _TEXT_CELL = 30
 _TEXT_WIDTH = 120
 _HTML_CELL = 200
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 # --- shared -------------------------------------------------------------------------------------
@@ -155,7 +160,8 @@ def _details(summary: str, body: Markup, css: str) -> Markup:
 
 
 def _blocks_html(blocks: Sequence[Any]) -> Markup:
-    shown = [_html.content_block_html(b) for b in blocks[: options.max_blocks]]
+    remote = options.remote_images
+    shown = [_html.content_block_html(b, remote_images=remote) for b in blocks[: options.max_blocks]]
     if len(blocks) > options.max_blocks:
         more = len(blocks) - options.max_blocks
         shown.append(Markup("<div><em>… {:,} more blocks ({:,} in all)</em></div>").format(more, len(blocks)))
@@ -228,15 +234,9 @@ def contents_html(contents: Sequence[Mapping[str, Any]]) -> Markup:
 # --- text ---------------------------------------------------------------------------------------
 
 
-def _visible(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
-
-
 def _one_line(value: Any, limit: int) -> str:
     """A cell as one printable line: control characters (a terminal's escape codes) made visible."""
-    text = _compact(value).replace("\r\n", "\n").replace("\n", "\\n").replace("\t", " ")
-    text = _CONTROL.sub(_visible, text)
-    return _html.short(text, limit)
+    return _html.short(printable(_compact(value).replace("\r\n", "\n").replace("\t", " ")), limit)
 
 
 def _text_table(preview: Preview, shape: Shape) -> list[str]:
@@ -280,12 +280,14 @@ def _block_text(block: Any, budget: int) -> list[str]:
     if kind == "text":
         text = str(block.get("text", ""))
         lines = text.splitlines() or [""]
-        kept = [_html.short(_CONTROL.sub(_visible, t), _TEXT_WIDTH) for t in lines[: max(budget, 1)]]
+        kept = [_html.short(printable(t, multiline=True), _TEXT_WIDTH) for t in lines[: max(budget, 1)]]
         shown = sum(len(t) for t in kept)
         if len(lines) > len(kept) or shown < len(text) - len(lines):  # lines left out, or cut
             more = f"{len(lines) - len(kept):,} more lines, " if len(lines) > len(kept) else ""
             kept.append(f"… ({more}{len(text):,} characters in all)")
         return kept
+    if kind == "image" and (host := _html.remote_image_host(block.get("data") or block.get("uri"))):
+        return [f"[image {_one_line(block.get('mimeType'), 40)} from {host}, a remote URL]"]
     if kind in ("image", "audio"):
         data = block.get("data")
         size = len(data) * 3 // 4 if isinstance(data, str) else 0

@@ -28,6 +28,7 @@ import anyio
 from ._owned import OwnedTask, spawn_owned
 from .client import Client
 from .connection import ConnectionOptions
+from .protocol._printable import printable
 from .protocol.errors import McpError
 from .results import Tool, ToolResult
 
@@ -179,7 +180,7 @@ class GroupMember:
         return Client(self._spec, **self._options)
 
     def __repr__(self) -> str:
-        error = f", {self.error_message}" if self.error_message and self.status != "ready" else ""
+        error = f", {printable(self.error_message)}" if self.error_message and self.status != "ready" else ""
         return f"<GroupMember {self.name!r}: {self.status}{error}>"
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import _html, _render
 from .apps import _rules as _apps
+from .protocol._printable import printable
 from .protocol.errors import McpError
 
 __all__ = [
@@ -178,7 +179,7 @@ class ToolResult:
         return result_to_dataframe(self, output_schema=schema, flatten=flatten)
 
     def __repr__(self) -> str:
-        kinds = ", ".join(str(b.get("type")) for b in self.content)
+        kinds = ", ".join(printable(b.get("type")) for b in self.content)
         flag = ", is_error=True" if self.is_error else ""
         structured = ", structured" if self.structured_content is not None else ""
         return f"ToolResult([{kinds}]{structured}{flag}): {_short(self.text, 60)!r}"
@@ -274,7 +275,7 @@ class ResourceContents:
         return resource_to_dataframe(self, flatten=flatten)
 
     def __repr__(self) -> str:
-        uris = ", ".join(str(c.get("uri")) for c in self.contents)
+        uris = ", ".join(printable(c.get("uri")) for c in self.contents)
         return f"ResourceContents([{uris}]): {_short(self.text, 60)!r}"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
@@ -354,7 +355,10 @@ class PromptResult:
 
     def _repr_html_(self) -> str:
         rows = [
-            (_html.escape(m.get("role", "")), _html.content_block_html(m.get("content")))
+            (
+                _html.escape(m.get("role", "")),
+                _html.content_block_html(m.get("content"), remote_images=_render.options.remote_images),
+            )
             for m in self.messages
         ]
         return _html.table(rows)

@@ -30,6 +30,7 @@ import anyio
 import anyio.abc
 
 from .connection import LogBudget
+from .protocol._printable import printable
 from .protocol.errors import McpError
 from .protocol.tasks import (
     Flavour,
@@ -278,7 +279,7 @@ class TaskHandle:
         self._tracker.changed(self)
 
     def __repr__(self) -> str:
-        tool = f" {self.tool}" if self.tool else ""
+        tool = f" {printable(self.tool)}" if self.tool else ""
         message = f": {self.status_message!r}" if self.status_message else ""
         return f"<Task {self.task_id!r}{tool} {self.status}{message}>"
 
@@ -528,7 +529,7 @@ class TaskTracker:
                 logging.WARNING,
                 "malformed task status",
                 "ignored a malformed task status notification: %s",
-                exc.message,
+                exc,  # str(McpError) shows the server's escapes as text
             )
             return
         interval = next_poll_delay(state)

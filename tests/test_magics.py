@@ -495,7 +495,7 @@ def test_other_mistakes_are_one_line(
 def test_the_error_line_is_red_unless_colours_are_off(ip: InteractiveShell) -> None:
     assert McpMagicError("mcp x: bad")._render_traceback_() == ["\x1b[0;31mmcp x: bad\x1b[0m"]
     assert McpMagicError("mcp x: bad", colour=False)._render_traceback_() == ["mcp x: bad"]
-    assert magics_module._one_line("a\nb\x1b[2Jc" + "z" * 1000).startswith("a b [2Jc")
+    assert magics_module._one_line("a\nb\x1b[2Jc\u202e" + "z" * 1000).startswith("a b\\x1b[2Jc\\u202ez")
     assert len(magics_module._one_line("z" * 1000)) == 600
 
 

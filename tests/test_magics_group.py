@@ -427,9 +427,9 @@ def test_board_text_and_html_keep_server_text_inert() -> None:
     board = magics_group.ServerBoard([("group 'a\x1b[31m'", [row])])
     text = repr(board)
     assert "\x1b" not in text
-    assert text.splitlines()[0] == "group 'a [31m'"
+    assert text.splitlines()[0] == "group 'a\\x1b[31m'"
     last = text.splitlines()[2]
-    assert "boom [2Jgone <script>" in last
+    assert "boom \\x1b[2Jgone <script>" in last
     assert last.endswith("…")
     html = board._repr_html_()
     assert "<script>" not in html

@@ -866,7 +866,7 @@ class OAuth(httpx.Auth):
                     yield step
         except McpError as exc:
             # A refused refresh is routine (the refresh token expired or was revoked): authorize anew.
-            logger.info("token refresh failed (%s); a new authorization will follow", exc.message)
+            logger.info("token refresh failed (%s); a new authorization will follow", exc)
             if (
                 isinstance(exc.data, dict)
                 and exc.data.get("oauth_error") == "invalid_client"

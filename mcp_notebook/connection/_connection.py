@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from ..protocol._printable import printable
 from ..protocol.envelope import result_type, stamp
 from ..protocol.envelope import without_extensions as without_extensions_of
 from ..protocol.errors import (
@@ -485,7 +486,7 @@ class Connection:
                         logger.info(
                             "%s refused the handshake it accepted before (%s); probing its era again",
                             self._transport.describe(),
-                            exc.message,
+                            exc,  # str(): the server's text with its escapes made visible
                         )
                         self._known = None
                         forget = getattr(self._transport, "forget", None)
@@ -1084,7 +1085,7 @@ class Connection:
                 logging.WARNING,
                 "error without id",
                 "the server could not process a message from us: %s",
-                error.get("message"),
+                printable(error.get("message")),
             )
             return
         self._counters.late_responses += 1
@@ -1146,9 +1147,11 @@ class Connection:
         level = _LOG_LEVELS.get(name) if isinstance(name, str) else None
         if level is None:
             name, level = "info", logging.INFO
-        self._server_logs.log(
-            level, f"{name} message", "%s: %s", params.get("logger") or "server", params.get("data")
-        )
+        if not server_log.isEnabledFor(level):
+            return  # nobody would see it: spare the escaping
+        # One line per record, escapes shown: a server cannot forge log lines or drive a terminal.
+        source, data = printable(params.get("logger") or "server"), printable(params.get("data"))
+        self._server_logs.log(level, f"{name} message", "%s: %s", source, data)
 
     def _malformed(self, what: str) -> None:
         """A frame that parsed but carries a value the spec does not allow: dropped, counted."""

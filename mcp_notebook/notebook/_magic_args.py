@@ -39,6 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol._printable import printable
+
 __all__ = [
     "MagicArgError",
     "Options",
@@ -73,13 +75,14 @@ def suggest(name: str, choices: Sequence[str], what: str, *, limit: int = 12) ->
     return f"{hint} ({what}: {shown})"
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+_BREAKS = re.compile(r"[\t\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")  # what splitlines() breaks at, and tabs
 _MAX_MESSAGE = 600
 
 
 def one_line(text: str) -> str:
-    """Server text made safe for one terminal line: no newlines, no escape sequences, bounded."""
-    line = _CONTROL.sub(" ", text).strip()
+    """Server text made safe for one terminal line: line breaks as spaces, every other control or
+    bidi character made visible (:func:`~mcp_notebook.protocol.printable`), bounded."""
+    line = printable(_BREAKS.sub(" ", text)).strip()
     return line if len(line) <= _MAX_MESSAGE else line[: _MAX_MESSAGE - 1] + "…"
 
 

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..protocol._printable import printable
 from ._magic_args import split_line
 
 if TYPE_CHECKING:
@@ -312,6 +313,8 @@ class Registry:
         import pandas as pd
 
         frame = pd.DataFrame(list(self.rows()), columns=SERVERS_COLUMNS)
+        for name in ("server", "last_error"):  # the server's words, for reading: escapes made visible
+            frame[name] = frame[name].map(lambda v: printable(v) if isinstance(v, str) else v)
         frame["current"] = frame["current"].astype(bool)
         frame["tools"] = pd.Series(pd.array(list(frame["tools"]), dtype="Int64"), index=frame.index)
         return frame

@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .. import _html
+from ..protocol._printable import printable
 
 if TYPE_CHECKING:
     from ..results import ToolResult
@@ -107,7 +108,9 @@ class SessionTask:
         return await self._session._arun(self.handle.cancel)
 
     def __repr__(self) -> str:
-        return f"<SessionTask {self.task_id!r} {self.tool or '?'} {self.status} on {self._session.name!r}>"
+        return printable(
+            f"<SessionTask {self.task_id!r} {self.tool or '?'} {self.status} on {self._session.name!r}>"
+        )
 
     def _repr_html_(self) -> str:
         return self.handle._repr_html_() + (

@@ -3,6 +3,17 @@
 Tool results and resource contents become DataFrames in :mod:`mcp_notebook._dataframes` (their
 ``to_dataframe()`` lives in the core); its two functions are re-exported here, where notebook code
 has always found them. This module imports pandas at import time and is only imported on demand.
+
+Server text in these frames is made readable, not kept raw. pandas' text repr (``print(df)``, a
+terminal, ``text/plain``) writes string cells as they are, escaping only ``\n``, ``\t`` and ``\r``, so
+a tool described as ``"\x1b]0;pwned\x07..."`` would retitle the terminal. The frames of the server's
+lists (tools, resources, templates, prompts) and of tasks are for reading what a server offers, so
+every string cell (and each string in a list cell: parameters, required) has its control and bidi
+characters made visible (:func:`mcp_notebook.protocol.printable`; descriptions and status messages
+keep their line breaks, which pandas shows as ``\n``). A normal name or description is unchanged; a
+hostile one reads ``\x1b]0;...``. The raw values stay on the objects (``session.tools``,
+``Tool.name``, ``Tool.raw``). Tool *results* are different: ``result.to_dataframe()`` is the server's
+data and is kept exactly as sent (see :mod:`mcp_notebook._dataframes`).
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from .._dataframes import (
     resource_to_dataframe,
     result_to_dataframe,
 )
+from ..protocol._printable import printable
 from ..results import Prompt, Resource, ResourceTemplate, Tool
 
 __all__ = [
@@ -53,6 +65,23 @@ HISTORY_COLUMNS = ["time", "method", "name", "arguments", "duration", "outcome",
 # --------------------------------------------------------------------------- the server's lists
 
 
+#: columns whose text may span lines (pandas shows a line break as ``\n``)
+_MULTILINE = frozenset({"description", "status_message", "data", "last_error"})
+
+
+def _readable(row: dict[str, Any]) -> dict[str, Any]:
+    """A row of server metadata with control and bidi characters made visible (see the module's
+    docstring): a string cell, and each string in a list cell; anything else as it is."""
+    shown: dict[str, Any] = {}
+    for name, value in row.items():
+        if isinstance(value, str):
+            value = printable(value, multiline=name in _MULTILINE)
+        elif isinstance(value, list):
+            value = [printable(v) if isinstance(v, str) else v for v in value]
+        shown[name] = value
+    return shown
+
+
 def _typed(cls: Any, item: Any) -> Any:
     """A result object from either the object itself or the server's raw dict."""
     return item if isinstance(item, cls) else cls.from_dict(dict(item))
@@ -69,18 +98,22 @@ def tools_frame(tools: Iterable[Tool | Mapping[str, Any]]) -> pd.DataFrame:
         annotations = tool.annotations
         required = tool.input_schema.get("required")
         rows.append(
-            {
-                "name": tool.name,
-                "title": tool.title or _str(annotations.get("title")),
-                "description": tool.description,
-                "parameters": tool.parameters,
-                "required": [r for r in required if isinstance(r, str)] if isinstance(required, list) else [],
-                "read_only": _bool(annotations.get("readOnlyHint")),
-                "destructive": _bool(annotations.get("destructiveHint")),
-                "idempotent": _bool(annotations.get("idempotentHint")),
-                "open_world": _bool(annotations.get("openWorldHint")),
-                "ui": tool.ui_resource_uri,
-            }
+            _readable(
+                {
+                    "name": tool.name,
+                    "title": tool.title or _str(annotations.get("title")),
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                    "required": [r for r in required if isinstance(r, str)]
+                    if isinstance(required, list)
+                    else [],
+                    "read_only": _bool(annotations.get("readOnlyHint")),
+                    "destructive": _bool(annotations.get("destructiveHint")),
+                    "idempotent": _bool(annotations.get("idempotentHint")),
+                    "open_world": _bool(annotations.get("openWorldHint")),
+                    "ui": tool.ui_resource_uri,
+                }
+            )
         )
     columns = ["name", "title", "description", "parameters", "required"]
     hints = ["read_only", "destructive", "idempotent", "open_world"]
@@ -94,14 +127,16 @@ def resources_frame(resources: Iterable[Resource | Mapping[str, Any]]) -> pd.Dat
     for resource in resources:
         resource = _typed(Resource, resource)
         rows.append(
-            {
-                "uri": resource.uri,
-                "name": resource.name,
-                "title": resource.title,
-                "description": resource.description,
-                "mime_type": resource.mime_type,
-                "size": resource.size,
-            }
+            _readable(
+                {
+                    "uri": resource.uri,
+                    "name": resource.name,
+                    "title": resource.title,
+                    "description": resource.description,
+                    "mime_type": resource.mime_type,
+                    "size": resource.size,
+                }
+            )
         )
     strings = ["uri", "name", "title", "description", "mime_type"]
     df = pd.DataFrame(rows, columns=[*strings, "size"])
@@ -118,14 +153,16 @@ def resource_templates_frame(templates: Iterable[ResourceTemplate | Mapping[str,
     for template in templates:
         template = _typed(ResourceTemplate, template)
         rows.append(
-            {
-                "uri_template": template.uri_template,
-                "name": template.name,
-                "title": template.title,
-                "description": template.description,
-                "mime_type": template.mime_type,
-                "variables": _template_variables(template.uri_template),
-            }
+            _readable(
+                {
+                    "uri_template": template.uri_template,
+                    "name": template.name,
+                    "title": template.title,
+                    "description": template.description,
+                    "mime_type": template.mime_type,
+                    "variables": _template_variables(template.uri_template),
+                }
+            )
         )
     strings = ["uri_template", "name", "title", "description", "mime_type"]
     df = pd.DataFrame(rows, columns=[*strings, "variables"])
@@ -148,13 +185,15 @@ def prompts_frame(prompts: Iterable[Prompt | Mapping[str, Any]]) -> pd.DataFrame
     for prompt in prompts:
         prompt = _typed(Prompt, prompt)
         rows.append(
-            {
-                "name": prompt.name,
-                "title": prompt.title,
-                "description": prompt.description,
-                "arguments": prompt.argument_names,
-                "required": [str(a.get("name")) for a in prompt.arguments if a.get("required") is True],
-            }
+            _readable(
+                {
+                    "name": prompt.name,
+                    "title": prompt.title,
+                    "description": prompt.description,
+                    "arguments": prompt.argument_names,
+                    "required": [str(a.get("name")) for a in prompt.arguments if a.get("required") is True],
+                }
+            )
         )
     strings = ["name", "title", "description"]
     df = pd.DataFrame(rows, columns=[*strings, "arguments", "required"])
@@ -236,7 +275,7 @@ def tasks_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     (datetimes, UTC; ended is NaT while the task runs), elapsed (float seconds, up to now for a
     task that runs)."""
     now = time.time()
-    entries = [{name: row.get(name) for name in TASK_COLUMNS} for row in rows]
+    entries = [_readable({name: row.get(name) for name in TASK_COLUMNS}) for row in rows]
     for entry in entries:
         started, ended = entry["started"], entry["ended"]
         if isinstance(started, int | float) and not isinstance(started, bool):

@@ -363,8 +363,10 @@ class Group:
         """The merged log and notifications of every server, oldest first, with a ``server`` column."""
         import pandas as pd
 
+        from .frames import _readable  # the server's words, for reading: escapes made visible
+
         columns = ["server", "time", "kind", "level", "logger", "method", "data", "params"]
-        frame = pd.DataFrame(list(self.model.log), columns=columns)
+        frame = pd.DataFrame([_readable(dict(entry)) for entry in list(self.model.log)], columns=columns)
         frame["time"] = pd.to_datetime(frame["time"], unit="s")
         return frame
 
@@ -398,8 +400,8 @@ class Group:
 
         builders: dict[str, Callable[[Any], Any]] = {
             "tools": frames.tools_frame,
-            "servers": lambda rows: pd.DataFrame(list(rows)),
-            "log": lambda rows: pd.DataFrame(list(rows)),
+            "servers": lambda rows: pd.DataFrame([frames._readable(dict(row)) for row in rows]),
+            "log": lambda rows: pd.DataFrame([frames._readable(dict(row)) for row in rows]),
         }
         if what not in builders:
             raise ValueError(f"group.live_frame() shows one of {', '.join(builders)}, not {what!r}")

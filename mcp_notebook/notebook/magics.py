@@ -422,9 +422,11 @@ class McpMagics(Magics):
         info = model.server_info or {}
         server = f"{info.get('name', '?')} {info.get('version') or ''}".strip()
         print(
-            f"connected {name!r}: {server} ({model.era or '?'} {model.protocol_version or ''}), "
-            f"{len(model.tools)} tools, {len(model.resources)} resources, {len(model.prompts)} prompts"
-            + (" (replaced the previous session)" if old is not None else "")
+            _one_line(  # the server's name and version are its words: escapes shown, not obeyed
+                f"connected {name!r}: {server} ({model.era or '?'} {model.protocol_version or ''}), "
+                f"{len(model.tools)} tools, {len(model.resources)} resources, {len(model.prompts)} prompts"
+                + (" (replaced the previous session)" if old is not None else "")
+            )
         )
         return session
 
@@ -713,13 +715,14 @@ class McpMagics(Magics):
                 what = f"mcp tasks: task {task.task_id!r} ({task.tool}) reported an error"
                 print(_one_line(f"{what}: {result.text}"), file=sys.stderr)
             return result.to_dataframe() if options.frame else result
-        tool = f" ({task.tool})" if task.tool else ""
+        tool = f" ({_one_line(task.tool)})" if task.tool else ""
         if not task.done and task.cancel():
             print(f"cancelled task {task.task_id!r}{tool}")
         elif task.done:  # before, or while being cancelled
-            print(f"task {task.task_id!r}{tool} had already ended: {task.status}")
+            print(f"task {task.task_id!r}{tool} had already ended: {_one_line(task.status)}")
         else:
-            print(f"asked to cancel task {task.task_id!r}{tool}; the server has it {task.status} still")
+            status = _one_line(task.status)
+            print(f"asked to cancel task {task.task_id!r}{tool}; the server has it {status} still")
         return _Printed(task)
 
     def _task(self, server: str, session: Session, word: str) -> SessionTask:
@@ -795,7 +798,10 @@ class McpMagics(Magics):
         except ImportError:  # no ipywidgets: the log as a table
             import pandas as pd
 
-            return pd.DataFrame(list(session.model.log), columns=["time", "level", "logger", "data"])
+            from .frames import _readable  # the server's words, for reading: escapes made visible
+
+            rows = [_readable(dict(entry)) for entry in list(session.model.log)]
+            return pd.DataFrame(rows, columns=["time", "level", "logger", "data"])
 
     def _do_help(self, options: Options, cell: str | None) -> None:
         subcommand = self._one_word(options, "help", optional=True)

@@ -23,6 +23,7 @@ import anyio
 from .. import _html
 from ..client import Client
 from ..live import Event
+from ..protocol._printable import printable
 from ..protocol.errors import McpError
 from ..results import (
     Completion,
@@ -128,7 +129,8 @@ class Session:
         except BaseException:
             self._engine.call(self.client.aclose)
             raise
-        self.name = name or str(self.client.server_info.get("name") or _describe(target))
+        # a name taken from the server is shown and typed: its escapes are visible characters
+        self.name = name or printable(self.client.server_info.get("name") or _describe(target))
         self._dialogs_named = dialogs is None or dialogs is True
         if self.dialogs is not None and self._dialogs_named:
             self.dialogs.session_name = self.name
@@ -787,7 +789,7 @@ class Session:
 
     def __repr__(self) -> str:
         info = self.model.server_info
-        server = f"{info.get('name')} {info.get('version') or ''}".strip() if info else "?"
+        server = printable(f"{info.get('name')} {info.get('version') or ''}".strip()) if info else "?"
         return (
             f"<Session {self.name!r}: {self.model.status}, {self.model.era or '?'} "
             f"{self.model.protocol_version or ''}, server {server}, {len(self.model.tools)} tools>"
@@ -838,7 +840,7 @@ class _ProgressBar:
             self._bar.total = total
         self._bar.n = progress
         if message:
-            self._bar.set_postfix_str(message[:60], refresh=False)
+            self._bar.set_postfix_str(printable(message[:60]), refresh=False)  # tqdm may draw on a terminal
         self._bar.refresh()
 
     def advance(self) -> None:

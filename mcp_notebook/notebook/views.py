@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from .. import _html
+from ..protocol._printable import printable
 from ..protocol.errors import McpError
 from ..results import ResourceContents, ToolResult
 
@@ -244,7 +245,7 @@ class _View:
             text += f"\nerror: {self.error}"
         if self.frame is not None and len(self.frame.columns):
             text += "\n" + self.frame.to_string(max_rows=6, max_colwidth=40)
-        return text
+        return printable(text, multiline=True)  # the frame holds the server's raw data
 
     def _repr_html_(self) -> str:
         return f'<div class="mcpnb-live">{self._header_html()}{self._body_html()}</div>'
@@ -511,7 +512,8 @@ class ResourceWatch(_View):
     def __repr__(self) -> str:
         text = super().__repr__()
         if not self.as_frame and self.value is not None:
-            text += "\n" + (self.value if len(self.value) <= 2000 else self.value[:2000] + " …")
+            value = self.value if len(self.value) <= 2000 else self.value[:2000] + " …"
+            text += "\n" + printable(value, multiline=True)
         return text
 
     def _title(self) -> str:

@@ -4,6 +4,7 @@ No I/O, no clocks, no threads. Everything here is a pure function or a small val
 rule is tested with plain inputs.
 """
 
+from ._printable import printable
 from .errors import ERROR_KINDS, ErrorKind, McpError
 from .versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS, Era
 
@@ -15,4 +16,5 @@ __all__ = [
     "Era",
     "ErrorKind",
     "McpError",
+    "printable",
 ]

@@ -10,9 +10,10 @@ names, option names and server-provided error text only, never from arguments, h
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any, Literal
 
-from .._html import escape
+from ._printable import printable
 
 __all__ = [
     "CONNECTION_CLOSED",
@@ -100,15 +101,17 @@ class McpError(Exception):
         return cls(kind, f"{context}{message}", code=code, data=error.get("data"))
 
     def __str__(self) -> str:
-        if self.code is None:
-            return self.message
-        return f"{self.message} (code {self.code})"
+        # The message often quotes the server (its error text, its stderr): a traceback or a log
+        # line prints this, so a terminal escape in it is shown, not obeyed. ``message`` stays raw.
+        message = printable(self.message, multiline=True)
+        return message if self.code is None else f"{message} (code {self.code})"
 
     def __repr__(self) -> str:
         return f"McpError(kind={self.kind!r}, code={self.code!r}, message={self.message!r})"
 
     def _repr_html_(self) -> str:
-        # Server error text is untrusted: escaped, like everything a server sends.
+        # Server error text is untrusted: escaped, like everything a server sends (the standard
+        # library's escape, quotes included: protocol/ imports nothing above it).
         code = f" <small>(code {self.code})</small>" if self.code is not None else ""
         return (
             f'<div style="color:#b00020"><b>McpError</b> [{escape(self.kind)}]{code}: '

@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from ..protocol._printable import printable
 from ..protocol.errors import McpError
 from ..protocol.jsonrpc import FrameError, Message, decode, encode
 from ..protocol.versions import Era
@@ -210,7 +211,7 @@ class StdioTransport:
             what = f"the server process exited with code {returncode}"
         tail = [line for line in self._stderr if line.strip()][-5:]
         if tail:
-            quoted = "\n  ".join(self._redact(line)[:500] for line in tail)
+            quoted = "\n  ".join(printable(self._redact(line)[:500]) for line in tail)
             what += f"; its last stderr lines:\n  {quoted}"
         return what
 

@@ -14,7 +14,9 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import RASTER_IMAGE_TYPES, decode_base64, display_url, escape, short
+from .._html import RASTER_IMAGE_TYPES, content_block_html, decode_base64, display_url, escape, short
+from .._html import remote_image_host as _remote_image_host
+from .._render import options as _options
 from .._render import result_table_html
 from ..protocol.errors import McpError
 from ..results import ToolResult
@@ -59,6 +61,10 @@ def _summary(kind: str, mime: Any, data: Any, why: str = "not shown") -> W.HTML:
 
 
 def _image(block: dict[str, Any]) -> W.Widget:
+    if _remote_image_host(block.get("data") or block.get("uri")) is not None:
+        # a URL, not bytes: the same placeholder (or, opted in, <img>) as every other picture
+        remote = content_block_html(block, remote_images=_options.remote_images)
+        return _html(str(remote), "mcpnb-remote-image")
     mime = str(block.get("mimeType") or "").lower()
     raw = decode_base64(block.get("data"))
     if mime in RASTER_IMAGE_TYPES and raw is not None:
