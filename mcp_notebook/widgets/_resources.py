@@ -364,7 +364,6 @@ class ResourcesWidget(Fallback, W.VBox):
     def _show(self, uri: str, contents: ResourceContents, *, live: bool = False) -> None:
         self.error.value = ""
         self.shown_uri = uri
-        self.contents = contents
         note = ""
         if uri in self.session.client.subscriptions:
             count = self.updates.get(uri, 0)
@@ -372,6 +371,9 @@ class ResourcesWidget(Fallback, W.VBox):
             note = f" <small>subscribed; {count} updates{f', last at {when}' if live else ''}</small>"
         self.view_header.value = f"<div>{display_url(uri)}{note}</div>"
         self.view.children = (contents_widget(contents),)
+        # Last: ``contents`` says the view is drawn (a cell or an observer waiting on it reads the
+        # view next, from another thread).
+        self.contents = contents
 
     def _show_error(self, error: BaseException) -> None:
         self.error.value = ""
