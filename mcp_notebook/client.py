@@ -74,6 +74,12 @@ __all__ = ["Client"]
 
 logger = logging.getLogger("mcp_notebook.client")
 
+#: The share of a call's deadline that the tool list fetched for its checks may use: the call is
+#: the point, and keeps the rest (one deadline for both, never one each).
+_LIST_SHARE = 0.5
+#: Time spent on the list below which the call is said to have had its whole deadline.
+_LISTED = 0.01
+
 
 class Client:
     """A client for one MCP server.
@@ -408,13 +414,20 @@ class Client:
         For a task, ``timeout`` bounds the whole wait only when given (the task's own ttl bounds
         it otherwise), ``progress`` receives its status messages, and cancelling or timing out
         the call cancels the task; :meth:`start_tool` keeps a task running instead.
+
+        ``timeout`` is one deadline for the whole call: when the tool list must be fetched first
+        (to check the arguments), that fetch may use half of it and the call has the rest. A list
+        that cannot be fetched in time is logged as a warning naming the tool, and the call goes
+        ahead unchecked.
         """
+        began = anyio.current_time()
         answer = await self._start_call(
             name, arguments, timeout=timeout, validate=validate, progress=progress, task=task
         )
         if isinstance(answer, TaskHandle):
+            left = max(timeout - (anyio.current_time() - began), 0.0) if timeout is not None else None
             return await self._follow_call(
-                answer, timeout=timeout, progress=progress, raise_on_error=raise_on_error
+                answer, timeout=left, budget=timeout, progress=progress, raise_on_error=raise_on_error
             )
         return self._tool_result(name, answer, validate=validate, raise_on_error=raise_on_error)
 
@@ -535,6 +548,14 @@ class Client:
                 f"arguments must be a mapping of argument names to values, not {type(arguments).__name__}"
             )
 
+    def _budget(self, timeout: float | None) -> float:
+        """The seconds a call given ``timeout`` (None: the client's default) may take in all."""
+        if timeout is None:
+            return self._options.timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
+        return timeout
+
     async def _start_call(
         self,
         name: str,
@@ -550,7 +571,14 @@ class Client:
         ``task`` decide; return the plain result, or the handle of the task the server created."""
         self._check_call(name, arguments)
         arguments = dict(arguments or {})
-        tool = await self._tool_for_call(name, arguments, validate=validate, timeout=timeout)
+        budget = self._budget(timeout)
+        started = anyio.current_time()
+        deadline = started + budget
+        tool = await self._tool_for_call(name, arguments, validate=validate, within=budget * _LIST_SHARE)
+        listing = anyio.current_time() - started
+        # The request's own timeout: what the list fetch left of the budget (the whole of it when
+        # no list was fetched, so that its error names the timeout the caller gave).
+        left = _left(deadline) if listing >= _LISTED else budget
         flavour = self._tasks.flavour
         as_task = run_as_task(
             flavour, tool.raw if tool else None, name, asked=task, task_only=name in self._task_only
@@ -563,19 +591,31 @@ class Client:
         without = () if as_task else (TASKS_EXTENSION,)
         label = f"tools/call {name!r}"
         try:
-            result = await self._connection.request(
-                "tools/call",
-                params,
-                timeout=timeout,
-                progress=progress,
-                label=label,
-                without_extensions=without,
-            )
+            try:
+                result = await self._connection.request(
+                    "tools/call",
+                    params,
+                    timeout=left,
+                    progress=progress,
+                    label=label,
+                    without_extensions=without,
+                )
+            except McpError as exc:
+                if not (without and task is None and flavour == "extension" and needs_tasks_extension(exc)):
+                    raise
+                self._task_only.add(name)
+                result = await self._connection.request("tools/call", params, timeout=left, label=label)
         except McpError as exc:
-            if not (without and task is None and flavour == "extension" and needs_tasks_extension(exc)):
+            if exc.kind != "timeout" or listing < _LISTED:
                 raise
-            self._task_only.add(name)
-            result = await self._connection.request("tools/call", params, timeout=timeout, label=label)
+            # The request's own message names only what was left of the deadline for it.
+            raise McpError(
+                "timeout",
+                f"{exc.message}; the call's deadline began {listing:.2g}s earlier, when its tool "
+                "list was fetched",
+                code=exc.code,
+                data=exc.data,
+            ) from None
         if flavour is None:
             return result
         state = created_task(result, flavour)
@@ -590,10 +630,12 @@ class Client:
         handle: TaskHandle,
         *,
         timeout: float | None,
+        budget: float | None,
         progress: ProgressCallback | None,
         raise_on_error: bool,
     ) -> ToolResult:
-        """Wait for a task that call_tool started; an abandoned wait cancels the task."""
+        """Wait for a task that call_tool started, for ``timeout`` (what is left of the call's
+        ``budget``); an abandoned wait cancels the task."""
         try:
             with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
                 if progress is not None:
@@ -603,7 +645,7 @@ class Client:
             await _cancel_quietly(handle)
             raise McpError(
                 "timeout",
-                f"tools/call {handle.tool!r} (task {handle.task_id!r}) timed out after {timeout:g}s; "
+                f"tools/call {handle.tool!r} (task {handle.task_id!r}) timed out after {budget:g}s; "
                 "the task was cancelled (use start_tool() to keep a long task running)",
             ) from None
         except BaseException:
@@ -626,28 +668,42 @@ class Client:
         return tool_result
 
     async def _tool_for_call(
-        self, name: str, arguments: Mapping[str, Any], *, validate: bool, timeout: float | None
+        self, name: str, arguments: Mapping[str, Any], *, validate: bool, within: float
     ) -> Tool | None:
-        """The tool as listed (fetching the list when it is not cached and we need it), with the
-        arguments checked against its inputSchema when ``validate``.
+        """The tool as listed (fetching the list when it is not cached and we need it, for at
+        most ``within`` seconds in all), with the arguments checked against its inputSchema when
+        ``validate``.
 
-        The list is needed to validate, and to know whether a 2025-11-25 tool runs as a task.
+        The list is needed to validate, and to know whether a 2025-11-25 tool runs as a task. A
+        list that cannot be had is said, naming the tool (a warning, and an "unchecked_call"
+        event for the hooks): a call that goes unchecked must not look like one that was checked.
         """
         tool = self._tool_named(name)
         needed = validate or self._tasks.flavour == "core"
         if tool is None and needed and not self._live.freshness("tools").fresh:
             try:
-                # Found in the answer itself: a list_changed that arrives meanwhile keeps the
-                # answer out of the cache, but it still names the tools of this moment.
-                tool = next((t for t in await self.list_tools(timeout=timeout) if t.name == name), None)
+                # Every page of the list within one bound, not a timeout for each.
+                with anyio.fail_after(within):
+                    tools = await self.list_tools(timeout=within)
+            except TimeoutError:
+                self._unchecked(name, f"the tool list did not come within {within:.3g}s", validate)
+                return None
             except McpError as exc:
                 if exc.kind in ("closed", "overloaded"):
                     raise
-                logger.debug("could not list tools to check arguments: %s", exc)
+                self._unchecked(name, f"the tool list could not be fetched: {exc.message}", validate)
                 return None
+            # Found in the answer itself: a list_changed that arrives meanwhile keeps the
+            # answer out of the cache, but it still names the tools of this moment.
+            tool = next((t for t in tools if t.name == name), None)
         if tool is not None and validate:
             self._validator.check(name, tool.input_schema, arguments)
         return tool
+
+    def _unchecked(self, name: str, reason: str, validate: bool) -> None:
+        what = "its arguments go unchecked" if validate else "whether it must run as a task is unknown"
+        logger.warning("tools/call %r: %s, so %s", name, reason, what)
+        self._live.emit("unchecked_call", tool=name, reason=reason)
 
     def _tool_named(self, name: str) -> Tool | None:
         tools = self._live.cached("tools")
@@ -711,6 +767,12 @@ class Client:
 
 
 _MAX_TASK_PAGES = 1000
+
+
+def _left(deadline: float) -> float:
+    """The seconds left until ``deadline`` (a sliver once it has passed: the request then fails
+    as timed out, the usual way)."""
+    return max(deadline - anyio.current_time(), 0.001)
 
 
 async def _report_status(handle: TaskHandle, progress: ProgressCallback) -> None:

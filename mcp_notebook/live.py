@@ -565,6 +565,10 @@ class LiveState:
     def _emit(self, kind: str, **data: Any) -> None:
         self._record(Event(kind, time.time(), data))
 
+    def emit(self, kind: str, **data: Any) -> None:
+        """Tell the event hooks of something the client did (ids, names and reasons; no payloads)."""
+        self._emit(kind, **data)
+
     def _record(self, event: Event) -> None:
         if event_log.isEnabledFor(logging.DEBUG):
             event_log.debug("%s %s", event.kind, event.data)

@@ -115,6 +115,10 @@ class ConnectionStats:
     #: ``"transport"``, ``"protocol"``, ``"closed"``, ...), or ``"error"`` (another exception: a
     #: bug). Together with ``in_flight`` and ``streams`` these add up to ``requests``.
     outcomes: dict[str, int]
+    #: Progress notifications dropped because no waiting request asked for them under that token
+    #: (a request that sent no ``progressToken``, one that ended, or a token that was never ours):
+    #: such progress never reaches a callback nor extends a deadline.
+    dropped_progress: int = 0
 
 
 @dataclass(slots=True)
@@ -129,6 +133,7 @@ class _Counters:
     server_requests: int = 0
     malformed_frames: int = 0
     oversized_frames: int = 0
+    dropped_progress: int = 0
     #: Requests answered with a result: the common ending, a plain field to keep the hot path cheap.
     ok: int = 0
     #: Every other ending, by kind (rare, so a dict is fine).
@@ -144,6 +149,9 @@ class ConnectionEvent:
     time: float
     data: dict[str, Any]
 
+
+#: How long a cancellation notice may wait to be written into a congested channel.
+_CANCEL_WAIT_CONGESTED = 0.1
 
 #: Said of a request whose fate is unknown: the reason it is failed rather than sent again.
 _MAY_HAVE_RUN = "it may or may not have run on the server, so it was not sent again"
@@ -283,6 +291,7 @@ class Connection:
             malformed_frames=c.malformed_frames,
             oversized_frames=c.oversized_frames,
             outcomes={"ok": c.ok, **c.failed},
+            dropped_progress=c.dropped_progress,
         )
 
     def on_state_change(self, callback: Callable[[ConnectionState], None]) -> Callable[[], None]:
@@ -844,6 +853,9 @@ class Connection:
                 f"(max_in_flight={self._opts.max_in_flight})",
             )
         request_id = next(self._ids)
+        # Our token is the request's id, sent only with a callback to report to: progress under
+        # any other token, or for a request that sent none, is dropped (see _on_notification).
+        token = request_id if progress is not None else None
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         stamped = stamp(
             params,
@@ -855,7 +867,7 @@ class Connection:
                 else self._caps[era]
             ),
             client_info=self._opts.client_info,
-            progress_token=request_id if progress is not None else None,
+            progress_token=token,
             log_level=self._opts.log_level,
         )
         trace = self._opts.trace_context
@@ -875,6 +887,7 @@ class Connection:
             timeout=timeout,
             max_total=self._opts.max_total_timeout,
             new_event=self._new_event,
+            token=token,
         )
         if self._paused:
             pending.pause(now)
@@ -983,7 +996,10 @@ class Connection:
         failed[kind] = failed.get(kind, 0) + 1
 
     async def _cancel_on_server(self, channel: Channel, request_id: RequestId, reason: str) -> None:
-        with anyio.CancelScope(shield=True), anyio.move_on_after(1.0), contextlib.suppress(McpError):
+        # A congested channel (a server that stopped reading) gets the notice queued, not waited
+        # for: the caller's deadline has passed already.
+        wait = _CANCEL_WAIT_CONGESTED if channel.congested else 1.0
+        with anyio.CancelScope(shield=True), anyio.move_on_after(wait), contextlib.suppress(McpError):
             await channel.send(
                 {
                     "jsonrpc": "2.0",
@@ -1104,11 +1120,15 @@ class Connection:
         params = message.params or {}
         if method == "notifications/progress":
             token = params.get("progressToken")
-            if type(token) is int:  # our tokens are our request ids; see _send_request
-                pending = self._pending.get(token)
-                if pending is not None:
+            if type(token) is int or type(token) is str:
+                # Only a request that sent this very token takes it (ours are request ids, sent
+                # only with a callback): a server cannot keep any other call alive by naming its id.
+                pending = self._pending.get(token) if type(token) is int else None
+                if pending is not None and pending.token == token:
                     pending.add_progress(params, self._clock(), extend=self._opts.reset_timeout_on_progress)
-            elif type(token) is not str:  # a string is valid, just never one of ours
+                else:
+                    self._counters.dropped_progress += 1
+            else:
                 self._malformed(f"a progress notification with a {type(token).__name__} token")
             return
         if method == "notifications/cancelled":

@@ -67,6 +67,7 @@ class PendingRequest:
         "progress",
         "scope",
         "timeout",
+        "token",
     )
 
     def __init__(
@@ -78,8 +79,12 @@ class PendingRequest:
         timeout: float,
         max_total: float | None,
         new_event: Callable[[], _Event],
+        token: RequestId | None = None,
     ) -> None:
         self.id = request_id
+        #: The ``progressToken`` the request was sent with: only progress under it is taken (and
+        #: may extend the deadline); None when it asked for none.
+        self.token = token
         self.method = method
         self.timeout = timeout
         self.deadline = now + timeout

@@ -262,6 +262,12 @@ class Session:
             self.model.update(in_flight=self.client.stats.in_flight)
         elif event.kind == "cache_refresh" and event.data.get("stored"):
             self._sync_lists()
+        elif event.kind == "unchecked_call":
+            # The client's warning, where a notebook shows what happened (the log view and frame):
+            # a call that went unchecked must not pass for one that was checked.
+            message = f"tools/call {event.data.get('tool')!r} went unchecked: {event.data.get('reason')}"
+            entry = {"time": event.time, "level": "warning", "logger": "mcp_notebook.client", "data": message}
+            self.model.append("log", entry)
 
     def _on_task(self, handle: TaskHandle) -> None:
         # On the engine thread, after every change to any task: its row, replaced in a new list.

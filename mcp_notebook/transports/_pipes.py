@@ -115,15 +115,23 @@ class AsyncioPipes:
         return self._stdin.transport.get_write_buffer_size() + self._pending_bytes > _WRITE_HIGH_WATER
 
     async def write(self, data: bytes) -> None:
-        """Queue ``data``; frames queued in one loop iteration go out in one system call."""
+        """Queue ``data``; frames queued in one loop iteration go out in one system call.
+
+        Waits for the child to read only when the pipe was congested before this write began: a
+        caller that saw ``congested`` False bounds nothing by its deadline, so its write must not
+        wait (a child that stopped reading would hold it forever). A large frame into an idle
+        pipe is therefore queued whole, and the writers after it find the pipe congested and wait
+        under their own deadlines: memory stays bounded by one frame past the high-water mark.
+        """
         stdin = self._stdin
         if stdin.is_closing():
             raise PipeClosed
+        congested = self.congested
         self._outbox.append(data)
         self._pending_bytes += len(data)
         if len(self._outbox) == 1:
             asyncio.get_running_loop().call_soon(self._flush)
-        if self.congested:
+        if congested:
             self._flush()
             try:
                 await stdin.drain()
@@ -154,11 +162,26 @@ class AsyncioPipes:
             return b""
 
     async def close_stdin(self) -> None:
+        """Close stdin once what we wrote is out; a child that does not read it in time loses it.
+
+        The wait is shielded: cancelling ``wait_closed()`` itself would cancel the future asyncio
+        later resolves when the pipe goes, and asyncio then logs an ``InvalidStateError``. When our
+        caller gives up first, the pipe is aborted instead, which resolves that future at once.
+        """
         self._flush()
-        if not self._stdin.is_closing():
-            self._stdin.close()
-            with contextlib.suppress(ConnectionError, OSError):
-                await self._stdin.wait_closed()
+        stdin = self._stdin
+        if stdin.is_closing():
+            return
+        stdin.close()
+        closed = asyncio.ensure_future(stdin.wait_closed())
+        closed.add_done_callback(_consume)
+        try:
+            await asyncio.shield(closed)
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            if not closed.done():
+                stdin.transport.abort()
 
     async def wait(self) -> int:
         return await self._process.wait()
@@ -172,6 +195,12 @@ class AsyncioPipes:
             if transport is not None:
                 transport.close()
         await self._process.wait()
+
+
+def _consume(future: asyncio.Future[None]) -> None:
+    """Retrieve a finished future's exception, so asyncio does not report it as never retrieved."""
+    if not future.cancelled():
+        future.exception()
 
 
 class AnyioPipes:
