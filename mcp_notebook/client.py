@@ -17,7 +17,6 @@ it.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +33,7 @@ from .connection import (
     ConnectionOptions,
     ConnectionState,
     ConnectionStats,
+    GuardedProgress,
     Handler,
     NotificationQueue,
     ProgressCallback,
@@ -777,6 +777,7 @@ def _left(deadline: float) -> float:
 
 async def _report_status(handle: TaskHandle, progress: ProgressCallback) -> None:
     """Report a task's status messages to a call's progress callback until the task ends."""
+    report = GuardedProgress(progress)
     seen: str | None = None
     count = 0
     while not handle.done and handle.error is None:
@@ -784,20 +785,11 @@ async def _report_status(handle: TaskHandle, progress: ProgressCallback) -> None
         if message and message != seen:
             seen = message
             count += 1
-            await _call_progress(progress, count, None, message)
+            await report(count, None, message)
         changed = handle._changed
         if handle.done:
             break
         await changed.wait()
-
-
-async def _call_progress(progress: ProgressCallback, done: float, total: float | None, message: str) -> None:
-    try:
-        outcome = progress(done, total, message)
-        if inspect.isawaitable(outcome):
-            await outcome
-    except Exception:
-        logger.exception("a progress callback raised; ignored")
 
 
 async def _cancel_quietly(handle: TaskHandle) -> None:

@@ -379,3 +379,25 @@ async def test_a_flood_of_malformed_task_statuses_costs_a_handful_of_records(our
     assert len(records) <= at_most(BURST, started), [r.getMessage()[:100] for r in records]
     told = [r.getMessage() for r in records if "suppressed" in r.getMessage()]
     assert held_back(told, "malformed task status") == MALFORMED_STATUSES - BURST
+
+
+async def test_a_progress_callback_that_raises_is_logged_once_per_call_and_the_call_succeeds(
+    ours: Records,
+) -> None:
+    """A callback with a bug meets a chatty server: one traceback for the call, not one per update."""
+    calls: list[float] = []
+
+    def broken(progress: float, total: float | None, message: str | None) -> None:
+        calls.append(progress)
+        raise ZeroDivisionError("a bug in the user's callback")
+
+    async with Client(python_server("deadline_server.py"), timeout=30) as client:
+        with anyio.fail_after(30):
+            result = await client.call_tool(
+                "tick", {"every": 0.01, "for": 0.6, "token": "given"}, progress=broken
+            )
+    assert result.text == "ticked"
+    assert len(calls) >= 10  # every update still reached the callback
+    raised = [r for r in ours.records if "progress callback raised" in r.getMessage()]
+    assert len(raised) == 1, [r.getMessage() for r in raised]
+    assert raised[0].exc_info is not None and raised[0].exc_info[0] is ZeroDivisionError

@@ -6,6 +6,7 @@ from ._log_budget import LogBudget
 from ._negotiate import Negotiated
 from ._notifications import NotificationQueue
 from ._options import ConnectionOptions
+from ._progress import GuardedProgress
 
 __all__ = [
     "ClientHandlers",
@@ -14,6 +15,7 @@ __all__ = [
     "ConnectionOptions",
     "ConnectionState",
     "ConnectionStats",
+    "GuardedProgress",
     "Handler",
     "LogBudget",
     "Negotiated",

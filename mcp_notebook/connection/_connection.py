@@ -63,6 +63,7 @@ from ._log_budget import LogBudget
 from ._negotiate import Negotiated, negotiate, negotiated_from_discover
 from ._options import ConnectionOptions
 from ._pending import EXPIRED, PendingRequest
+from ._progress import GuardedProgress, ProgressCallback
 from ._states import ConnectionState, ForbiddenTransition, Lifecycle, LifecycleEvent
 
 __all__ = ["Connection", "ConnectionEvent", "ConnectionState", "ConnectionStats", "ProgressCallback"]
@@ -77,7 +78,6 @@ server_log = logging.getLogger("mcp_notebook.server")
 _SERVER_LOG_BURST = 20
 
 #: ``progress(progress, total, message)``, sync or async.
-ProgressCallback = Callable[[float, float | None, str | None], Any]
 
 _HUMAN_METHODS = frozenset({SAMPLING, ELICITATION})
 _LOG_LEVELS = {
@@ -625,6 +625,7 @@ class Connection:
             timeout = self._opts.timeout
         elif isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
+        progress = GuardedProgress.wrap(progress)  # one guard for every resend of this request
         label = label or method
         rounds = 0
         rediscovered = renewed = relisted = False
@@ -831,7 +832,7 @@ class Connection:
         era: Era,
         version: str,
         timeout: float,
-        progress: ProgressCallback | None = None,
+        progress: GuardedProgress | None = None,
         label: str | None = None,
         stream: bool = False,
         on_id: Callable[[RequestId], None] | None = None,
@@ -1379,16 +1380,11 @@ def _clock_and_events() -> tuple[Callable[[], float], Callable[[], Any]]:
     return loop.time, asyncio.Event
 
 
-async def _report_progress(callback: ProgressCallback, params: dict[str, Any]) -> None:
+async def _report_progress(callback: GuardedProgress, params: dict[str, Any]) -> None:
     progress = json_number(params.get("progress"))
     message = params.get("message")
-    try:
-        outcome = callback(
-            math.nan if progress is None else progress,
-            json_number(params.get("total")),
-            message if isinstance(message, str) else None,
-        )
-        if hasattr(outcome, "__await__"):
-            await outcome
-    except Exception:
-        logger.exception("a progress callback raised; ignored")
+    await callback(
+        math.nan if progress is None else progress,
+        json_number(params.get("total")),
+        message if isinstance(message, str) else None,
+    )
