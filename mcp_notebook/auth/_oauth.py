@@ -39,6 +39,8 @@ import anyio.to_thread
 import httpx
 
 from ..protocol.errors import McpError
+from ..transports._http_common import safe_url
+from ..transports._http_engine import TooLarge, read_bounded
 from . import _discovery as disco
 from ._assertions import (
     JWT_BEARER,
@@ -84,6 +86,8 @@ Grant = Literal["authorization_code", "client_credentials", "jwt_bearer"]
 
 _REFRESH_AHEAD = 30.0  # refresh a token this many seconds before it expires
 _HTTP_TIMEOUT = httpx.Timeout(30.0).as_dict()  # metadata, registration and token requests
+#: The default bound on one OAuth response (metadata, registration, tokens; a 401's body), decoded.
+DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -97,8 +101,9 @@ class _Flow:
     """Per-request state shared by the flow and its sub-steps: the mailbox for the latest
     response, and what this request has already tried (so it cannot loop)."""
 
-    def __init__(self, request: httpx.Request) -> None:
+    def __init__(self, request: httpx.Request, max_bytes: int) -> None:
         self.request = request
+        self.max_bytes = max_bytes
         self.response: httpx.Response | None = None
         self.refreshed = False
         self.authorized = False
@@ -111,8 +116,22 @@ class _Flow:
         response, self.response = self.response, None
         if response is None:  # pragma: no cover - a flow bug, not a server's
             raise RuntimeError("OAuth flow resumed without a response")
-        await response.aread()
+        await _read_capped(response, self.max_bytes)
         return response
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> None:
+    """Read a response the flow looks at, or that httpx would read whole before the next request,
+    counting its decoded bytes as they arrive: OAuth documents are small, so a server that sends
+    a huge one (or a gzip bomb) fails this sign-in instead of filling the client's memory."""
+    try:
+        await read_bounded(response, limit)
+    except TooLarge as exc:
+        raise McpError(
+            "auth",
+            f"{safe_url(response.url)} answered with more than max_response_bytes={limit} bytes (at least "
+            f"{exc.size}); refused. Pass OAuth(max_response_bytes=...) to accept larger OAuth responses.",
+        ) from None
 
 
 class OAuth(httpx.Auth):
@@ -140,6 +159,11 @@ class OAuth(httpx.Auth):
 
     ``dpop=True`` asks for DPoP-bound tokens (RFC 9449) and proves possession of an in-memory key on
     every request; it needs the ``cryptography`` package.
+
+    ``max_response_bytes`` (default 1 MiB) bounds every response the sign-in reads: metadata,
+    registration, token answers, and the body of the 401 or 403 that started it. It counts
+    decoded bytes (a gzip body is bounded by what it inflates to); a larger answer fails the
+    request with an ``auth`` error that names the limit.
     """
 
     requires_request_body = True
@@ -165,6 +189,7 @@ class OAuth(httpx.Auth):
         authorize_timeout: float | None = 300.0,
         max_step_ups: int = 2,
         dpop: bool = False,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         if grant not in ("authorization_code", "client_credentials", "jwt_bearer"):
             raise ValueError(
@@ -199,6 +224,9 @@ class OAuth(httpx.Auth):
                 )
         if max_step_ups < 0:
             raise ValueError("max_step_ups must be 0 or more")
+        if max_response_bytes < 1024:
+            raise ValueError("max_response_bytes must be at least 1024")
+        self._max_response_bytes = max_response_bytes
         self._grant: Grant = grant
         self._client_id = client_id
         self._client_secret = client_secret
@@ -270,7 +298,7 @@ class OAuth(httpx.Auth):
             yield request
             return
         await request.aread()  # the body must be replayable: it may be sent again after a 401
-        flow = _Flow(request)
+        flow = _Flow(request, self._max_response_bytes)
         async with self._lock, contextlib.aclosing(self._before_send(flow)) as steps:
             async for step in steps:
                 flow.response = yield step
@@ -293,6 +321,7 @@ class OAuth(httpx.Auth):
                 and nonce_retries < 2
             ):
                 nonce_retries += 1  # RFC 9449 §9: the same request again, with the server's nonce
+                await _read_capped(response, flow.max_bytes)  # else httpx reads it whole before resending
                 sent = self._attach(request)
                 response = yield request
                 continue
@@ -305,6 +334,7 @@ class OAuth(httpx.Auth):
                     )
             elif response.status_code != 403 or challenge is None or challenge.error != "insufficient_scope":
                 return
+            await _read_capped(response, flow.max_bytes)  # else httpx reads it whole before what follows
             async with self._lock:
                 # Another request may have obtained new tokens while this one waited: then just resend.
                 if self._tokens is None or self._tokens is sent:
