@@ -15,6 +15,7 @@ import gzip
 import json
 import re
 import zlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp  # imported before any measurement: its import is not what is measured
@@ -23,6 +24,7 @@ import pytest
 
 from mcp_notebook import Client, McpError
 from mcp_notebook.auth import OAuth
+from mcp_notebook.transports._http_engine import WireError, _decoded_stream
 from mcp_notebook.transports.http import DEFAULT_MAX_MESSAGE_BYTES, HttpTransport
 
 from .bomb_http import bomb, peak_rss_growth, send_bomb
@@ -328,3 +330,48 @@ async def test_an_http_sse_endpoint_on_another_origin_is_reported_as_refused() -
     assert "refused" in message
     assert other.removeprefix("http://") in message
     assert "405" not in message
+
+
+# --- the httpx engine's own decoder (sans-IO) ----------------------------------------------------
+
+
+def _decode(data: bytes, coding: str, piece: int = 7) -> bytes:
+    async def run() -> bytes:
+        async def raw() -> AsyncIterator[bytes]:
+            for start in range(0, len(data), piece):
+                yield data[start : start + piece]
+
+        return b"".join([chunk async for chunk in _decoded_stream(raw(), {"content-encoding": coding})])
+
+    return anyio.run(run)
+
+
+def test_the_decoder_takes_gzip_members_raw_deflate_and_stacked_codings() -> None:
+    text = b"hello, " * 1000
+    assert _decode(gzip.compress(text[:10]) + gzip.compress(text[10:]), "gzip") == text  # two members
+    raw = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    assert _decode(raw.compress(text) + raw.flush(), "deflate") == text  # no zlib header
+    assert _decode(zlib.compress(gzip.compress(text)), "gzip, deflate") == text  # applied in that order
+    assert _decode(text, "identity") == text
+
+
+def test_the_decoder_inflates_in_bounded_steps() -> None:
+    body = zlib.compress(bytes(8 * MIB))
+
+    async def run() -> list[int]:
+        async def raw() -> AsyncIterator[bytes]:
+            yield body  # all at once: the decoder still inflates it a step at a time
+
+        return [len(chunk) async for chunk in _decoded_stream(raw(), {"content-encoding": "deflate"})]
+
+    sizes = anyio.run(run)
+    assert sum(sizes) == 8 * MIB
+    assert max(sizes) <= 64 * 1024
+
+
+@pytest.mark.parametrize(
+    ("body", "coding"), [(b"not gzip at all", "gzip"), (b"x", "br"), (b"x", "gzip, zstd")]
+)
+def test_the_decoder_refuses_what_it_cannot_decode(body: bytes, coding: str) -> None:
+    with pytest.raises(WireError):
+        _decode(body, coding)
