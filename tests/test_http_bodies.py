@@ -24,7 +24,7 @@ import pytest
 
 from mcp_notebook import Client, McpError
 from mcp_notebook.auth import OAuth
-from mcp_notebook.transports._http_engine import WireError, _decoded_stream
+from mcp_notebook.transports import _http_engine
 from mcp_notebook.transports.http import DEFAULT_MAX_MESSAGE_BYTES, HttpTransport
 
 from .bomb_http import bomb, peak_rss_growth, send_bomb
@@ -179,14 +179,16 @@ async def test_a_bomb_as_an_error_body_fails_its_call_in_bounded_memory(engine: 
 class OAuthBombServer:
     """An MCP server (``McpBombServer``, token required) that is also its own authorization server.
 
-    ``prm`` says how the protected-resource metadata is served: ``"gzip"`` (valid, compressed, as
-    are the AS metadata and the token answer), ``"bomb-gzip"``/``"bomb-deflate"`` (a 1 GiB bomb
-    with a ``Content-Length``) or ``"huge"`` (a valid JSON document padded with ``pad`` bytes, by
-    default 256 MiB, plain).
+    ``mode`` says how the response at ``at`` is served: ``"gzip"`` (valid and compressed, as every
+    other OAuth document then is), ``"bomb-gzip"``/``"bomb-deflate"`` (a 1 GiB bomb with a
+    ``Content-Length``) or ``"huge"`` (valid JSON padded with ``pad`` bytes, by default 256 MiB,
+    plain). ``at`` is ``"prm"`` (protected-resource metadata), ``"as"`` (authorization-server
+    metadata), ``"token"`` (the token answer) or ``"challenge"`` (the MCP server's 401).
     """
 
-    def __init__(self, prm: str, pad: int = 256 * MIB) -> None:
-        self.prm = prm
+    def __init__(self, mode: str, *, at: str = "prm", pad: int = 256 * MIB) -> None:
+        self.mode = mode
+        self.at = at
         self.pad = pad
         self.mcp = McpBombServer("gzip")
         self.mcp.token = TOKEN
@@ -198,56 +200,58 @@ class OAuthBombServer:
         self.mcp.prm_url = f"{base}/.well-known/oauth-protected-resource/mcp"
         return f"{base}/mcp"
 
-    async def _json(self, reply: Reply, document: dict[str, Any]) -> None:
+    async def _send(self, reply: Reply, where: str, document: dict[str, Any], **headers: str) -> None:
+        status = 401 if where == "challenge" else 200
         body = json.dumps(document).encode()
-        if self.prm == "gzip":
-            await reply.send(200, gzip.compress(body), headers={"Content-Encoding": "gzip"})
+        if self.mode == "gzip":
+            await reply.send(status, gzip.compress(body), headers={"Content-Encoding": "gzip", **headers})
+        elif where != self.at:
+            await reply.send(status, body, headers=headers)
+        elif self.mode.startswith("bomb-"):
+            head = body[:-1] + b', "pad": "'
+            big = bomb(self.mode.removeprefix("bomb-"), prefix=head, suffix=b'"}', filler=b"x")
+            await send_bomb(reply, status, big, content_type="application/json", headers=headers)
         else:
-            await reply.send(200, body)
+            head = body[:-1] + b', "pad": "'
+            length = str(len(head) + self.pad + 2)
+            await reply.start(
+                status, content_type="application/json", headers={"Content-Length": length, **headers}
+            )
+            await reply.write(head)
+            left = self.pad
+            while left:
+                await reply.write(b"x" * min(left, MIB))
+                left -= min(left, MIB)
+            await reply.write(b'"}')
 
     async def __call__(self, request: RawRequest, reply: Reply) -> None:
         if request.path == "/.well-known/oauth-protected-resource/mcp":
             document = {"resource": f"{self.base}/mcp", "authorization_servers": [self.base]}
-            if self.prm.startswith("bomb-"):
-                body = bomb(
-                    self.prm.removeprefix("bomb-"),
-                    prefix=json.dumps(document)[:-1].encode() + b', "pad": "',
-                    suffix=b'"}',
-                    filler=b"x",
-                )
-                await send_bomb(reply, 200, body, content_type="application/json")
-            elif self.prm == "huge":
-                head = json.dumps(document)[:-1].encode() + b', "pad": "'
-                await reply.start(
-                    200,
-                    content_type="application/json",
-                    headers={"Content-Length": str(len(head) + self.pad + 2)},
-                )
-                await reply.write(head)
-                left = self.pad
-                while left:
-                    await reply.write(b"x" * min(left, MIB))
-                    left -= min(left, MIB)
-                await reply.write(b'"}')
-            else:
-                await self._json(reply, document)
+            await self._send(reply, "prm", document)
         elif request.path == "/.well-known/oauth-authorization-server":
-            await self._json(
-                reply,
-                {
-                    "issuer": self.base,
-                    "authorization_endpoint": f"{self.base}/authorize",
-                    "token_endpoint": f"{self.base}/token",
-                    "code_challenge_methods_supported": ["S256"],
-                    "grant_types_supported": ["client_credentials"],
-                    "token_endpoint_auth_methods_supported": ["client_secret_basic"],
-                },
-            )
+            document = {
+                "issuer": self.base,
+                "authorization_endpoint": f"{self.base}/authorize",
+                "token_endpoint": f"{self.base}/token",
+                "code_challenge_methods_supported": ["S256"],
+                "grant_types_supported": ["client_credentials"],
+                "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+            }
+            await self._send(reply, "as", document)
         elif request.path == "/token" and request.method == "POST":
             self.tokens_issued += 1
-            await self._json(reply, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600})
+            await self._send(
+                reply, "token", {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}
+            )
         elif request.path.startswith("/.well-known/"):
             await reply.send(404, b"")
+        elif (
+            self.at == "challenge"
+            and request.method == "POST"
+            and request.headers.get("authorization") != f"Bearer {TOKEN}"
+        ):
+            challenge = f'Bearer resource_metadata="{self.mcp.prm_url}"'
+            await self._send(reply, "challenge", {"error": "unauthorized"}, **{"WWW-Authenticate": challenge})
         else:
             await self.mcp(request, reply)
 
@@ -267,23 +271,49 @@ async def test_a_gzip_compressed_oauth_sign_in_works(engine: str) -> None:
     assert server.tokens_issued == 1
 
 
-@pytest.mark.parametrize("prm", ["bomb-gzip", "bomb-deflate", "huge"])
+OVERSIZED = [
+    ("bomb-gzip", "prm"),
+    ("bomb-deflate", "prm"),
+    ("huge", "prm"),
+    ("bomb-gzip", "as"),
+    ("huge", "token"),
+    ("bomb-deflate", "token"),
+]
+
+
+@pytest.mark.parametrize(("mode", "at"), OVERSIZED)
 @pytest.mark.parametrize("engine", ENGINES)
-async def test_oversized_oauth_metadata_fails_the_sign_in_in_bounded_memory(engine: str, prm: str) -> None:
-    server = OAuthBombServer(prm)
+async def test_an_oversized_oauth_response_fails_the_sign_in_in_bounded_memory(
+    engine: str, mode: str, at: str
+) -> None:
+    server = OAuthBombServer(mode, at=at)
     async with raw_http_server(server) as base:
         url = server.start(base)
         transport = HttpTransport(url, engine=engine, mode="streamable", auth=_oauth())  # type: ignore[arg-type]
         with peak_rss_growth() as grew, pytest.raises(McpError) as caught:
             async with Client(transport, timeout=30):
                 pass
-    what = "256 MiB plain document" if prm == "huge" else f"{prm.removeprefix('bomb-')} 1 GiB bomb"
-    print(f"\nOAuth metadata, {what} on {engine}: peak RSS +{grew[0] / MIB:.1f} MiB")
+    what = "256 MiB plain document" if mode == "huge" else f"{mode.removeprefix('bomb-')} 1 GiB bomb"
+    print(f"\nOAuth {at}, {what} on {engine}: peak RSS +{grew[0] / MIB:.1f} MiB")
     assert grew[0] < SMALL_BOUND, f"it cost {grew[0] / MIB:.0f} MiB"
     assert caught.value.kind == "auth", caught.value
     assert "max_response_bytes=1048576" in caught.value.message
     assert "OAuth(max_response_bytes=" in caught.value.message
-    assert server.tokens_issued == 0
+    assert server.tokens_issued == (1 if at == "token" else 0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_a_bomb_as_the_401_body_costs_nothing_and_the_sign_in_goes_on(engine: str) -> None:
+    server = OAuthBombServer("bomb-gzip", at="challenge")
+    async with raw_http_server(server) as base:
+        url = server.start(base)
+        transport = HttpTransport(url, engine=engine, mode="streamable", auth=_oauth())  # type: ignore[arg-type]
+        with peak_rss_growth() as grew:
+            async with Client(transport, timeout=30) as client:
+                assert (await client.call_tool("echo", {})).text == "compressed fine"
+    print(f"\nthe 401's body, gzip 1 GiB bomb on {engine}: peak RSS +{grew[0] / MIB:.1f} MiB")
+    assert grew[0] < SMALL_BOUND, f"it cost {grew[0] / MIB:.0f} MiB"
+    assert server.tokens_issued == 1
 
 
 async def test_the_oauth_limit_is_configurable() -> None:
@@ -335,13 +365,17 @@ async def test_an_http_sse_endpoint_on_another_origin_is_reported_as_refused() -
 # --- the httpx engine's own decoder (sans-IO) ----------------------------------------------------
 
 
+def _decoded(raw: AsyncIterator[bytes], headers: dict[str, str]) -> AsyncIterator[bytes]:
+    return _http_engine._decoded_stream(raw, headers)  # looked up when called: the old code had none
+
+
 def _decode(data: bytes, coding: str, piece: int = 7) -> bytes:
     async def run() -> bytes:
         async def raw() -> AsyncIterator[bytes]:
             for start in range(0, len(data), piece):
                 yield data[start : start + piece]
 
-        return b"".join([chunk async for chunk in _decoded_stream(raw(), {"content-encoding": coding})])
+        return b"".join([chunk async for chunk in _decoded(raw(), {"content-encoding": coding})])
 
     return anyio.run(run)
 
@@ -362,7 +396,7 @@ def test_the_decoder_inflates_in_bounded_steps() -> None:
         async def raw() -> AsyncIterator[bytes]:
             yield body  # all at once: the decoder still inflates it a step at a time
 
-        return [len(chunk) async for chunk in _decoded_stream(raw(), {"content-encoding": "deflate"})]
+        return [len(chunk) async for chunk in _decoded(raw(), {"content-encoding": "deflate"})]
 
     sizes = anyio.run(run)
     assert sum(sizes) == 8 * MIB
@@ -373,5 +407,5 @@ def test_the_decoder_inflates_in_bounded_steps() -> None:
     ("body", "coding"), [(b"not gzip at all", "gzip"), (b"x", "br"), (b"x", "gzip, zstd")]
 )
 def test_the_decoder_refuses_what_it_cannot_decode(body: bytes, coding: str) -> None:
-    with pytest.raises(WireError):
+    with pytest.raises(_http_engine.WireError):
         _decode(body, coding)
