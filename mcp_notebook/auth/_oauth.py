@@ -134,6 +134,17 @@ async def _read_capped(response: httpx.Response, limit: int) -> None:
         ) from None
 
 
+async def _set_aside(response: httpx.Response, limit: int) -> None:
+    """Finish with the body of a 401 or 403 the flow is about to answer. The flow does not need it,
+    but httpx reads a response whole before sending the flow's next request; read here within
+    ``limit``, a larger body (a gzip bomb for an error page) is dropped instead, connection and all."""
+    try:
+        await read_bounded(response, limit)
+    except TooLarge:
+        response.headers.pop("content-encoding", None)
+        response.stream = httpx.ByteStream(b"")
+
+
 class OAuth(httpx.Auth):
     """OAuth 2.1 for MCP servers over HTTP (authorization spec 2025-03-26 … 2026-07-28).
 
@@ -161,9 +172,9 @@ class OAuth(httpx.Auth):
     every request; it needs the ``cryptography`` package.
 
     ``max_response_bytes`` (default 1 MiB) bounds every response the sign-in reads: metadata,
-    registration, token answers, and the body of the 401 or 403 that started it. It counts
-    decoded bytes (a gzip body is bounded by what it inflates to); a larger answer fails the
-    request with an ``auth`` error that names the limit.
+    and token answers; it counts decoded bytes (a gzip body is bounded by what it inflates to), and
+    a larger answer fails the request with an ``auth`` error that names the limit. The body of the
+    401 or 403 that starts a sign-in is read within the same bound, and dropped if larger.
     """
 
     requires_request_body = True
@@ -321,7 +332,7 @@ class OAuth(httpx.Auth):
                 and nonce_retries < 2
             ):
                 nonce_retries += 1  # RFC 9449 §9: the same request again, with the server's nonce
-                await _read_capped(response, flow.max_bytes)  # else httpx reads it whole before resending
+                await _set_aside(response, flow.max_bytes)
                 sent = self._attach(request)
                 response = yield request
                 continue
@@ -334,7 +345,7 @@ class OAuth(httpx.Auth):
                     )
             elif response.status_code != 403 or challenge is None or challenge.error != "insufficient_scope":
                 return
-            await _read_capped(response, flow.max_bytes)  # else httpx reads it whole before what follows
+            await _set_aside(response, flow.max_bytes)
             async with self._lock:
                 # Another request may have obtained new tokens while this one waited: then just resend.
                 if self._tokens is None or self._tokens is sent:
