@@ -86,7 +86,7 @@ Grant = Literal["authorization_code", "client_credentials", "jwt_bearer"]
 
 _REFRESH_AHEAD = 30.0  # refresh a token this many seconds before it expires
 _HTTP_TIMEOUT = httpx.Timeout(30.0).as_dict()  # metadata, registration and token requests
-#: The default bound on one OAuth response (metadata, registration, tokens; a 401's body), decoded.
+#: The default bound on one OAuth response (metadata, registration, tokens), in decoded bytes.
 DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
 
 
@@ -171,10 +171,11 @@ class OAuth(httpx.Auth):
     ``dpop=True`` asks for DPoP-bound tokens (RFC 9449) and proves possession of an in-memory key on
     every request; it needs the ``cryptography`` package.
 
-    ``max_response_bytes`` (default 1 MiB) bounds every response the sign-in reads: metadata,
-    and token answers; it counts decoded bytes (a gzip body is bounded by what it inflates to), and
-    a larger answer fails the request with an ``auth`` error that names the limit. The body of the
-    401 or 403 that starts a sign-in is read within the same bound, and dropped if larger.
+    ``max_response_bytes`` (default 1 MiB) bounds every response the sign-in reads (metadata,
+    registration and token answers), counted in decoded bytes: a gzip body is bounded by what it
+    inflates to, never by its compressed length. A larger answer fails the request with an
+    ``auth`` error that names the limit. The body of the 401 or 403 that starts a sign-in is read
+    within the same bound, and dropped if larger.
     """
 
     requires_request_body = True
