@@ -103,6 +103,10 @@ def test_an_endless_line_is_dropped_as_it_arrives_not_buffered() -> None:
     assert len(reports) == 2
     assert isinstance(reports[0], EventTooLarge)
     assert reports[0].limit == limit
+    # What had arrived when the bound was passed ("data: " and four 16 KiB chunks), not the
+    # last chunk alone (the line buffer used to be cleared before it was counted).
+    assert reports[0].size == len(b"data: ") + 4 * 16 * 1024 > limit
+    assert str(reports[0].size) in reports[0].reason
     assert reports[1] == SseEvent("", b"next", None)
 
 

@@ -44,6 +44,8 @@ import anyio.to_thread
 import httpx
 
 from ..protocol.errors import McpError
+from ..transports._http_common import safe_url
+from ..transports._http_engine import TooLarge, read_bounded
 from . import _discovery as disco
 from ._assertions import (
     JWT_BEARER,
@@ -89,6 +91,8 @@ Grant = Literal["authorization_code", "client_credentials", "jwt_bearer"]
 
 _REFRESH_AHEAD = 30.0  # refresh a token this many seconds before it expires
 _HTTP_TIMEOUT = httpx.Timeout(30.0).as_dict()  # metadata, registration and token requests
+#: The default bound on one OAuth response (metadata, registration, tokens), in decoded bytes.
+DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -122,9 +126,10 @@ class _Flow:
     """Per-request state shared by the flow and its sub-steps: the server it goes to, the mailbox
     for the latest response, and what this request has already tried (so it cannot loop)."""
 
-    def __init__(self, request: httpx.Request, server: _Server) -> None:
+    def __init__(self, request: httpx.Request, server: _Server, max_bytes: int) -> None:
         self.request = request
         self.server = server
+        self.max_bytes = max_bytes
         self.response: httpx.Response | None = None
         self.refreshed = False
         self.authorized = False
@@ -137,8 +142,33 @@ class _Flow:
         response, self.response = self.response, None
         if response is None:  # pragma: no cover - a flow bug, not a server's
             raise RuntimeError("OAuth flow resumed without a response")
-        await response.aread()
+        await _read_capped(response, self.max_bytes)
         return response
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> None:
+    """Read a response the flow looks at, or that httpx would read whole before the next request,
+    counting its decoded bytes as they arrive: OAuth documents are small, so a server that sends
+    a huge one (or a gzip bomb) fails this sign-in instead of filling the client's memory."""
+    try:
+        await read_bounded(response, limit)
+    except TooLarge as exc:
+        raise McpError(
+            "auth",
+            f"{safe_url(response.url)} answered with more than max_response_bytes={limit} bytes (at least "
+            f"{exc.size}); refused. Pass OAuth(max_response_bytes=...) to accept larger OAuth responses.",
+        ) from None
+
+
+async def _set_aside(response: httpx.Response, limit: int) -> None:
+    """Finish with the body of a 401 or 403 the flow is about to answer. The flow does not need it,
+    but httpx reads a response whole before sending the flow's next request; read here within
+    ``limit``, a larger body (a gzip bomb for an error page) is dropped instead, connection and all."""
+    try:
+        await read_bounded(response, limit)
+    except TooLarge:
+        response.headers.pop("content-encoding", None)
+        response.stream = httpx.ByteStream(b"")
 
 
 class OAuth(httpx.Auth):
@@ -170,6 +200,12 @@ class OAuth(httpx.Auth):
     One object may serve several MCP servers on the origin of ``server_url`` (else of its first
     request): each server URL is its own protected resource, with its own tokens in the store, and
     runs its own authorization; requests to any other origin pass untouched.
+
+    ``max_response_bytes`` (default 1 MiB) bounds every response the sign-in reads (metadata,
+    registration and token answers), counted in decoded bytes: a gzip body is bounded by what it
+    inflates to, never by its compressed length. A larger answer fails the request with an
+    ``auth`` error that names the limit. The body of the 401 or 403 that starts a sign-in is read
+    within the same bound, and dropped if larger.
     """
 
     requires_request_body = True
@@ -195,6 +231,7 @@ class OAuth(httpx.Auth):
         authorize_timeout: float | None = 300.0,
         max_step_ups: int = 2,
         dpop: bool = False,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         if grant not in ("authorization_code", "client_credentials", "jwt_bearer"):
             raise ValueError(
@@ -229,6 +266,9 @@ class OAuth(httpx.Auth):
                 )
         if max_step_ups < 0:
             raise ValueError("max_step_ups must be 0 or more")
+        if max_response_bytes < 1024:
+            raise ValueError("max_response_bytes must be at least 1024")
+        self._max_response_bytes = max_response_bytes
         self._grant: Grant = grant
         self._client_id = client_id
         self._client_secret = client_secret
@@ -329,7 +369,7 @@ class OAuth(httpx.Auth):
             return
         server = self._server_for(server_url)
         await request.aread()  # the body must be replayable: it may be sent again after a 401
-        flow = _Flow(request, server)
+        flow = _Flow(request, server, self._max_response_bytes)
         async with self._lock, contextlib.aclosing(self._before_send(flow)) as steps:
             async for step in steps:
                 flow.response = yield step
@@ -352,6 +392,7 @@ class OAuth(httpx.Auth):
                 and nonce_retries < 2
             ):
                 nonce_retries += 1  # RFC 9449 §9: the same request again, with the server's nonce
+                await _set_aside(response, flow.max_bytes)
                 sent = self._attach(request, server)
                 response = yield request
                 continue
@@ -364,6 +405,7 @@ class OAuth(httpx.Auth):
                     )
             elif response.status_code != 403 or challenge is None or challenge.error != "insufficient_scope":
                 return
+            await _set_aside(response, flow.max_bytes)
             async with self._lock:
                 # Another request may have obtained new tokens while this one waited: then just resend.
                 if server.tokens is None or server.tokens is sent:

@@ -39,7 +39,8 @@ class SseEvent:
 class EventTooLarge:
     """An event passed the size bound; it was dropped without being buffered whole."""
 
-    #: How many bytes had arrived when the bound was passed (at least this large).
+    #: How many bytes of the event had arrived when the bound was passed (always more than
+    #: ``limit``; the event is at least this large).
     size: int
     limit: int
 
@@ -102,9 +103,10 @@ class SseDecoder:
             if self._line_dropped:
                 pass
             elif len(self._line) + len(rest) + self._data_size > self._max:
+                seen = self._data_size + len(self._line) + len(rest)  # before the line is let go
                 self._line.clear()
                 self._line_dropped = True
-                self._too_large(self._data_size + len(self._line) + len(rest), out)
+                self._too_large(seen, out)
             else:
                 self._line += rest
         return out

@@ -16,13 +16,22 @@ and proxies, given or named by the environment (httpx also speaks SOCKS).
 
 Both engines raise :class:`WireError` when an exchange fails below HTTP (refused, reset, TLS,
 DNS), so the bindings catch one exception whatever carries them.
+
+Bodies are bounded after decoding. A gzip body a thousandth the size of what it inflates to must
+not be inflated whole: every read counts the *decoded* bytes as they stream and stops at its limit
+(:class:`TooLarge`), and a declared ``Content-Length`` is trusted only for a body without a
+content-coding. aiohttp inflates in pieces of at most 256 KiB itself; on httpx the raw bytes are
+inflated here (:class:`_Decoder`, gzip and deflate, in 64 KiB steps), because httpx inflates each
+64 KiB network read whole (up to 64 MiB at once). Decoding happens once: a body aiohttp decoded
+reaches an auth flow without its ``Content-Encoding``.
 """
 
 from __future__ import annotations
 
 import ssl
 import urllib.request
-from collections.abc import AsyncIterator, Mapping
+import zlib
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import httpx
@@ -39,6 +48,7 @@ __all__ = [
     "WireError",
     "WireResponse",
     "environment_proxy",
+    "read_bounded",
 ]
 
 EngineName = Literal["auto", "aiohttp", "httpx"]
@@ -47,6 +57,12 @@ EngineName = Literal["auto", "aiohttp", "httpx"]
 KEEPALIVE_SECONDS = 4.0
 #: Headers the engine computes itself; a value copied from an ``httpx.Request`` would clash.
 _ENGINE_HEADERS = frozenset({"host", "content-length", "transfer-encoding"})
+#: What no longer describes a body the engine has decoded.
+_DECODED = frozenset({"content-encoding", "content-length"})
+#: The content-codings the httpx engine asks for and decodes itself, in bounded steps.
+ACCEPT_ENCODING = "gzip, deflate"
+#: Decoded bytes one inflate step may produce: what a compressed body costs beyond its limit.
+_DECODE_STEP = 64 * 1024
 
 
 class WireError(Exception):
@@ -63,12 +79,120 @@ class WireError(Exception):
 
 
 class TooLarge(Exception):
-    """A body exceeded max_message_bytes; it was not read to the end."""
+    """A body exceeded max_message_bytes; it was not read to the end.
+
+    ``size`` is what had arrived (decoded) when the limit was passed, or the declared length of a
+    body without a content-coding.
+    """
 
     def __init__(self, size: int, limit: int) -> None:
         super().__init__(f"a message of at least {size} bytes exceeded max_message_bytes={limit}")
         self.size = size
         self.limit = limit
+
+
+def _codings(headers: Mapping[str, str]) -> list[str]:
+    """The content-codings applied to a body, in the order they were applied (identity left out)."""
+    value = headers.get("content-encoding") or ""
+    return [c for c in (part.strip().lower() for part in value.split(",")) if c and c != "identity"]
+
+
+class _Decoder:
+    """Undoes one gzip or deflate content-coding, at most ``_DECODE_STEP`` bytes per step.
+
+    zlib's ``max_length`` keeps the input it has not inflated yet (``unconsumed_tail``), so a
+    bomb costs one step of memory however far it would inflate. Concatenated gzip members are
+    decoded one after the other, as gzip readers do.
+    """
+
+    __slots__ = ("_gzip", "_obj", "_started")
+
+    def __init__(self, coding: str) -> None:
+        if coding not in ("gzip", "x-gzip", "deflate"):
+            raise WireError(f"the server sent a body with content-coding {coding!r}, which was not asked for")
+        self._gzip = coding != "deflate"
+        self._obj = zlib.decompressobj(16 + zlib.MAX_WBITS if self._gzip else zlib.MAX_WBITS)
+        self._started = False
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        if not self._started and data:
+            self._started = True
+            if not self._gzip and data[0] & 0x0F != 8:  # a raw deflate stream without its zlib header
+                self._obj = zlib.decompressobj(-zlib.MAX_WBITS)
+        while True:
+            try:
+                out = self._obj.decompress(data, _DECODE_STEP)
+            except zlib.error as exc:
+                raise WireError(f"the server sent a body that does not decode: {exc}") from None
+            if out:
+                yield out
+            data = self._obj.unconsumed_tail
+            if self._obj.eof:
+                data = self._obj.unused_data if self._gzip else b""
+                if not data:
+                    return
+                self._obj = zlib.decompressobj(16 + zlib.MAX_WBITS)  # the next gzip member
+            elif not data and len(out) < _DECODE_STEP:
+                return
+
+
+def _through(pieces: Iterable[bytes], decoder: _Decoder) -> Iterator[bytes]:
+    for piece in pieces:
+        yield from decoder.feed(piece)
+
+
+async def _decoded_stream(raw: AsyncIterator[bytes], headers: Mapping[str, str]) -> AsyncIterator[bytes]:
+    codings = _codings(headers)
+    if not codings:
+        async for chunk in raw:
+            yield chunk
+        return
+    decoders = [_Decoder(coding) for coding in reversed(codings)]  # refuses an unknown one at once
+    async for chunk in raw:
+        pieces: Iterable[bytes] = (chunk,)
+        for decoder in decoders:
+            pieces = _through(pieces, decoder)
+        for piece in pieces:
+            yield piece
+
+
+async def read_bounded(response: httpx.Response, limit: int) -> bytes:
+    """Read an ``httpx.Response`` whole, but never more than ``limit`` decoded bytes (:class:`TooLarge`).
+
+    For the responses an ``httpx.Auth`` flow reads (OAuth metadata, registration, tokens), which
+    httpx would read with ``aread()``, inflating a gzip body whole. The raw stream is decoded here
+    in bounded steps; the response then holds the decoded body as a plain stream without its
+    ``Content-Encoding``, so ``.content`` works and nothing decodes it twice. On either engine:
+    a body the aiohttp engine decoded arrives without its ``Content-Encoding`` (see ``_signed``).
+    """
+    if response.is_stream_consumed:  # read before (by httpx, or by an earlier step)
+        if len(response.content) > limit:
+            raise TooLarge(len(response.content), limit)
+        return response.content
+    raw = response.stream
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for piece in _decoded_stream(_raw_chunks(raw), response.headers):
+            size += len(piece)
+            if size > limit:
+                raise TooLarge(size, limit)
+            chunks.append(piece)
+    finally:
+        if isinstance(raw, httpx.AsyncByteStream):
+            await raw.aclose()
+    body = b"".join(chunks)
+    response.headers.pop("content-encoding", None)
+    response.stream = httpx.ByteStream(body)
+    await response.aread()
+    return body
+
+
+async def _raw_chunks(stream: httpx.SyncByteStream | httpx.AsyncByteStream) -> AsyncIterator[bytes]:
+    if not isinstance(stream, httpx.AsyncByteStream):
+        raise RuntimeError("read_bounded() needs the response of an httpx.AsyncClient")
+    async for chunk in stream:
+        yield chunk
 
 
 class WireResponse(Protocol):
@@ -159,13 +283,14 @@ class _AiohttpResponse:
                 raise TooLarge(len(self._body), limit)
             return self._body
         length = self._response.content_length
-        if length is not None and length > limit:
-            raise TooLarge(length, limit)
-        if length is None:
+        if length is None or _codings(self._response.headers):
+            # A compressed body's length says nothing of what it inflates to: count as it streams.
             return await _read_chunks(self, limit)
+        if length > limit:
+            raise TooLarge(length, limit)
         import aiohttp
 
-        try:  # a declared length within the limit: one read, no iteration
+        try:  # a plain body whose declared length is within the limit: one read, no iteration
             return await self._response.read()
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             raise WireError(_describe(exc)) from None
@@ -244,7 +369,8 @@ class AiohttpEngine:
                 response = await self._send(request.method, str(request.url), wire_headers, body)
                 bridged = httpx.Response(
                     response.status,
-                    headers=list(response.headers.items()),
+                    # aiohttp decoded the body already: httpx must not decode it again.
+                    headers=[(k, v) for k, v in response.headers.items() if k.lower() not in _DECODED],
                     stream=_AiohttpBody(response),
                     request=request,
                 )
@@ -345,15 +471,25 @@ class _HttpxResponse:
         return self._response.headers
 
     async def chunks(self) -> AsyncIterator[bytes]:
+        response = self._response
+        if response.is_stream_consumed:  # an auth flow read it (boundedly: read_bounded)
+            if response.content:
+                yield response.content
+            return
         try:
-            async for chunk in self._response.aiter_bytes():
+            async for chunk in _decoded_stream(response.aiter_raw(), response.headers):
                 yield chunk
         except httpx.HTTPError as exc:
             raise WireError(_describe(exc)) from None
 
     async def read(self, limit: int) -> bytes:
         declared = self._response.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
+        if (
+            declared is not None
+            and declared.isdigit()
+            and int(declared) > limit
+            and not _codings(self._response.headers)
+        ):
             raise TooLarge(int(declared), limit)
         return await _read_chunks(self, limit)
 
@@ -384,6 +520,9 @@ class HttpxEngine:
         content: bytes | None,
         auth: httpx.Auth | None,
     ) -> WireResponse:
+        if not any(name.lower() == "accept-encoding" for name in headers):
+            # Only the codings decoded here in bounded steps (not httpx's default br/zstd).
+            headers = {**headers, "Accept-Encoding": ACCEPT_ENCODING}
         request = self._client.build_request(
             method, url, headers=headers, content=content, timeout=self._timeout
         )

@@ -31,11 +31,19 @@ from ._http_common import (
 from ._http_engine import Engine, WireError
 from .base import OversizedFrame, RequestFailed
 
-__all__ = ["SseSession"]
+__all__ = ["EndpointRefused", "SseSession"]
 
 logger = logging.getLogger("mcp_notebook.transports.http")
 
 ENDPOINT_TIMEOUT = 10.0
+
+
+class EndpointRefused(McpError):
+    """The server does speak HTTP+SSE, but named an endpoint the client will not post to.
+
+    Its own type so that ``mode="auto"`` reports it: a fallback that merely found no HTTP+SSE
+    server there shows the Streamable HTTP refusal instead, which says more.
+    """
 
 
 class SseSession:
@@ -161,10 +169,11 @@ class SseSession:
     def _check_endpoint(self, data: bytes) -> httpx.URL:
         endpoint = self._url.join(data.decode("utf-8", "replace").strip())
         if not same_origin(self._url, endpoint):
-            raise McpError(
+            raise EndpointRefused(
                 "transport",
-                f"{self._where} named a POST endpoint on another origin ({safe_url(endpoint)}); refused, "
-                "so no credentials go there",
+                f"{self._where} speaks HTTP+SSE but named a POST endpoint on another origin "
+                f"({safe_url(endpoint)}); refused, so no message or credential goes there. Use that URL "
+                "as the server URL if you trust it.",
             )
         return endpoint
 

@@ -84,7 +84,7 @@ from ._http_engine import (
     WireResponse,
     environment_proxy,
 )
-from ._http_sse import SseSession
+from ._http_sse import EndpointRefused, SseSession
 from .base import OversizedFrame, RequestFailed, on_asyncio
 
 __all__ = ["HttpTransport"]
@@ -428,6 +428,8 @@ class _StreamableChannel:
             return False
         try:
             await self.switch_to_sse()
+        except EndpointRefused:
+            raise  # an HTTP+SSE server after all, refused for safety: that is the news, not the 405
         except McpError as exc:
             logger.debug("HTTP+SSE fallback failed: %s", exc)
             return False
