@@ -400,4 +400,5 @@ async def test_a_progress_callback_that_raises_is_logged_once_per_call_and_the_c
     assert len(calls) >= 10  # every update still reached the callback
     raised = [r for r in ours.records if "progress callback raised" in r.getMessage()]
     assert len(raised) == 1, [r.getMessage() for r in raised]
-    assert raised[0].exc_info is not None and raised[0].exc_info[0] is ZeroDivisionError
+    assert raised[0].exc_info is not None
+    assert raised[0].exc_info[0] is ZeroDivisionError
