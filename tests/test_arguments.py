@@ -166,8 +166,10 @@ def test_other_schemas_are_left_to_jsonschema(schema: dict[str, Any]) -> None:
 def test_integral_float_is_judged_by_jsonschema() -> None:
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
     ArgumentValidator().check("t", schema, {"n": 2.0})  # valid in 2020-12: no error
-    with pytest.raises(McpError):
+    with pytest.raises(McpError) as caught:
         ArgumentValidator().check("t", schema, {"n": 2.5})
+    assert caught.value.kind == "invalid"
+    assert "arguments.n must be of type 'integer'" in caught.value.message
 
 
 OUTPUT_SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
@@ -191,5 +193,12 @@ def test_output_violations_name_the_path_never_the_value(structured: Any, expect
 
 
 def test_valid_output_and_a_broken_output_schema_pass() -> None:
-    OutputValidator().check("t", OUTPUT_SCHEMA, {"n": 3})
-    OutputValidator().check("t", {"type": "no-such-type"}, {"n": "anything"})
+    checker = OutputValidator()
+    assert checker.check("t", OUTPUT_SCHEMA, {"n": 3}) is None
+    with pytest.raises(McpError) as caught:  # the same checker, the same schema: it does judge
+        checker.check("t", OUTPUT_SCHEMA, {"n": "3"})
+    assert caught.value.kind == "protocol"
+    broken = {"type": "no-such-type"}
+    with pytest.raises(jsonschema.SchemaError):  # broken indeed: not ours to judge, so let through
+        jsonschema.Draft202012Validator.check_schema(broken)
+    assert checker.check("u", broken, {"n": "anything"}) is None
