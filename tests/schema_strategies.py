@@ -32,6 +32,17 @@ _SAMPLES: dict[str, list[Any]] = {
 }
 
 
+#: Per type, the wrong values a Python checker most easily lets through (bool is an int subclass,
+#: 1 == True, 1.5 passes a numbers.Number test).
+_CONFUSABLE: dict[str, list[Any]] = {
+    "boolean": [0, 1],
+    "integer": [True, False, 1.5],
+    "number": [True, False, "1"],
+    "string": [1, None],
+    "null": [False, 0, ""],
+}
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -141,7 +152,9 @@ def _misses_of(spec: Any) -> list[tuple[str, st.SearchStrategy[Any]]]:
         ]
         misses.append(("enum", st.sampled_from(outside)))
     elif wrong:
-        misses.append(("type", st.sampled_from(wrong)))
+        # Half the time a value a Python checker is likely to confuse with the right type.
+        confusable = [v for kind in kinds or [] for v in _CONFUSABLE.get(kind, []) if v in wrong]
+        misses.append(("type", st.sampled_from(wrong) | st.sampled_from(confusable or wrong)))
     number = [k for k in ("integer", "number") if kinds is None or k in kinds]
     if number:
         if "minimum" in spec:

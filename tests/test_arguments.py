@@ -81,7 +81,7 @@ def _refusal(schema: dict[str, Any], arguments: dict[str, Any]) -> McpError | No
 
 
 @pytest.mark.parametrize("schema", SCHEMAS, ids=_ids)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_valid_arguments_from_the_schema_take_the_quick_yes(
     schema: dict[str, Any], data: st.DataObject
@@ -98,7 +98,7 @@ def test_valid_arguments_from_the_schema_take_the_quick_yes(
 
 
 @pytest.mark.parametrize("schema", SCHEMAS + JSONSCHEMA_ONLY, ids=_ids)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_near_misses_from_the_schema_are_refused(schema: dict[str, Any], data: st.DataObject) -> None:
     """A valid instance with one rule broken: jsonschema refuses it, the quick check never says yes
@@ -131,7 +131,7 @@ arguments = st.dictionaries(
 
 
 @pytest.mark.parametrize("schema", SCHEMAS + JSONSCHEMA_ONLY, ids=_ids)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(arguments=arguments)
 def test_any_arguments_get_jsonschemas_verdict(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
     """Arbitrary dicts (mostly invalid): every example asserts that the quick check says yes only to
