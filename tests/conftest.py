@@ -104,3 +104,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     test_front_door.abandon_early()
+
+
+# --- one skip policy (tests/skip_policy.py): in CI, a skip not in tests/skip_allowlist.txt fails ---
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from .skip_policy import SkipPolicy, in_ci, read_allowlist
+
+    config.pluginmanager.register(SkipPolicy(strict=in_ci(), allowed=read_allowlist()), "mcpnb-skip-policy")

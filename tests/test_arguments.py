@@ -1,4 +1,5 @@
-"""The quick argument check never accepts what jsonschema (the judge) rejects."""
+"""The argument checker gives jsonschema's verdict (jsonschema is the judge), on arguments drawn from
+each schema: valid ones take the quick yes, near-misses (one rule broken) are refused."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ from typing import Any
 
 import jsonschema
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from mcp_notebook import McpError
 from mcp_notebook._arguments import ArgumentValidator, OutputValidator, _quick_check
+from mcp_notebook.protocol.errors import INVALID_PARAMS
+
+from .schema_strategies import near_miss, valid_arguments
 
 SCHEMAS: list[dict[str, Any]] = [
     {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
@@ -35,6 +39,83 @@ SCHEMAS: list[dict[str, Any]] = [
     {"type": "object", "properties": {"s": {"pattern": "b"}}},  # a pattern ignores non-strings
 ]
 
+#: Schemas outside the quick check's subset, judged by jsonschema alone: the checker's verdict must
+#: still be jsonschema's (arrays of typed items, a nested required object).
+JSONSCHEMA_ONLY: list[dict[str, Any]] = [
+    {
+        "type": "object",
+        "properties": {"tags": {"type": "array", "items": {"type": "string", "maxLength": 3}}},
+        "required": ["tags"],
+    },
+    {
+        "type": "object",
+        "properties": {
+            "ns": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+            "b": {"type": "boolean"},
+        },
+        "additionalProperties": False,
+    },
+]
+
+
+def _ids(schema: dict[str, Any]) -> str:
+    return ",".join(schema.get("properties", {}))
+
+
+def _judge(schema: dict[str, Any], arguments: dict[str, Any]) -> list[Any]:
+    """jsonschema's verdict: the list of violations (empty: valid)."""
+    validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return list(validator_class(schema).iter_errors(arguments))
+
+
+_CHECKER = ArgumentValidator()  # one, as a session has: it caches a compiled validator per tool
+
+
+def _refusal(schema: dict[str, Any], arguments: dict[str, Any]) -> McpError | None:
+    """The checker's verdict: the error it raises, or None when it lets the call through."""
+    try:
+        _CHECKER.check(_ids(schema), schema, arguments)
+    except McpError as exc:
+        return exc
+    return None
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=_ids)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_valid_arguments_from_the_schema_take_the_quick_yes(
+    schema: dict[str, Any], data: st.DataObject
+) -> None:
+    """Every example asserts: arguments drawn from the schema are valid for jsonschema, the quick
+    check says yes to them (its accepting branch runs on every example, not by luck), and the
+    checker lets them through."""
+    arguments = data.draw(valid_arguments(schema), label="arguments")
+    assert _judge(schema, arguments) == [], "the strategy drew an invalid instance"
+    quick = _quick_check(schema)
+    assert quick is not None, "every schema in this table is of the simple kind"
+    assert quick(arguments) is True
+    assert _refusal(schema, arguments) is None
+
+
+@pytest.mark.parametrize("schema", SCHEMAS + JSONSCHEMA_ONLY, ids=_ids)
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_near_misses_from_the_schema_are_refused(schema: dict[str, Any], data: st.DataObject) -> None:
+    """A valid instance with one rule broken: jsonschema refuses it, the quick check never says yes
+    to it, and the checker refuses it as an ``invalid`` call naming the broken rule's property."""
+    rule, where, arguments = data.draw(near_miss(schema), label="near miss")
+    event(rule.split(":")[-1].strip())
+    assert _judge(schema, arguments), f"the strategy's near miss ({rule}) is valid"
+    quick = _quick_check(schema)
+    if quick is not None:
+        assert quick(arguments) is False, f"the quick check accepted a near miss ({rule})"
+    refused = _refusal(schema, arguments)
+    assert refused is not None, f"the checker let a near miss through ({rule})"
+    assert refused.kind == "invalid"
+    assert refused.code == INVALID_PARAMS
+    assert where in refused.message
+
+
 values = st.recursive(
     st.none()
     | st.booleans()
@@ -49,15 +130,22 @@ arguments = st.dictionaries(
 )
 
 
-@pytest.mark.parametrize("schema", SCHEMAS, ids=lambda s: ",".join(s.get("properties", {})))
-@settings(max_examples=300, deadline=None)
+@pytest.mark.parametrize("schema", SCHEMAS + JSONSCHEMA_ONLY, ids=_ids)
+@settings(max_examples=100, deadline=None)
 @given(arguments=arguments)
-def test_quick_yes_agrees_with_jsonschema(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+def test_any_arguments_get_jsonschemas_verdict(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """Arbitrary dicts (mostly invalid): every example asserts that the quick check says yes only to
+    what jsonschema accepts and that the checker refuses exactly what jsonschema refuses."""
+    valid = not _judge(schema, arguments)
     quick = _quick_check(schema)
-    assert quick is not None, "every schema in this table is of the simple kind"
-    if quick(arguments):
-        validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        assert not list(validator_class(schema).iter_errors(arguments))
+    said_yes = quick is not None and quick(arguments)
+    event("jsonschema: valid" if valid else "jsonschema: invalid")
+    event(f"quick check: {'yes' if said_yes else 'no'}")
+    assert valid or not said_yes, "the quick check said yes to arguments jsonschema refuses"
+    refused = _refusal(schema, arguments)
+    assert (refused is None) == valid
+    if refused is not None:
+        assert refused.kind == "invalid"
 
 
 @pytest.mark.parametrize(
@@ -78,8 +166,10 @@ def test_other_schemas_are_left_to_jsonschema(schema: dict[str, Any]) -> None:
 def test_integral_float_is_judged_by_jsonschema() -> None:
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
     ArgumentValidator().check("t", schema, {"n": 2.0})  # valid in 2020-12: no error
-    with pytest.raises(McpError):
+    with pytest.raises(McpError) as caught:
         ArgumentValidator().check("t", schema, {"n": 2.5})
+    assert caught.value.kind == "invalid"
+    assert "arguments.n must be of type 'integer'" in caught.value.message
 
 
 OUTPUT_SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
@@ -103,5 +193,12 @@ def test_output_violations_name_the_path_never_the_value(structured: Any, expect
 
 
 def test_valid_output_and_a_broken_output_schema_pass() -> None:
-    OutputValidator().check("t", OUTPUT_SCHEMA, {"n": 3})
-    OutputValidator().check("t", {"type": "no-such-type"}, {"n": "anything"})
+    checker = OutputValidator()
+    assert checker.check("t", OUTPUT_SCHEMA, {"n": 3}) is None
+    with pytest.raises(McpError) as caught:  # the same checker, the same schema: it does judge
+        checker.check("t", OUTPUT_SCHEMA, {"n": "3"})
+    assert caught.value.kind == "protocol"
+    broken = {"type": "no-such-type"}
+    with pytest.raises(jsonschema.SchemaError):  # broken indeed: not ours to judge, so let through
+        jsonschema.Draft202012Validator.check_schema(broken)
+    assert checker.check("u", broken, {"n": "anything"}) is None

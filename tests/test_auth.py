@@ -46,6 +46,7 @@ from mcp_notebook.auth._policy import (
 )
 from mcp_notebook.auth._www_authenticate import bearer_challenge, parse_challenges
 from mcp_notebook.protocol.errors import McpError
+from tests.raises import raises_mcp
 
 # --- PKCE -----------------------------------------------------------------------------------------
 
@@ -112,11 +113,24 @@ def test_www_authenticate_keeps_other_schemes_and_token68() -> None:
 
 
 @pytest.mark.parametrize(
-    "header", ["", ",,,", '"unterminated', "=x", 'Bearer scope="never closed', "Bearer ,=,"]
+    ("header", "bearer_params"),
+    [
+        ("", None),
+        (",,,", None),
+        ('"unterminated', None),
+        ("=x", None),
+        ('Bearer scope="never closed', {"scope": "never closed"}),
+        ("Bearer ,=,", {}),
+    ],
 )
-def test_www_authenticate_never_raises_on_garbage(header: str) -> None:
-    parse_challenges(header)
-    bearer_challenge(header)
+def test_www_authenticate_never_raises_on_garbage(header: str, bearer_params: dict[str, str] | None) -> None:
+    """Garbage yields no challenge or a harmless one, never an exception; a Bearer challenge is
+    found only where the header names one, with only the parameters it could read."""
+    challenges = parse_challenges(header)
+    assert all(c.scheme and c.scheme == c.scheme.lower() and "=" not in c.scheme for c in challenges)
+    assert ("bearer" in [c.scheme for c in challenges]) == (bearer_params is not None)
+    found = bearer_challenge(header)
+    assert (None if found is None else found.params) == bearer_params
 
 
 def test_www_authenticate_scope_is_normalised_and_empty_scope_is_none() -> None:
@@ -243,7 +257,7 @@ def test_authorization_server_endpoints_must_be_https_except_on_loopback(url: st
     if ok:
         require_secure(url, "token endpoint")
     else:
-        with pytest.raises(McpError, match="not an https URL"):
+        with raises_mcp("auth", match="not an https URL"):
             require_secure(url, "token endpoint")
 
 
@@ -267,7 +281,7 @@ def test_authorization_server_metadata_must_name_the_issuer_it_was_fetched_for()
             _metadata("https://attacker.example"), url=url, expected_issuer="https://as.example"
         )
     assert info.value.kind == "auth"
-    with pytest.raises(McpError, match="issuer"):
+    with raises_mcp("auth", match="issuer"):
         parse_as_metadata(
             {"authorization_endpoint": "x", "token_endpoint": "y"},
             url=url,
@@ -282,7 +296,7 @@ def test_legacy_metadata_issuer_must_be_the_servers_origin_exactly() -> None:
     for issuer in ("http://localhost:5000", "http://localhost:5000/"):
         parse_as_metadata(_metadata(issuer), url=url, expected_issuer=None, legacy_server_url=legacy)
     for issuer in ("http://localhost:5000/oauth", "https://as.example"):  # 0.1.16's backcompat mock: /oauth
-        with pytest.raises(McpError, match="refusing metadata"):
+        with raises_mcp("auth", match="refusing metadata"):
             parse_as_metadata(_metadata(issuer), url=url, expected_issuer=None, legacy_server_url=legacy)
 
 
@@ -382,7 +396,7 @@ def test_authorization_response_checks(iss_supported: bool, params: dict[str, An
             == "the-code"
         )
     else:
-        with pytest.raises(McpError, match=outcome) as info:
+        with raises_mcp("auth", match=outcome) as info:
             authorization_code_from(full, expected_state="s1", issuer=ISSUER, iss_supported=iss_supported)
         assert "the-code" not in str(info.value)
 
@@ -880,7 +894,7 @@ async def test_a_wrong_iss_refuses_the_code_before_the_token_request() -> None:
 
     auth = OAuth(redirect_uri=REDIRECT, on_authorize=mixed_up)
     async with _client(world, auth) as http:
-        with pytest.raises(McpError, match="mix-up"):
+        with raises_mcp("auth", match="mix-up"):
             await _call(http)
     assert world.token_forms == []
 
@@ -948,7 +962,7 @@ async def test_preregistered_credentials_are_not_taken_to_another_authorization_
     world = World()
     auth = _oauth(world, client_id="pre", client_secret=SECRETS[2], issuer="https://other-as.example")
     async with _client(world, auth) as http:
-        with pytest.raises(McpError, match=r"other-as\.example") as info:
+        with raises_mcp("auth", match=r"other-as\.example") as info:
             await _call(http)
     assert SECRETS[2] not in str(info.value)
     assert world.authorize_urls == []
@@ -1035,7 +1049,7 @@ async def test_a_token_error_that_echoes_a_secret_does_not_repeat_it() -> None:
         return world.handler(request)
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(echo), auth=_oauth(world)) as http:
-        with pytest.raises(McpError, match="invalid_grant") as info:
+        with raises_mcp("auth", match="invalid_grant") as info:
             await _call(http)
     message = str(info.value)
     assert "CODE-" not in message
@@ -1068,7 +1082,7 @@ async def test_a_refused_assertion_is_reported_not_retried() -> None:
     world = World()
     auth = OAuth(grant="jwt_bearer", assertion="EXPIRED-JWT-1")
     async with _client(world, auth) as http:
-        with pytest.raises(McpError, match="invalid_grant") as info:
+        with raises_mcp("auth", match="invalid_grant") as info:
             await _call(http)
     assert "EXPIRED-JWT-1" not in str(info.value)
     assert len(world.token_forms) == 1
@@ -1184,9 +1198,9 @@ def test_private_key_jwt_assertion_verifies() -> None:
     raw = unb64(sig_b64)
     signature = encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big"))
     key.public_key().verify(signature, f"{header_b64}.{claims_b64}".encode(), ec.ECDSA(hashes.SHA256()))
-    with pytest.raises(McpError, match="does not fit"):
+    with raises_mcp("auth", match="does not fit"):
         client_assertion(pem, client_id="cid", audience=ISSUER, algorithm="RS256")
-    with pytest.raises(McpError, match="PEM") as info:
+    with raises_mcp("auth", match="PEM") as info:
         client_assertion(
             "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----", client_id="c", audience="a"
         )

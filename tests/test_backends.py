@@ -11,6 +11,7 @@ import pytest
 from mcp_notebook import Client, McpError
 from mcp_notebook.transports import _pipes
 from tests.conftest import python_server
+from tests.raises import raises_mcp
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_processes")]
 
@@ -58,7 +59,7 @@ async def test_a_call_that_may_have_reached_a_crashed_server_is_never_sent_again
 async def test_a_call_after_the_server_exited_is_sent_to_the_restarted_one(anyio_backend: str) -> None:
     """A write that starts after the server is gone provably wrote nothing: it goes to the next one."""
     async with Client(python_server("bad_server.py"), timeout=10, backoff_initial=0.01) as client:
-        with pytest.raises(McpError):
+        with raises_mcp("transport"):
             await client.call_tool("crash")
         assert (await client.call_tool("echo", {"n": 8})).text == "8"
 

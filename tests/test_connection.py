@@ -29,6 +29,7 @@ from tests.fakes import (
     reply,
     text_result,
 )
+from tests.raises import raises_mcp
 
 pytestmark = pytest.mark.anyio
 
@@ -475,13 +476,12 @@ async def test_roots_handler_may_return_a_list_of_paths(tmp_path: Path):
     assert all(uri.startswith("file://") for uri in uris)
 
 
-async def test_a_single_path_string_as_roots_is_one_root_not_one_per_character(tmp_path: Path):
+@pytest.mark.parametrize("as_root", [str, Path], ids=["str", "Path"])
+async def test_a_single_path_string_as_roots_is_one_root_not_one_per_character(tmp_path: Path, as_root):
+    """The contract (connection/_handlers.py): one str or PathLike is one root, never refused and
+    never iterated character by character."""
     server = FakeServer("legacy")
-    try:
-        client = Client(server, roots=str(tmp_path))
-    except TypeError:
-        return  # refusing a bare string is fine too
-    async with client:
+    async with Client(server, roots=as_root(tmp_path)):
         response = await server.connection.request("roots/list")
     assert [root["uri"] for root in response["result"]["roots"]] == [file_uri(tmp_path)]
 
@@ -664,7 +664,7 @@ async def test_input_required_whose_handler_fails_raises_mcp_error():
     server = FakeServer("modern")
     server.tool("ask", ask)
     async with Client(server, elicitation=elicit) as client:
-        with pytest.raises(McpError):
+        with raises_mcp("protocol", match="a handler answering the server's input request failed"):
             await client.call_tool("ask")
         assert client.status == "ready"
 
@@ -774,7 +774,7 @@ async def test_modern_server_keeps_its_era_when_discover_goes_unanswered_on_reco
     server.tool("crash", crash)
     server.on("server/discover", discover)
     async with Client(server, probe_timeout=0.1, backoff_initial=0.01) as client:
-        with pytest.raises(McpError):
+        with raises_mcp("transport"):
             await client.call_tool("crash")
         await eventually(
             lambda: client.status == "closed" or (client.status == "ready" and len(server.connections) >= 3)
@@ -828,7 +828,7 @@ async def reconnecting_client(server: FakeServer, **options: Any) -> Client:
     client = Client(server, backoff_initial=0.4, **options)
     await client.connect()
     await client.list_tools()
-    with pytest.raises(McpError):
+    with raises_mcp("transport"):
         await client.call_tool("crash")
     await eventually(lambda: client.status == "reconnecting")
     return client
@@ -1132,7 +1132,7 @@ async def test_a_second_refusal_of_the_handshake_is_an_error_not_a_loop():
         "initialize", after_error := fail(-32022, "no version in common", {"supported": ["1999-01-01"]})
     )
     assert after_error is not None
-    with pytest.raises(McpError) as info:
+    with raises_mcp("version") as info:
         async with Client(server, probe_timeout=0.1, reconnect=False):
             pass
     assert info.value.code == -32022

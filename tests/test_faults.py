@@ -22,6 +22,7 @@ import pytest
 
 from mcp_notebook import Client
 from mcp_notebook.protocol.errors import McpError
+from tests.raises import raises_mcp
 
 from .conftest import PYTHON, python_server
 
@@ -388,7 +389,7 @@ async def test_missing_command_fails_connect_with_not_found():
     assert elapsed < 5
     assert client.status == "closed"
     await client.aclose()  # idempotent after a failed connect
-    with pytest.raises(McpError):
+    with raises_mcp("closed"):
         await client.call_tool("echo", {"n": 1})
 
 

@@ -13,11 +13,12 @@ import sys
 import anyio
 import pytest
 
-from mcp_notebook import Client, McpError
+from mcp_notebook import Client
 from mcp_notebook.group import ClientGroup
 from tests.conftest import demo_server, everything_server
 from tests.fakes import eventually
 from tests.http_peers import everything_http, sdk_http
+from tests.raises import raises_mcp
 
 pytestmark = pytest.mark.anyio
 
@@ -74,11 +75,11 @@ async def test_five_servers_four_up_one_failing(tmp_path, no_leaked_processes):
             over_sse = await group.call_tool("everything-sse.get-sum", {"a": 1, "b": 1})
             assert "2" in over_sse.text
 
-            with pytest.raises(McpError) as info:
+            with raises_mcp("transport") as info:
                 await group.call_tool("broken.anything", {})
             assert "broken" in str(info.value)
             assert "not connected" in str(info.value)
-            with pytest.raises(McpError, match="several servers"):
+            with raises_mcp("invalid", match="several servers"):
                 await group.call_tool("echo", {"text": "x"})
 
             # The group gives up on the missing command after max_reconnect_attempts retries.
@@ -146,9 +147,9 @@ async def test_tool_names_all_spellings(no_leaked_processes):
         # fastmcp's spelling: SERVER_TOOL, matched against the tool lists (the longest server wins).
         assert group.resolve("my_demo_add") == ("my_demo", "add")
         assert group.resolve("demo_sales_records") == ("demo", "sales_records")
-        with pytest.raises(McpError, match="several servers offer"):
+        with raises_mcp("invalid", match="several servers offer"):
             group.resolve("add")
-        with pytest.raises(McpError, match="no server of this group offers"):
+        with raises_mcp("invalid", match="no server of this group offers"):
             group.resolve("nope")
         assert float((await group.call_tool("my_demo_add", {"a": 1, "b": 1})).text) == 2
         names = {t.name for t in group.cached_tools}
@@ -161,7 +162,7 @@ async def test_bad_names_and_members():
     group = ClientGroup({"a": ["x"]})
     with pytest.raises(KeyError, match="servers: a"):
         group.member("b")
-    with pytest.raises(McpError, match="not connected"):
+    with raises_mcp("transport", match="not connected"):
         group["a"]
     assert "a" in group
     assert list(group) == ["a"]
@@ -189,7 +190,7 @@ async def test_a_bad_config_entry_is_a_member_that_shows_its_error(no_leaked_pro
         message = group.members["bad"].error_message or ""
         assert "bad" in message
         assert "url" in message
-        with pytest.raises(McpError, match="config error"):
+        with raises_mcp("invalid", match="config error"):
             await group.reconnect("bad")
         assert group.summary()[1]["last_error"] == message
 
@@ -219,7 +220,7 @@ async def test_a_server_given_up_on_starts_over_when_reconnected(tmp_path, no_le
         os.kill(pid, signal.SIGKILL)
         await eventually(lambda: group.members["gated"].status == "closed", timeout=15)
         assert "gate is closed" in (group.members["gated"].error_message or "")
-        with pytest.raises(McpError):
+        with raises_mcp("closed"):
             await first.call_tool("add", {"a": 1, "b": 1})
         gate.unlink()
         await group.reconnect("gated")

@@ -18,6 +18,7 @@ from mcp_notebook.transports._http_engine import AiohttpEngine, HttpxEngine
 from mcp_notebook.transports.http import DEFAULT_MAX_CONNECTIONS, HttpTransport
 from tests.http_peers import FaultPeer
 from tests.http_peers import fault_server_fixture as fault_server_fixture
+from tests.raises import raises_mcp
 
 pytestmark = [pytest.mark.anyio]
 
@@ -61,7 +62,7 @@ async def test_an_oversized_json_body_fails_only_its_request(fault_server: Fault
     transport = HttpTransport(fault_server.url, engine=engine, max_message_bytes=64 * 1024)  # type: ignore[arg-type]
     async with Client(transport, timeout=15) as client:
         fault_server.set(pad=2_000_000)
-        with pytest.raises(McpError, match="max_message_bytes"):
+        with raises_mcp("transport", match="max_message_bytes"):
             await client.list_tools(refresh=True)
         fault_server.set(pad=0)
         assert "echo" in [tool.name for tool in await client.list_tools(refresh=True)]

@@ -7,10 +7,10 @@ import sys
 import pandas as pd
 import pytest
 
-from mcp_notebook import McpError
 from mcp_notebook.notebook import Group, connect_all
 from tests.conftest import demo_server, everything_server
 from tests.fakes import wait_until
+from tests.raises import raises_mcp
 
 RUN_DEMO = "runpy.run_module('mcp_notebook.demo', run_name='__main__')"
 LATE_DEMO = "import runpy, sys\nsys.argv = ['x']\n" + RUN_DEMO + "\n"
@@ -33,7 +33,7 @@ def test_board_sessions_and_tool_table(group):
     assert set(group.sessions) == {"demo", "everything"}
     assert group["demo"].model.era == "modern"
     assert group["everything"].model.era == "legacy"
-    with pytest.raises(McpError, match="not connected"):
+    with raises_mcp("transport", match="not connected"):
         group["broken"]
     assert list(group) == ["demo", "everything", "broken"]
 

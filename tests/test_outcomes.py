@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from mcp_notebook import Client, McpError
+from tests.raises import raises_mcp
 
 from .fakes import FakeServer, fail, never, reply
 
@@ -35,7 +36,7 @@ async def test_each_ending_is_counted_once_under_its_kind(era: str) -> None:
         start = client.stats.outcomes  # so far: the handshake (a legacy server refuses discover)
         add_up(client)
         await client.call_tool("fine")
-        with pytest.raises(McpError):
+        with raises_mcp("server"):
             await client.call_tool("broken")
         with pytest.raises(McpError) as timed_out:
             await client.call_tool("hang", timeout=0.05)

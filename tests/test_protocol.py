@@ -45,6 +45,7 @@ from mcp_notebook.protocol.negotiation import (
     first_step,
     parse_protocol_option,
 )
+from tests.raises import raises_mcp
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -466,7 +467,7 @@ def test_check_initialize_result_refuses(
 
 
 def test_check_initialize_result_unknown_version_names_what_we_speak() -> None:
-    with pytest.raises(McpError) as info:
+    with raises_mcp("version") as info:
         check_initialize_result(Pin("legacy", None), LEGACY, {"protocolVersion": UNKNOWN})
     assert UNKNOWN in info.value.message
     assert info.value.data == {"supported": list(versions.HANDSHAKE_VERSIONS), "requested": LEGACY}

@@ -18,6 +18,7 @@ from mcp_notebook import (
     ToolResult,
 )
 from mcp_notebook.transports import StdioTransport
+from tests.raises import raises_mcp
 
 HOSTILE = [
     '<img src=x onerror="alert(1)">',
@@ -119,7 +120,7 @@ def test_malformed_results_are_protocol_errors() -> None:
     with pytest.raises(McpError) as caught:
         ToolResult.from_dict({"content": "not a list"})
     assert caught.value.kind == "protocol"
-    with pytest.raises(McpError):
+    with raises_mcp("protocol"):
         Tool.from_dict({"description": "no name"})
 
 

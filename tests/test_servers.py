@@ -52,7 +52,8 @@ class Peer:
     template: str
     prompt: tuple[str, dict[str, str], str]
     completion: tuple[str, tuple[str, str], str]
-    structured: tuple[str, dict[str, Any]]
+    #: (tool, arguments, the structuredContent expected back: both peers' data are deterministic)
+    structured: tuple[str, dict[str, Any], Any]
     #: The server can send requests to us (sampling, elicitation) while a call runs.
     back_channel: bool = True
     #: The server streams progress notifications during a call.
@@ -71,7 +72,17 @@ DEMO_COMMON: dict[str, Any] = dict(
     template="demo://region/{name}",
     prompt=("greeting", {"name": "Ada"}, "Ada"),
     completion=("analyze_region", ("region", "no"), "north"),
-    structured=("sales_records", {"region": "north", "limit": 3}),
+    structured=(
+        "sales_records",
+        {"region": "north", "limit": 3},
+        {
+            "result": [
+                {"date": "2025-01-01", "region": "north", "product": "gizmo", "units": 1, "price": 24.52},
+                {"date": "2025-01-01", "region": "north", "product": "gadget", "units": 35, "price": 13.67},
+                {"date": "2025-01-01", "region": "north", "product": "gadget", "units": 22, "price": 13.78},
+            ]
+        },
+    ),
 )
 
 
@@ -96,7 +107,11 @@ EVERYTHING: dict[str, Any] = dict(
     template="demo://resource/dynamic/text/{resourceId}",
     prompt=("args-prompt", {"city": "Paris"}, "Paris"),
     completion=("completable-prompt", ("department", "Eng"), "Engineering"),
-    structured=("get-structured-content", {"location": "Chicago"}),
+    structured=(
+        "get-structured-content",
+        {"location": "Chicago"},
+        {"temperature": 36, "conditions": "Light rain / drizzle", "humidity": 82},
+    ),
 )
 
 MODERN, LEGACY = ("modern", "2026-07-28"), ("legacy", "2025-11-25")
@@ -206,11 +221,11 @@ async def test_tools_are_listed_and_called(peer: Peer) -> None:
 
 async def test_structured_content_is_returned(peer: Peer) -> None:
     async with _client(peer) as client:
-        tool, arguments = peer.structured
+        tool, arguments, expected = peer.structured
         result = await client.call_tool(tool, arguments)
         assert not result.is_error
-        assert isinstance(result.structured_content, dict)
-        assert result.data == result.structured_content
+        assert result.structured_content == expected
+        assert result.data == expected
 
 
 async def test_resources_templates_and_reads(peer: Peer) -> None:
@@ -306,9 +321,12 @@ async def test_elicitation_declined_reaches_the_tool(peer: Peer) -> None:
 
 async def test_ping_and_stats(peer: Peer) -> None:
     async with _client(peer) as client:
-        assert await client.ping() >= 0
+        before = client.stats
+        assert isinstance(await client.ping(), float)
         stats = client.stats
-        assert stats.requests >= 1
+        # the ping went out and came back as a result (a modern server answers server/discover)
+        assert stats.requests == before.requests + 1
+        assert stats.outcomes.get("ok", 0) == before.outcomes.get("ok", 0) + 1
         assert stats.in_flight == 0
         assert stats.timeouts == stats.late_responses == 0
 

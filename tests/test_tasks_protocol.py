@@ -22,6 +22,7 @@ from mcp_notebook.protocol.tasks import (
     run_as_task,
     task_support,
 )
+from tests.raises import raises_mcp
 
 CORE_TASK = {
     "taskId": "t1",
@@ -117,7 +118,7 @@ def test_created_task_tells_a_task_from_a_tool_result() -> None:
     flat = {**CORE_TASK, "resultType": "task"}
     assert created_task(flat, "extension") is not None
     assert created_task({"content": [], "resultType": "complete"}, "extension") is None
-    with pytest.raises(McpError):
+    with raises_mcp("protocol"):
         created_task({"task": "nope"}, "core")
 
 

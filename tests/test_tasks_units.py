@@ -17,6 +17,7 @@ import pytest
 from mcp_notebook import Client, McpError
 from mcp_notebook.protocol.tasks import TASKS_EXTENSION
 from tests.fakes import NO_REPLY, FakeConnection, FakeServer, RpcError, eventually, text_result
+from tests.raises import raises_mcp
 
 pytestmark = pytest.mark.anyio
 
@@ -193,7 +194,7 @@ async def test_input_this_client_cannot_give_is_reported_not_waited_for_forever(
         handle = await client.start_tool("job")
         request = {"method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {}}}
         await tasks.move(handle.task_id, "input_required", inputRequests={"k1": request})
-        with pytest.raises(McpError) as info:
+        with raises_mcp("protocol") as info:
             await handle.result(timeout=5)
         assert "elicitation" in info.value.message
         assert "cancel" in info.value.message
@@ -314,7 +315,7 @@ async def test_task_calls_are_refused_before_sending_when_they_cannot_be_met() -
             with pytest.raises(McpError) as info:
                 await client.call_tool(name, task=task)
             assert info.value.kind == "invalid"
-        with pytest.raises(McpError):
+        with raises_mcp("invalid"):
             await client.start_tool("never")
         assert server.calls("needs") == server.calls("never") == server.calls("plain") == []
 
@@ -388,7 +389,7 @@ async def test_a_core_task_waiting_for_input_this_client_cannot_give_is_not_call
     async with Client(server) as client:  # no elicitation handler
         handle = await client.start_tool("job")
         await tasks.move(handle.task_id, "input_required", "waiting for a name", push=True)
-        with pytest.raises(McpError) as info:
+        with raises_mcp("server") as info:
             await handle.result(timeout=5)
         assert "elicitation" in info.value.message
         assert "error" in asked[0], "the client refused the request it has no handler for"
