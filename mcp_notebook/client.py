@@ -39,7 +39,7 @@ from .connection import (
     ProgressCallback,
 )
 from .live import Event, LiveState
-from .protocol.errors import McpError
+from .protocol.errors import REQUEST_TIMEOUT, McpError
 from .protocol.tasks import (
     TASKS_EXTENSION,
     Flavour,
@@ -550,6 +550,10 @@ class Client:
         ``task`` decide; return the plain result, or the handle of the task the server created."""
         self._check_call(name, arguments)
         arguments = dict(arguments or {})
+        # One deadline for the listing (to validate) and the call: each used to get the whole
+        # timeout, so a call made while the connection recovered could take twice as long.
+        budget = self._options.timeout if timeout is None else timeout
+        deadline = anyio.current_time() + budget
         tool = await self._tool_for_call(name, arguments, validate=validate, timeout=timeout)
         flavour = self._tasks.flavour
         as_task = run_as_task(
@@ -566,7 +570,7 @@ class Client:
             result = await self._connection.request(
                 "tools/call",
                 params,
-                timeout=timeout,
+                timeout=_time_left(deadline, budget, label),
                 progress=progress,
                 label=label,
                 without_extensions=without,
@@ -575,7 +579,9 @@ class Client:
             if not (without and task is None and flavour == "extension" and needs_tasks_extension(exc)):
                 raise
             self._task_only.add(name)
-            result = await self._connection.request("tools/call", params, timeout=timeout, label=label)
+            result = await self._connection.request(
+                "tools/call", params, timeout=_time_left(deadline, budget, label), label=label
+            )
         if flavour is None:
             return result
         state = created_task(result, flavour)
@@ -747,6 +753,18 @@ async def _cancel_quietly(handle: TaskHandle) -> None:
             await handle.cancel(timeout=5.0)
         except McpError as exc:
             logger.warning("could not cancel task %r after its call was abandoned: %s", handle.task_id, exc)
+
+
+def _time_left(deadline: float, budget: float, label: str) -> float:
+    """What is left of a call's timeout, or a timeout error when nothing is (before sending)."""
+    left = deadline - anyio.current_time()
+    if left <= 0:
+        raise McpError(
+            "timeout",
+            f"{label} timed out after {budget:g}s, before it could be sent (the tools were being listed)",
+            code=REQUEST_TIMEOUT,
+        )
+    return left
 
 
 def _room_for_sign_in(auth: Any, options: dict[str, Any]) -> dict[str, Any]:
