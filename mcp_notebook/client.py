@@ -553,7 +553,7 @@ class Client:
         # One deadline for the listing (to validate) and the call: each used to get the whole
         # timeout, so a call made while the connection recovered could take twice as long.
         budget = self._options.timeout if timeout is None else timeout
-        deadline = anyio.current_time() + budget
+        deadline = anyio.current_time() + budget if _valid_timeout(budget) else None
         tool = await self._tool_for_call(name, arguments, validate=validate, timeout=timeout)
         flavour = self._tasks.flavour
         as_task = run_as_task(
@@ -570,7 +570,7 @@ class Client:
             result = await self._connection.request(
                 "tools/call",
                 params,
-                timeout=_time_left(deadline, budget, label),
+                timeout=_time_left(deadline, budget, label, timeout),
                 progress=progress,
                 label=label,
                 without_extensions=without,
@@ -580,7 +580,7 @@ class Client:
                 raise
             self._task_only.add(name)
             result = await self._connection.request(
-                "tools/call", params, timeout=_time_left(deadline, budget, label), label=label
+                "tools/call", params, timeout=_time_left(deadline, budget, label, timeout), label=label
             )
         if flavour is None:
             return result
@@ -755,8 +755,17 @@ async def _cancel_quietly(handle: TaskHandle) -> None:
             logger.warning("could not cancel task %r after its call was abandoned: %s", handle.task_id, exc)
 
 
-def _time_left(deadline: float, budget: float, label: str) -> float:
-    """What is left of a call's timeout, or a timeout error when nothing is (before sending)."""
+def _valid_timeout(timeout: Any) -> bool:
+    return not isinstance(timeout, bool) and isinstance(timeout, int | float) and timeout > 0
+
+
+def _time_left(deadline: float | None, budget: float, label: str, timeout: float | None) -> float | None:
+    """What is left of a call's timeout, or a timeout error when nothing is (before sending).
+
+    Without a deadline (``timeout`` is not a valid one) ``timeout`` goes on as given, for the
+    connection to refuse with its own error."""
+    if deadline is None:
+        return timeout
     left = deadline - anyio.current_time()
     if left <= 0:
         raise McpError(
