@@ -123,7 +123,7 @@ async def test_a_paused_request_does_not_expire_and_resumes_with_what_it_had_lef
         left = request.paused_remaining
         assert left is not None
         assert request.deadline == math.inf
-        await anyio.sleep(0.3)  # well past the original deadline
+        await anyio.sleep(0.5)  # well past the original deadline
         assert request.outcome is None
         request.resume(anyio.current_time())
         sweeper.watch(request)
