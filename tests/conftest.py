@@ -1,4 +1,22 @@
-"""Shared test fixtures: real server commands, and a check that no server process outlives a test."""
+"""Shared test fixtures: real server commands, and a check that no server process outlives a test.
+
+How timing is asserted (issue #31; helpers in tests/timing.py):
+
+- Correctness tests assert no timing budgets ("took < 60 s"): how fast something is belongs in
+  benchmarks/. A generous timeout that only stops a hang (``anyio.fail_after``, nbclient's cell
+  timeout) is fine, and says so.
+- A deadline under test is asserted against itself, never a fixed slack. When the code runs wholly in
+  the event loop (the connection over tests/fakes.py's in-memory server, the deadline sweeper), run
+  it on trio's virtual clock (``timing.BACKENDS``: "trio-virtual" is ``MockClock`` with
+  ``autojump_threshold=0``): a deadline fires at its instant, asserted to the millisecond
+  (``timing.VIRTUAL_SLOP``), and the test takes no real time. Keep an asyncio run next to it on the
+  real clock, bounded by the deadline + 50 ms + the scheduling noise measured in the same run
+  (``async with timing.scheduling_noise() as noise: ...; noise.allowance()``).
+- Real processes, sockets and threads keep real time: bound them by the timeout under test plus
+  ``scheduling_noise``, or by a hang guard only.
+- Hypothesis suites carry the ``fuzz`` mark and take their example counts from
+  ``fuzz_traffic.budget`` (short by default, long under ``pytest -m fuzz``).
+"""
 
 from __future__ import annotations
 

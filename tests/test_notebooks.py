@@ -18,7 +18,9 @@ nbclient = pytest.importorskip("nbclient")
 
 from .notebook_runs import NOTEBOOKS, describe_error, executed, plain  # noqa: E402
 
-NOTEBOOK_BUDGET = 60  # seconds a whole notebook may take (each takes well under 20 s here)
+# No time budget here: how long a notebook takes is a benchmark's question, and a machine's load
+# answers it as much as the code does. A notebook that hangs is stopped by nbclient's per-cell
+# timeout (tests/notebook_runs.py, CELL_TIMEOUT: a generous guard against hangs, not a measure).
 
 
 def test_there_are_notebooks() -> None:
@@ -33,7 +35,7 @@ def test_notebook_runs_top_to_bottom(path: Path) -> None:
     run = executed(path)  # shared with tests/test_fallbacks.py: each notebook runs once
     if run.failure is not None:
         pytest.fail(run.failure, pytrace=False)
-    notebook, elapsed = run.notebook, run.elapsed
+    notebook = run.notebook
 
     problem = describe_error(path, notebook)
     assert problem is None, problem
@@ -43,7 +45,6 @@ def test_notebook_runs_top_to_bottom(path: Path) -> None:
             if output.get("output_type") == "stream" and output.get("name") == "stderr":
                 text = plain(output.get("text", ""))
                 assert "Traceback" not in text, f"{path.name}, cell {index} logged a traceback:\n{text}"
-    assert elapsed < NOTEBOOK_BUDGET, f"{path.name} took {elapsed:.1f} s (budget {NOTEBOOK_BUDGET} s)"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])

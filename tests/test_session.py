@@ -129,15 +129,26 @@ def test_unknown_server_name_is_a_clear_error(tmp_path: Path, monkeypatch: pytes
 
 
 @pytest.mark.parametrize(
-    "argv",
-    [["/nonexistent/server-command"], [sys.executable, "-c", "import sys; sys.exit(3)"]],
+    ("argv", "expected"),
+    [
+        (["/nonexistent/server-command"], ["'/nonexistent/server-command' was not found"]),
+        # Its pipes close as it exits, and the exit status and the stderr bytes arrive by other
+        # routes: under load the first write used to fail before the exit was seen, and the user
+        # read "the server closed its stdout" with neither the code nor the stderr.
+        (
+            [sys.executable, "-c", "import sys; sys.stderr.write('no config file\\n'); sys.exit(3)"],
+            ["exited with code 3", "its last stderr lines:\n  no config file"],
+        ),
+    ],
     ids=["missing", "exits"],
 )
-def test_a_server_that_cannot_start_raises_a_clear_error(argv: list[str]) -> None:
+def test_a_server_that_cannot_start_raises_a_clear_error(argv: list[str], expected: list[str]) -> None:
     with pytest.raises(McpError) as caught:
         mcp_notebook.connect(argv)
     assert caught.value.kind == "transport"
-    assert "not found" in str(caught.value) or "exited with code 3" in str(caught.value)
+    for part in expected:
+        assert part in str(caught.value)
+    assert "closed its stdout" not in str(caught.value)
 
 
 def test_two_sessions_at_once() -> None:

@@ -699,8 +699,13 @@ class Connection:
                         f"{self._opts.max_input_rounds} times",
                     )
                 asked = self._clock()
-                current = await self._answer_input_required(params, result, rounds, label)
+                current = await self._answer_input_required(params, result, label)
                 deadline += self._clock() - asked
+                if "inputResponses" not in current:
+                    # State-only round (load shedding / polling): back off a little instead of
+                    # hammering. Our own wait, so on the request's clock (only time the handlers
+                    # took, a person answering, is added back).
+                    await anyio.sleep(min(0.05 * rounds, 0.25, max(deadline - self._clock(), 0.0)))
                 continue
             return result
 
@@ -1010,7 +1015,7 @@ class Connection:
             )
 
     async def _answer_input_required(
-        self, params: dict[str, Any] | None, result: dict[str, Any], rounds: int, label: str
+        self, params: dict[str, Any] | None, result: dict[str, Any], label: str
     ) -> dict[str, Any]:
         """The params of the next round: the original ones plus our answers and the server's state."""
         requests = result.get("inputRequests")
@@ -1022,9 +1027,6 @@ class Connection:
         following = {k: v for k, v in (params or {}).items() if k not in ("inputResponses", "requestState")}
         if requests:
             following["inputResponses"] = await self.fulfil(requests, label)
-        else:
-            # State-only round (load shedding / polling): back off a little instead of hammering.
-            await anyio.sleep(min(0.05 * rounds, 0.25))
         if state is not None:
             following["requestState"] = state
         return following

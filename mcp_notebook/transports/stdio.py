@@ -47,6 +47,11 @@ _READ_CHUNK = 256 * 1024
 _HEAD_BYTES = 4096
 _TAIL_BYTES = 512
 _STDERR_LINE_LIMIT = 8192
+#: How long a failed read or write waits for the server's exit status and the rest of its stderr
+#: before saying why the channel ended. The pipes close as the process exits, but the exit status
+#: (a SIGCHLD, a watcher thread) and the last stderr bytes arrive by other routes, later under load:
+#: without the wait a server that exits at start-up was sometimes reported as "closed its stdout".
+_EXIT_GRACE = 2.0
 
 
 class StdioTransport:
@@ -134,10 +139,11 @@ class StdioTransport:
         channel = _StdioChannel(self, pipes)
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._drain_stderr, pipes)
+                tg.start_soon(self._drain_stderr, pipes, channel.stderr_drained)
                 try:
                     yield channel
                 finally:
+                    channel.stopping = True
                     with anyio.CancelScope(shield=True):
                         await self._stop(pipes, tree)
                     tg.cancel_scope.cancel()
@@ -165,16 +171,19 @@ class StdioTransport:
                 "transport", f"could not start the server {self.argv[0]!r}: {exc.strerror or exc}"
             ) from None
 
-    async def _drain_stderr(self, pipes: Pipes) -> None:
+    async def _drain_stderr(self, pipes: Pipes, drained: anyio.Event) -> None:
         """Keep the server's stderr flowing into a bounded buffer; a stalled pipe would stall it."""
         partial = b""
-        while chunk := await pipes.read_stderr(_READ_CHUNK):
-            lines = (partial + chunk).split(b"\n")
-            partial = lines.pop()[-_STDERR_LINE_LIMIT:]
-            for line in lines:
-                self._stderr.append(line[:_STDERR_LINE_LIMIT].decode(errors="replace").rstrip("\r"))
-        if partial:
-            self._stderr.append(partial.decode(errors="replace"))
+        try:
+            while chunk := await pipes.read_stderr(_READ_CHUNK):
+                lines = (partial + chunk).split(b"\n")
+                partial = lines.pop()[-_STDERR_LINE_LIMIT:]
+                for line in lines:
+                    self._stderr.append(line[:_STDERR_LINE_LIMIT].decode(errors="replace").rstrip("\r"))
+            if partial:
+                self._stderr.append(partial.decode(errors="replace"))
+        finally:
+            drained.set()
 
     async def _stop(self, pipes: Pipes, tree: ProcessTree) -> None:
         """Close stdin, wait, SIGTERM the group, wait, SIGKILL the group; always reap the process."""
@@ -231,6 +240,10 @@ class _StdioChannel:
         self._discarding = 0  # bytes of an oversized frame discarded so far (0 = not discarding)
         self._discard_head = b""
         self._discard_tail = b""
+        #: Set when the server's stderr reached its end (everything it wrote is in the buffer).
+        self.stderr_drained = anyio.Event()
+        #: We are stopping the server: a failed write is our doing, with no exit worth waiting for.
+        self.stopping = False
 
     @property
     def congested(self) -> bool:
@@ -240,16 +253,11 @@ class _StdioChannel:
         try:
             await self._pipes.write(encode(message) + b"\n")
         except PipeClosed:
-            raise NotDelivered(
-                "could not write to the server: " + self._transport.exit_message(self._pipes.returncode)
-            ) from None
+            raise NotDelivered("could not write to the server: " + await self._exit_reason()) from None
         except PipeBroken:
-            with anyio.move_on_after(1.0):  # for the exit code in the message
-                await self._pipes.wait()
             raise McpError(
                 "transport",
-                "the server stopped reading while we wrote to it: "
-                + self._transport.exit_message(self._pipes.returncode),
+                "the server stopped reading while we wrote to it: " + await self._exit_reason(),
                 code=-32000,
             ) from None
 
@@ -257,9 +265,7 @@ class _StdioChannel:
         while not self._frames:
             chunk = await self._pipes.read(_READ_CHUNK)
             if not chunk:
-                with anyio.move_on_after(1.0):
-                    await self._pipes.wait()
-                raise McpError("transport", self._transport.exit_message(self._pipes.returncode), code=-32000)
+                raise McpError("transport", await self._exit_reason(), code=-32000)
             self._feed(chunk)
         frame = self._frames.popleft()
         if isinstance(frame, FrameError):
@@ -268,6 +274,18 @@ class _StdioChannel:
             return decode(frame)
         except FrameError as exc:
             return self._transport.mask_frame_error(exc)
+
+    async def _exit_reason(self) -> str:
+        """Why the pipes failed: the exit code and stderr tail once the process has ended.
+
+        Called whichever of the reader and a writer sees the pipes fail first, so both report the
+        same exit. Waits (at most ``_EXIT_GRACE``) for the exit status and the end of stderr; a
+        server that closed its stdout but kept running is reported as such after the wait.
+        """
+        with anyio.move_on_after(0 if self.stopping else _EXIT_GRACE):
+            await self._pipes.wait()
+            await self.stderr_drained.wait()
+        return self._transport.exit_message(self._pipes.returncode)
 
     def _feed(self, chunk: bytes) -> None:
         """Split a chunk into frames, discarding any frame past the size limit as it streams in."""
