@@ -22,6 +22,7 @@ import anyio
 import pytest
 
 from mcp_notebook import Client
+from mcp_notebook.transports.http import HttpTransport
 from tests.http_peers import FaultPeer, fault_http
 from tests.http_peers import fault_server_fixture as fault_server_fixture
 
@@ -164,6 +165,40 @@ async def test_a_long_call_whose_answer_stream_the_server_keeps_ending_is_polled
     assert all(r["last_event_id"] for r in resumes)
     gaps = _gaps(resumes)
     assert sum(gaps[-3:]) < 3 * sum(gaps[:3]), f"gaps grow: {[round(g, 3) for g in gaps]}"
+
+
+async def test_an_http_sse_stream_the_server_ends_after_retry_is_polled_and_the_session_goes_on(
+    fault_server: FaultPeer,
+) -> None:
+    fault_server.set(retry_ms=200)
+    async with Client(HttpTransport(f"{fault_server.origin}/sse", mode="sse"), timeout=10) as client:
+        gets = await _requests_until(fault_server, 13, method="GET", path="/sse")
+        assert [t.name for t in await client.list_tools()] == ["echo", "slow"]  # answered on a poll
+        assert client.status == "ready"
+    session = gets[1]["last_event_id"].split("/")[0]
+    assert gets[0]["last_event_id"] is None  # the only new session: every other GET resumes it
+    assert all(g["last_event_id"].startswith(f"{session}/") for g in gets[1:])
+    gaps = _gaps(gets)
+    assert sum(gaps[-3:]) < 3 * sum(gaps[:3]), f"gaps grow: {[round(g, 3) for g in gaps]}"
+
+
+async def test_an_http_sse_stream_that_fails_to_resume_backs_off_then_ends_the_session(
+    fault_server: FaultPeer,
+) -> None:
+    fault_server.set(retry_ms=100)
+    async with Client(
+        HttpTransport(f"{fault_server.origin}/sse", mode="sse"), timeout=10, reconnect=False
+    ) as client:
+        await _requests_until(fault_server, 3, method="GET", path="/sse")
+        fault_server.set(sse_get="fail")
+        with anyio.fail_after(30):
+            while client.status == "ready":  # noqa: ASYNC110 - the session ends when resuming fails
+                await anyio.sleep(0.05)
+    failed = [g for g in fault_server.requests(method="GET", path="/sse") if g["status"] == 500]
+    assert len(failed) == 3, len(failed)  # _RESUME_FAILURES in a row, then the channel ends
+    assert all(g["last_event_id"] for g in failed)
+    gaps = _gaps(failed)
+    assert gaps[-1] > 1.5 * gaps[0], f"no backoff: {[round(g, 3) for g in gaps]}"
 
 
 async def test_a_listen_stream_the_server_ends_gracefully_is_listened_to_again_without_backoff() -> None:

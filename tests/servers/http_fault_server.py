@@ -93,6 +93,14 @@ Switches (each an argv flag, or a field of ``POST /_admin/set`` with a JSON obje
                       ``tools/list`` gives its first tool a description of N bytes: answers larger
                       than a client's ``max_message_bytes``, as an SSE event and as a JSON body.
 
+HTTP+SSE, 2024-11-05, polled (``GET /sse``, ``POST /messages?session_id=...``; legacy mode only)
+    ``GET /sse`` opens a session: one ``endpoint`` event naming ``/messages?session_id=S``, then
+    the stream ends cleanly. Every event has an id (``S/n``) and ``retry: <retry_ms>``: the server
+    makes the client poll (SEP-1699). ``GET /sse`` with ``Last-Event-ID: S/n`` resumes session S:
+    the events after ``n`` (answers to what was posted), then the end again. ``initialize``,
+    ``ping`` and ``tools/list`` are answered (on the stream); other requests get -32601; POSTs get
+    202. ``{"sse_get": "fail"}`` answers every ``GET /sse`` with 500 (default ``"poll"``).
+
 Admin endpoints (never subject to the switches; JSON bodies):
 
 ``GET /_admin/state``       the switches, the main and other ports, the number of sessions
@@ -102,7 +110,8 @@ Admin endpoints (never subject to the switches; JSON bodies):
 ``GET /_admin/seen``        ``{"requests": [...], "cancelled": [...], "dropped": [...]}``: every MCP
                             HTTP request (``port``, ``host``, ``method``, ``path``,
                             ``authorization``, ``session``, ``protocol_version``, ``last_event_id``,
-                            ``mcp_method``, ``mcp_name``, ``rpc_method``, ``rpc_id``, ``status``),
+                            ``mcp_method``, ``mcp_name``, ``rpc_method``, ``rpc_id``, ``status``,
+                            ``at``: when it arrived, by the server's monotonic clock),
                             and the JSON-RPC ids of calls cancelled and of streams dropped
 ``POST /_admin/clear_seen`` forget those records
 """
@@ -131,6 +140,7 @@ MODERN = "2026-07-28"
 SERVER_INFO = {"name": "http-fault-server", "version": "1.0.0"}
 URL_PREFIX = "MCP_HTTP_URL="
 MCP_PATHS = ("/mcp", "/moved")
+SSE_PATHS = ("/sse", "/messages")
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -177,6 +187,7 @@ class Switches:
     get_stream: str = "open"  # legacy standalone GET stream: open | refuse (405) | drop | poll | fail
     listen_drop: float = -1.0  # modern: end each subscriptions/listen stream this many s after its ack
     listen_end: float = -1.0  # modern: end each listen gracefully (complete) this many s after its ack
+    sse_get: str = "poll"  # HTTP+SSE: GET /sse polls (poll) or is answered 500 (fail)
     header_tools: bool = False  # modern: also list tools with x-mcp-header declarations (two broken)
     region_header: str = "Region"  # the header name `region_echo` declares (change it: -32020)
 
@@ -346,6 +357,8 @@ class FaultServer:
         self.startup = startup
         self.switches = dataclasses.replace(startup)
         self.sessions: dict[str, Session] = {}
+        #: HTTP+SSE sessions: the (event type, data) of every event, in order (index = id suffix).
+        self.sse_sessions: dict[str, list[tuple[str, str]]] = {}
         self.requests: list[dict[str, Any]] = []
         self.cancelled: list[Any] = []
         self.dropped: list[Any] = []
@@ -397,7 +410,7 @@ class FaultServer:
         record: dict[str, Any],
     ) -> None:
         switches = self.switches
-        if scope["path"] not in MCP_PATHS:
+        if scope["path"] not in MCP_PATHS + SSE_PATHS or (scope["path"] in SSE_PATHS and switches.modern):
             await _respond(send, 404, b"Not Found", {"content-type": "text/plain"})
             return
         # Read the whole body first, so the record names the JSON-RPC message even when a
@@ -426,6 +439,9 @@ class FaultServer:
             await _respond(send, switches.redirect_status, b"", {"location": target})
             return
         method = scope["method"]
+        if scope["path"] in SSE_PATHS:
+            await self.sse_binding(scope, send, headers, body)
+            return
         if switches.modern:
             if method != "POST":
                 await _respond(send, 405, b"", {"allow": "POST"})
@@ -767,6 +783,59 @@ class FaultServer:
                 },
             },
         ]
+
+    async def sse_binding(
+        self, scope: dict[str, Any], send: Send, headers: dict[str, str], body: bytes
+    ) -> None:
+        """HTTP+SSE (2024-11-05), polled; see the module docstring."""
+        if scope["path"] == "/sse" and scope["method"] == "GET":
+            if self.switches.sse_get == "fail":
+                await _respond(send, 500, b"Internal Server Error", {"content-type": "text/plain"})
+                return
+            session_id, _, index = (headers.get("last-event-id") or "").partition("/")
+            events = self.sse_sessions.get(session_id)
+            if events is None or not index.isdigit():
+                session_id, start = uuid.uuid4().hex, 0
+                events = self.sse_sessions[session_id] = [("endpoint", f"/messages?session_id={session_id}")]
+            else:
+                start = int(index) + 1
+            await _start_sse(send)
+            for n in range(start, len(events)):
+                event, data = events[n]
+                chunk = (
+                    f"id: {session_id}/{n}\nretry: {self.switches.retry_ms}\nevent: {event}\ndata: {data}\n\n"
+                )
+                await _send_chunk(send, chunk)
+            await _end(send)
+            return
+        query = dict(p.partition("=")[::2] for p in scope.get("query_string", b"").decode().split("&"))
+        events = self.sse_sessions.get(query.get("session_id", ""))
+        if scope["path"] != "/messages" or scope["method"] != "POST" or events is None:
+            await _respond(send, 404, b"Not Found", {"content-type": "text/plain"})
+            return
+        try:
+            message = json.loads(body)
+        except ValueError:
+            await _respond(send, 400, b"Bad Request", {"content-type": "text/plain"})
+            return
+        if isinstance(message, dict) and "method" in message and "id" in message:
+            results: dict[str, Any] = {
+                "initialize": {
+                    "protocolVersion": "2024-11-05",
+                    "capabilities": self._capabilities(),
+                    "serverInfo": SERVER_INFO,
+                },
+                "ping": {},
+                "tools/list": {"tools": self._tools()},
+            }
+            result = results.get(message["method"])
+            answer = (
+                {"jsonrpc": "2.0", "id": message["id"], "result": result}
+                if result is not None
+                else _error(message["id"], -32601, f"Method not found: {message['method']}")
+            )
+            events.append(("message", _dumps(answer)))
+        await _respond(send, 202, b"Accepted", {"content-type": "text/plain"})
 
     def _capabilities(self) -> dict[str, Any]:
         return {"tools": {"listChanged": True} if self.switches.list_changed else {}}
