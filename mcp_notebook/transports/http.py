@@ -15,9 +15,11 @@ a content type or an error body *means* is decided by :mod:`mcp_notebook.protoco
   ``tools/list`` answers passing by, which are never rewritten). Cancelling closes the request's
   response stream.
 * Legacy requests carry ``Mcp-Session-Id`` and the negotiated version; server messages also arrive
-  on a GET stream; an SSE stream cut short is resumed with ``Last-Event-ID`` after the server's
-  ``retry``; a 404 on a session ends it and fails the request as "session expired" (the connection
-  renews the session and resends); ``DELETE`` ends the session on close.
+  on a GET stream; an SSE stream cut short is resumed with ``Last-Event-ID`` (SEP-1699): after
+  exactly the server's ``retry`` when the server ended it cleanly (it is making us poll, however
+  often), with a growing, jittered pause after failures, which alone count toward giving up; a
+  404 on a session ends it and fails the request as "session expired" (the connection renews the
+  session and resends); ``DELETE`` ends the session on close.
 * In ``mode="auto"``, an ``initialize`` refused with 400/404/405 and no JSON-RPC body switches the
   channel to the HTTP+SSE binding (:mod:`._http_sse`) and sends it there. What an endpoint turned
   out to speak is remembered by this transport (so by its client), not for the process.
