@@ -48,7 +48,12 @@ _MAX_PAGES = 1000
 _ACK_TIMEOUT = 10.0
 _MAX_LISTENS = 4
 _EVENT_BACKLOG = 10_000
-_SHORT_LIVED = 5.0  # a stream the server ends sooner than this counts as a failed attempt
+#: A listen stream that broke after being up this long starts a fresh count of failures.
+_SHORT_LIVED = 5.0
+#: After the server ends a listen stream gracefully (its ``complete`` result), listen again after
+#: this pause (the SSE default reconnection time): the server closed it on purpose, which is no
+#: failure and never backs off, but a server that does it at once must not get a request storm.
+_RELISTEN_DELAY = 1.0
 
 #: What an event hook gets; the same object the connection emits.
 Event = ConnectionEvent
@@ -452,14 +457,21 @@ class LiveState:
             current = self._current_listen
             if current is not None and current.ended.is_set():
                 ended, self._current_listen, current = current, None, None
-                short = ended.ended_at - ended.opened_at < _SHORT_LIVED
-                if short and not ended.with_connection:
-                    # The server (or a proxy in front of it) keeps ending the stream soon after
-                    # opening it: back off instead of hammering it with new streams and re-fetches.
-                    failures += 1
+                if ended.with_connection:
+                    failures = 0  # the reconnect re-opens it at once
+                elif ended.error is None:
+                    # Ended gracefully by the server: listen again after a fixed pause, however
+                    # often; that is no failure, so it never backs off.
+                    failures = 0
+                    await self._pause(_RELISTEN_DELAY)
+                    continue
+                else:
+                    # Broken off (or cut by a proxy): back off, so a proxy that keeps cutting
+                    # the stream soon after opening gets a growing pause, not a request storm.
+                    lived = ended.ended_at - ended.opened_at
+                    failures = 1 if lived >= _SHORT_LIVED else failures + 1
                     await self._backoff(failures)
                     continue
-                failures = 0
             if (
                 self._conn.state == "ready"
                 and self._conn.negotiated_era() == "modern"
@@ -483,7 +495,9 @@ class LiveState:
             await changed.wait()
 
     async def _backoff(self, failures: int) -> None:
-        delay = min(30.0, 0.5 * 2 ** min(failures, 6)) * random.uniform(0.5, 1.0)
+        await self._pause(min(30.0, 0.5 * 2 ** min(failures, 6)) * random.uniform(0.5, 1.0))
+
+    async def _pause(self, delay: float) -> None:
         with anyio.move_on_after(delay):
             await self._closed.wait()
 

@@ -21,8 +21,10 @@ from mcp_notebook.protocol.http_binding import (
     jsonrpc_error_in,
     refusal,
     refusal_means_sse,
+    reopen_outcome,
     retry_delay,
     session_expired_error,
+    stream_backoff,
 )
 from mcp_notebook.protocol.jsonrpc import ErrorResponse
 from mcp_notebook.protocol.negotiation import Fail, Initialize, Pin, after_discover
@@ -147,6 +149,37 @@ def test_a_session_ends_once_for_the_id_that_is_current() -> None:
 )
 def test_the_servers_retry_is_clamped(retry_ms: int, seconds: float) -> None:
     assert retry_delay(retry_ms) == seconds
+
+
+@pytest.mark.parametrize("failures", [1, 2, 3, 4])
+def test_failures_back_off_from_the_retry_doubling_with_jitter(failures: int) -> None:
+    step = 0.2 * 2**failures
+    delays = [stream_backoff(0.2, failures) for _ in range(200)]
+    assert all(step / 2 <= d <= step for d in delays)  # one failure: between one and two retries
+    assert len(set(delays)) > 1  # jittered: clients of one restarted server do not return in step
+
+
+def test_backing_off_never_waits_longer_than_the_retry_bound() -> None:
+    assert stream_backoff(0.5, 1000) <= 30.0
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome"),
+    [
+        (200, "open"),
+        (500, "retry"),
+        (503, "retry"),
+        (429, "retry"),
+        (408, "retry"),
+        (302, "retry"),
+        (400, "stop"),
+        (401, "stop"),
+        (404, "stop"),
+        (405, "stop"),
+    ],
+)
+def test_what_a_reopening_answer_means(status: int, outcome: str) -> None:
+    assert reopen_outcome(status) == outcome
 
 
 # --- era evidence: one function for stdio and HTTP ----------------------------------------------

@@ -24,6 +24,7 @@ The ``x-mcp-header`` rules are in :mod:`.headers`.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -50,8 +51,10 @@ __all__ = [
     "jsonrpc_error_in",
     "refusal",
     "refusal_means_sse",
+    "reopen_outcome",
     "retry_delay",
     "session_expired_error",
+    "stream_backoff",
 ]
 
 #: Error codes only a modern server sends: a 4xx carrying one is modern, never legacy evidence.
@@ -166,6 +169,32 @@ def refusal(
 def retry_delay(retry_ms: int) -> float:
     """Seconds to wait before resuming a stream, from the server's ``retry:`` (clamped)."""
     return min(max(retry_ms / 1000, RETRY_BOUNDS[0]), RETRY_BOUNDS[1])
+
+
+def stream_backoff(retry: float, failures: int) -> float:
+    """Seconds to wait before reopening a stream after ``failures`` failed attempts in a row.
+
+    The server's ``retry`` (seconds, already clamped) doubled per failure, capped at the upper
+    retry bound, then jittered to 50-100 % so that the clients of a restarted server do not all
+    come back in the same instant (with one failure: between one and two ``retry``). Only
+    failures back off: a stream the server ends cleanly is resumed after exactly ``retry``.
+    """
+    step = float(min(RETRY_BOUNDS[1], retry * 2 ** min(failures, 16)))
+    return step * random.uniform(0.5, 1.0)
+
+
+def reopen_outcome(status: int) -> Literal["open", "retry", "stop"]:
+    """What the answer to a GET that (re)opens an SSE stream means for reconnecting (SEP-1699).
+
+    "open": the stream is up. "retry": a failure that may pass (5xx, 408, 429, a redirect we do
+    not follow), so try again with backoff. "stop": this stream cannot be had (400, 404, 405 and
+    the other 4xx: no such stream or session, no GET here, not allowed), so trying again is noise.
+    """
+    if 200 <= status < 300:
+        return "open"
+    if status < 400 or status >= 500 or status in (408, 429):
+        return "retry"
+    return "stop"
 
 
 def session_expired_error(where: str) -> McpError:

@@ -4,6 +4,13 @@ The client holds one GET event stream open; its first event, ``endpoint``, names
 messages to, and every server message (answers included) arrives on that stream. When the stream
 ends the channel is over, and the connection reconnects with a new GET, which is what a restarted
 server expects.
+
+Unless the server makes us poll, as SEP-1699 lets a server do on any SSE stream: a stream that set
+an event id and sent ``retry:`` is resumed with ``Last-Event-ID`` after exactly that ``retry``
+whenever the server ends it cleanly, however often, and the session goes on (its endpoint stays).
+Failures (errors, 5xx, a stream that breaks off) back off, jittered, and after
+``_RESUME_FAILURES`` in a row the channel ends; so does a resumed stream that names another
+endpoint (a new session: the connection starts over).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import anyio.abc
 import httpx
 
 from ..protocol.errors import McpError
+from ..protocol.http_binding import body_kind, reopen_outcome, retry_delay, stream_backoff
 from ..protocol.jsonrpc import FrameError, decode, encode
 from ..protocol.sse import EventTooLarge, SseDecoder, SseEvent
 from ._http_common import (
@@ -36,6 +44,8 @@ __all__ = ["EndpointRefused", "SseSession"]
 logger = logging.getLogger("mcp_notebook.transports.http")
 
 ENDPOINT_TIMEOUT = 10.0
+#: Failed attempts in a row to resume a polled stream before the channel ends.
+_RESUME_FAILURES = 3
 
 
 class EndpointRefused(McpError):
@@ -109,6 +119,8 @@ class SseSession:
     async def _run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         headers = {**self._headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
         started = False
+        ended = "broken"
+        decoder: SseDecoder | None = None
         with self._scope:
             try:
                 async with open_exchange(
@@ -149,6 +161,7 @@ class SseSession:
                     async for chunk in chunks:
                         for event in decoder.feed(chunk):
                             self._on_event(event)
+                ended = "clean"
             except TimeoutError:
                 raise McpError(
                     "transport",
@@ -162,9 +175,54 @@ class SseSession:
                         f"could not open the HTTP+SSE stream of {self._where}: {exc}"
                     ) from None
                 logger.debug("the HTTP+SSE stream broke: %s", type(exc).__name__)
+            if started and decoder is not None and decoder.retry is not None and decoder.last_event_id:
+                await self._resume(decoder.last_event_id, retry_delay(decoder.retry), broken=ended != "clean")
         if started:
             # The stream is the connection: once it ends, so does the channel.
             self._push(transport_error(f"the event stream of {self._where} ended"))
+
+    async def _resume(self, last_event_id: str, retry: float, *, broken: bool) -> None:
+        """Resume the stream while the server makes us poll; return when the channel is over."""
+        headers = {**self._headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
+        failures = 1 if broken else 0
+        while failures < _RESUME_FAILURES:
+            await anyio.sleep(stream_backoff(retry, failures) if failures else retry)
+            decoder = SseDecoder(self._max)
+            decoder.last_event_id = last_event_id
+            polled = False
+            try:
+                async with open_exchange(
+                    self._engine,
+                    "GET",
+                    self._url,
+                    headers=headers | {"Last-Event-ID": last_event_id},
+                    auth=self._auth,
+                ) as response:
+                    outcome = reopen_outcome(response.status)
+                    if outcome == "open" and body_kind(response.headers.get("content-type")) != "sse":
+                        outcome = "retry"
+                    if outcome == "stop":
+                        return
+                    if outcome == "open":
+                        async for chunk in response.chunks():
+                            for event in decoder.feed(chunk):
+                                if isinstance(event, SseEvent) and event.event == "endpoint":
+                                    if self._check_endpoint(event.data) != self._endpoint:
+                                        return  # a new session: ours is over
+                                    continue
+                                self._on_event(event)
+                        polled = True
+            except WireError as exc:
+                logger.debug("resuming the HTTP+SSE stream failed: %s", type(exc).__name__)
+            except McpError as exc:  # a redirect or endpoint we refuse: the session is over
+                logger.debug("resuming the HTTP+SSE stream failed: %s", exc)
+                return
+            finally:
+                if decoder.last_event_id is not None:
+                    last_event_id = decoder.last_event_id
+                if decoder.retry is not None:
+                    retry = retry_delay(decoder.retry)
+            failures = 0 if polled else failures + 1
 
     def _check_endpoint(self, data: bytes) -> httpx.URL:
         endpoint = self._url.join(data.decode("utf-8", "replace").strip())

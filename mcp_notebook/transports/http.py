@@ -15,9 +15,11 @@ a content type or an error body *means* is decided by :mod:`mcp_notebook.protoco
   ``tools/list`` answers passing by, which are never rewritten). Cancelling closes the request's
   response stream.
 * Legacy requests carry ``Mcp-Session-Id`` and the negotiated version; server messages also arrive
-  on a GET stream; an SSE stream cut short is resumed with ``Last-Event-ID`` after the server's
-  ``retry``; a 404 on a session ends it and fails the request as "session expired" (the connection
-  renews the session and resends); ``DELETE`` ends the session on close.
+  on a GET stream; an SSE stream cut short is resumed with ``Last-Event-ID`` (SEP-1699): after
+  exactly the server's ``retry`` when the server ended it cleanly (it is making us poll, however
+  often), with a growing, jittered pause after failures, which alone count toward giving up; a
+  404 on a session ends it and fails the request as "session expired" (the connection renews the
+  session and resends); ``DELETE`` ends the session on close.
 * In ``mode="auto"``, an ``initialize`` refused with 400/404/405 and no JSON-RPC body switches the
   channel to the HTTP+SSE binding (:mod:`._http_sse`) and sends it there. What an endpoint turned
   out to speak is remembered by this transport (so by its client), not for the process.
@@ -51,8 +53,10 @@ from ..protocol.http_binding import (
     body_kind,
     classify_status,
     refusal_means_sse,
+    reopen_outcome,
     retry_delay,
     session_expired_error,
+    stream_backoff,
 )
 from ..protocol.jsonrpc import (
     ErrorResponse,
@@ -101,10 +105,13 @@ DEFAULT_MAX_CONNECTIONS = 100
 #: business, and streams are long-lived.
 DEFAULT_CONNECT_TIMEOUT = 30.0
 _ACCEPT_POST = "application/json, text/event-stream"
-_RESUME_ATTEMPTS = 3
+#: Failed attempts in a row (errors, refusals, 5xx; never a clean end) before a stream is given up:
+#: a request's broken-off answer stream, and the standalone GET stream of a legacy session.
+_RESUME_FAILURES = 3
 _GET_STREAM_FAILURES = 5
-#: A stream that ends sooner than this after opening counts as a failed attempt.
+#: A GET stream that broke after being up this long starts a fresh count of failures.
 _SHORT_LIVED = 5.0
+#: Until the server sends ``retry:`` (the SSE default reconnection time, in seconds).
 _DEFAULT_RETRY = 1.0
 #: Requests that change nothing on the server, so sending one twice is harmless.
 _REPEATABLE = frozenset(
@@ -530,8 +537,18 @@ class _StreamableChannel:
                 f"the response stream of {request['method']} from {self._where} ended before its answer; "
                 "it may or may not have run on the server"
             )
-        for _ in range(_RESUME_ATTEMPTS):
-            await anyio.sleep(state.retry)
+        # Ended cleanly: the server polls us (SEP-1699), so resume after exactly its retry, however
+        # often (the request's deadline bounds it). Broken off or refused: back off, give up at last.
+        failures = 0
+        while True:
+            if state.broken:
+                failures += 1
+                if failures > _RESUME_FAILURES:
+                    break
+                await anyio.sleep(stream_backoff(state.retry, failures))
+            else:
+                failures = 0
+                await anyio.sleep(state.retry)
             headers = self._legacy_headers() | {
                 "Accept": "text/event-stream",
                 "Last-Event-ID": state.last_event_id,
@@ -540,10 +557,15 @@ class _StreamableChannel:
                 async with open_exchange(
                     self._engine, "GET", self._t.url, headers=headers, auth=self._t._auth
                 ) as resumed:
-                    if resumed.status >= 400:
+                    outcome = _reopened(resumed)
+                    if outcome == "stop":
                         break
+                    if outcome == "retry":
+                        state.broken = True
+                        continue
                     answer = await self._drain(resumed, request, state)
             except WireError:
+                state.broken = True
                 continue
             if answer is not None:
                 return answer
@@ -562,6 +584,7 @@ class _StreamableChannel:
         """
         decoder = SseDecoder(self._t.max_message_bytes)
         decoder.last_event_id = state.last_event_id
+        state.broken = False
         try:
             async for chunk in response.chunks():
                 for event in decoder.feed(chunk):
@@ -591,7 +614,9 @@ class _StreamableChannel:
                 state.last_event_id = decoder.last_event_id
                 if decoder.retry is not None:
                     state.retry = retry_delay(decoder.retry)
+                    state.retry_given = True
         except WireError:
+            state.broken = True
             return None  # broken off; the caller decides whether to resume
         finally:
             state.last_event_id = decoder.last_event_id
@@ -662,11 +687,14 @@ class _StreamableChannel:
     async def _listen_get(self, generation: int) -> None:
         """The standalone GET stream of a legacy session, resumed with Last-Event-ID while it lives.
 
-        A stream that the server (or a proxy) accepts and then drops within ``_SHORT_LIVED``
-        seconds counts as a failure, so a proxy that closes idle streams gets a growing pause, not
-        a request storm. While there is no stream (refused, or given up after
-        ``_GET_STREAM_FAILURES`` failures) :attr:`hears_server` is False: list changes cannot reach
-        us, and cached lists must not count as watched.
+        Resuming follows SEP-1699: a stream the server ends cleanly after sending ``retry:`` is
+        the server making us poll, so it is reopened after exactly that ``retry``, however often.
+        Only failures back off (``retry`` doubled per failure, jittered): an error, a refusal or a
+        5xx, a stream that breaks off, or one that ends without ever having asked us to poll (a
+        proxy that closes idle streams gets a growing pause, not a request storm). A polled
+        stream that reopens resets the count; after ``_GET_STREAM_FAILURES`` failures in a row
+        the stream is given up. While there is no stream (refused, or given up) :attr:`hears_server`
+        is False: list changes cannot reach us, and cached lists must not count as watched.
         """
         state = _StreamState()
         failures = 0
@@ -675,25 +703,29 @@ class _StreamableChannel:
                 headers = self._legacy_headers() | {"Accept": "text/event-stream"}
                 if state.last_event_id is not None:
                     headers["Last-Event-ID"] = state.last_event_id
-                opened = anyio.current_time()
+                polled = False
                 try:
                     async with open_exchange(
                         self._engine, "GET", self._t.url, headers=headers, auth=self._t._auth
                     ) as response:
-                        if response.status in (400, 404, 405):
+                        outcome = _reopened(response)
+                        if outcome == "stop":
                             return  # no GET stream here (or the session is gone: a request renews it)
-                        if response.status >= 300:
-                            failures += 1
-                        else:
+                        if outcome == "open":
+                            opened = anyio.current_time()
                             await self._drain(response, None, state)
-                            lived = anyio.current_time() - opened
-                            failures = 0 if lived >= _SHORT_LIVED else failures + 1
+                            polled = state.retry_given and not state.broken
+                            if anyio.current_time() - opened >= _SHORT_LIVED:
+                                failures = 0  # it was up a good while: whatever ended it is news
                 except (WireError, McpError) as exc:
-                    failures += 1
                     logger.debug("the GET stream broke: %s", type(exc).__name__)
                 except Exception:  # never let the server-to-client stream take the connection down
-                    failures += 1
                     logger.exception("the GET stream of %s failed unexpectedly", self._where)
+                if polled:
+                    failures = 0
+                    await anyio.sleep(state.retry)
+                    continue
+                failures += 1
                 if failures >= _GET_STREAM_FAILURES:
                     logger.warning(
                         "giving up the server-to-client stream of %s after %d failures; list changes "
@@ -702,18 +734,33 @@ class _StreamableChannel:
                         failures,
                     )
                     return
-                await anyio.sleep(state.retry * (2 ** max(0, failures - 1)))
+                await anyio.sleep(stream_backoff(state.retry, failures))
         finally:
             if generation == self._get_generation:
                 self.hears_server = False
 
 
 class _StreamState:
-    __slots__ = ("last_event_id", "retry")
+    """What resuming an SSE stream needs to know, carried across its reconnections."""
+
+    __slots__ = ("broken", "last_event_id", "retry", "retry_given")
 
     def __init__(self) -> None:
         self.last_event_id: str | None = None
+        #: Seconds to wait before resuming (the server's ``retry:``, clamped).
         self.retry = _DEFAULT_RETRY
+        #: The server has sent ``retry:``: a clean end of the stream is it asking us to poll.
+        self.retry_given = False
+        #: The last read ended by a network error rather than the server ending the stream.
+        self.broken = False
+
+
+def _reopened(response: WireResponse) -> Literal["open", "retry", "stop"]:
+    """What the answer to a GET (re)opening a stream means; a 2xx that is no event stream is a failure."""
+    outcome = reopen_outcome(response.status)
+    if outcome == "open" and body_kind(response.headers.get("content-type")) != "sse":
+        return "retry"
+    return outcome
 
 
 def _modern_version(message: Mapping[str, Any]) -> str | None:

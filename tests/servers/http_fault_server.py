@@ -55,6 +55,9 @@ Switches (each an argv flag, or a field of ``POST /_admin/set`` with a JSON obje
                       no final response ever (the call is cancelled; the client must re-issue it).
                       ``drop_times`` (default -1, unlimited) limits how many streams are dropped;
                       ``drop_after`` defaults to 0 and ``retry_ms`` (the ``retry:`` value) to 100.
+                      ``{"drop": "poll"}`` (legacy): a long call polled (SEP-1699): the POST
+                      stream ends cleanly like ``end``, and so does every resuming ``GET`` after
+                      sending only the events there are so far, until the response is sent.
 ``unauthorized``      ``--unauthorized`` / ``{"unauthorized": true}``: every MCP request gets 401
                       with ``WWW-Authenticate: Bearer`` (``Bearer error="invalid_token"`` when an
                       ``Authorization`` header was sent) and no OAuth metadata anywhere. With
@@ -68,8 +71,14 @@ Switches (each an argv flag, or a field of ``POST /_admin/set`` with a JSON obje
                       whether the redirected request carried an ``Authorization`` header.
 ``list_changed``      ``{"list_changed": true}``: announce ``tools.listChanged`` (so a client watches
                       the list: legacy on its GET stream, modern on ``subscriptions/listen``).
-``get_stream``        ``{"get_stream": "open"|"refuse"|"drop"}``: the legacy standalone GET stream is
-                      held open (default), refused with 405, or ended as soon as it starts.
+``get_stream``        ``{"get_stream": "open"|"refuse"|"drop"|"poll"|"fail"}``: the legacy standalone
+                      GET stream is held open (default), refused with 405, ended as soon as it
+                      starts (nothing sent), ended cleanly right after a priming event (``id:
+                      get-N``, ``retry: <retry_ms>``: the server making the client poll, SEP-1699;
+                      a GET with ``Last-Event-ID: get-N`` resumes it), or answered 500.
+``listen_end``        ``{"listen_end": S}``: modern ``subscriptions/listen`` streams end gracefully S
+                      seconds after the acknowledgement (the ``complete`` result, then the end of
+                      the body); negative (default): held open.
 ``listen_drop``       ``{"listen_drop": S}``: modern ``subscriptions/listen`` streams (acknowledged
                       with the filter asked for) are cut S seconds after the acknowledgement, as a
                       proxy that closes idle streams does; negative (default): held open.
@@ -84,6 +93,14 @@ Switches (each an argv flag, or a field of ``POST /_admin/set`` with a JSON obje
                       ``tools/list`` gives its first tool a description of N bytes: answers larger
                       than a client's ``max_message_bytes``, as an SSE event and as a JSON body.
 
+HTTP+SSE, 2024-11-05, polled (``GET /sse``, ``POST /messages?session_id=...``; legacy mode only)
+    ``GET /sse`` opens a session: one ``endpoint`` event naming ``/messages?session_id=S``, then
+    the stream ends cleanly. Every event has an id (``S/n``) and ``retry: <retry_ms>``: the server
+    makes the client poll (SEP-1699). ``GET /sse`` with ``Last-Event-ID: S/n`` resumes session S:
+    the events after ``n`` (answers to what was posted), then the end again. ``initialize``,
+    ``ping`` and ``tools/list`` are answered (on the stream); other requests get -32601; POSTs get
+    202. ``{"sse_get": "fail"}`` answers every ``GET /sse`` with 500 (default ``"poll"``).
+
 Admin endpoints (never subject to the switches; JSON bodies):
 
 ``GET /_admin/state``       the switches, the main and other ports, the number of sessions
@@ -93,7 +110,8 @@ Admin endpoints (never subject to the switches; JSON bodies):
 ``GET /_admin/seen``        ``{"requests": [...], "cancelled": [...], "dropped": [...]}``: every MCP
                             HTTP request (``port``, ``host``, ``method``, ``path``,
                             ``authorization``, ``session``, ``protocol_version``, ``last_event_id``,
-                            ``mcp_method``, ``mcp_name``, ``rpc_method``, ``rpc_id``, ``status``),
+                            ``mcp_method``, ``mcp_name``, ``rpc_method``, ``rpc_id``, ``status``,
+                            ``at``: when it arrived, by the server's monotonic clock),
                             and the JSON-RPC ids of calls cancelled and of streams dropped
 ``POST /_admin/clear_seen`` forget those records
 """
@@ -109,6 +127,7 @@ import json
 import logging
 import socket
 import sys
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -121,6 +140,7 @@ MODERN = "2026-07-28"
 SERVER_INFO = {"name": "http-fault-server", "version": "1.0.0"}
 URL_PREFIX = "MCP_HTTP_URL="
 MCP_PATHS = ("/mcp", "/moved")
+SSE_PATHS = ("/sse", "/messages")
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -154,7 +174,7 @@ class _Abort(Exception):
 @dataclasses.dataclass
 class Switches:
     modern: bool = False
-    drop: str = "off"  # off | end | abort
+    drop: str = "off"  # off | end | abort | poll
     drop_times: int = -1  # streams still to drop; -1 = every one
     drop_after: int = 0  # events sent (after the legacy priming event) before the drop
     retry_ms: int = 100
@@ -164,8 +184,10 @@ class Switches:
     redirect_status: int = 307
     pad: int = 0  # bytes added to echo's text and to tools/list (an answer over max_message_bytes)
     list_changed: bool = False  # announce tools.listChanged (legacy: initialize; modern: discover)
-    get_stream: str = "open"  # legacy standalone GET stream: open | refuse (405) | drop (ends at once)
+    get_stream: str = "open"  # legacy standalone GET stream: open | refuse (405) | drop | poll | fail
     listen_drop: float = -1.0  # modern: end each subscriptions/listen stream this many s after its ack
+    listen_end: float = -1.0  # modern: end each listen gracefully (complete) this many s after its ack
+    sse_get: str = "poll"  # HTTP+SSE: GET /sse polls (poll) or is answered 500 (fail)
     header_tools: bool = False  # modern: also list tools with x-mcp-header declarations (two broken)
     region_header: str = "Region"  # the header name `region_echo` declares (change it: -32020)
 
@@ -176,10 +198,10 @@ class Switches:
             raise ValueError(f"unknown switches: {sorted(unknown)}")
         for name, value in changes.items():
             setattr(self, name, value)
-        if self.get_stream not in ("open", "refuse", "drop"):
-            raise ValueError(f"get_stream must be open, refuse or drop, not {self.get_stream!r}")
-        if self.drop not in ("off", "end", "abort"):
-            raise ValueError(f"drop must be off, end or abort, not {self.drop!r}")
+        if self.get_stream not in ("open", "refuse", "drop", "poll", "fail"):
+            raise ValueError(f"get_stream must be open, refuse, drop, poll or fail, not {self.get_stream!r}")
+        if self.drop not in ("off", "end", "abort", "poll"):
+            raise ValueError(f"drop must be off, end, abort or poll, not {self.drop!r}")
         if self.redirect not in ("off", "other-port", "localhost", "same-origin"):
             raise ValueError(
                 f"redirect must be off, other-port, localhost or same-origin, not {self.redirect!r}"
@@ -232,6 +254,7 @@ class Session:
     protocol_version: str
     streams: dict[str, EventLog] = dataclasses.field(default_factory=dict)
     calls: dict[str, asyncio.Task[None]] = dataclasses.field(default_factory=dict)
+    polls: int = 0  # priming events sent on the standalone GET stream (get_stream="poll")
 
 
 def _dumps(message: Any) -> str:
@@ -334,6 +357,8 @@ class FaultServer:
         self.startup = startup
         self.switches = dataclasses.replace(startup)
         self.sessions: dict[str, Session] = {}
+        #: HTTP+SSE sessions: the (event type, data) of every event, in order (index = id suffix).
+        self.sse_sessions: dict[str, list[tuple[str, str]]] = {}
         self.requests: list[dict[str, Any]] = []
         self.cancelled: list[Any] = []
         self.dropped: list[Any] = []
@@ -365,6 +390,7 @@ class FaultServer:
             "rpc_method": None,
             "rpc_id": None,
             "status": None,
+            "at": time.monotonic(),  # when it arrived, by the server's clock (reconnect gaps)
         }
         self.requests.append(record)
 
@@ -384,7 +410,7 @@ class FaultServer:
         record: dict[str, Any],
     ) -> None:
         switches = self.switches
-        if scope["path"] not in MCP_PATHS:
+        if scope["path"] not in MCP_PATHS + SSE_PATHS or (scope["path"] in SSE_PATHS and switches.modern):
             await _respond(send, 404, b"Not Found", {"content-type": "text/plain"})
             return
         # Read the whole body first, so the record names the JSON-RPC message even when a
@@ -413,6 +439,9 @@ class FaultServer:
             await _respond(send, switches.redirect_status, b"", {"location": target})
             return
         method = scope["method"]
+        if scope["path"] in SSE_PATHS:
+            await self.sse_binding(scope, send, headers, body)
+            return
         if switches.modern:
             if method != "POST":
                 await _respond(send, 405, b"", {"allow": "POST"})
@@ -585,12 +614,22 @@ class FaultServer:
         if session is None:
             return
         last_event_id = headers.get("last-event-id")
-        if last_event_id is None:  # the standalone stream: this server never sends anything on it
-            if self.switches.get_stream == "refuse":
+        if last_event_id is None or last_event_id.startswith("get-"):
+            # The standalone stream (a Last-Event-ID from it resumes it): this server never sends
+            # a message on it.
+            get_stream = self.switches.get_stream
+            if get_stream == "refuse":
                 await _respond(send, 405, b"", {"allow": "POST, DELETE"})
                 return
+            if get_stream == "fail":
+                await _respond(send, 500, b"Internal Server Error", {"content-type": "text/plain"})
+                return
             await _start_sse(send, {"mcp-session-id": session.id})
-            if self.switches.get_stream == "drop":
+            if get_stream == "poll":
+                session.polls += 1
+                priming = f"id: get-{session.polls}\nretry: {self.switches.retry_ms}\ndata: \n\n"
+                await _send_chunk(send, priming)
+            if get_stream in ("drop", "poll"):
                 await _end(send)
                 return
             await _until_disconnect(receive)
@@ -601,6 +640,12 @@ class FaultServer:
             await _respond(send, 400, _error(None, -32600, f"Unknown Last-Event-ID: {last_event_id}"))
             return
         await _start_sse(send, {"mcp-session-id": session.id})
+        if self.switches.drop == "poll":  # what there is so far, then the end: come back later
+            for event_id, data in log.events[index + 1 :]:
+                if data is not None:
+                    await _send_chunk(send, f"id: {event_id}\nevent: message\ndata: {data}\n\n")
+            await _end(send)
+            return
         await _race_disconnect(receive, self._replay(log, index + 1, send, None, 0))
 
     async def legacy_delete(self, send: Send, headers: dict[str, str]) -> None:
@@ -699,6 +744,14 @@ class FaultServer:
         }
         await _start_sse(send)
         await _send_chunk(send, f"event: message\ndata: {_dumps(ack)}\n\n")
+        if self.switches.listen_end >= 0:  # the server ends the subscription on purpose
+            await asyncio.sleep(self.switches.listen_end)
+            meta = {"io.modelcontextprotocol/subscriptionId": message["id"]}
+            complete = {"resultType": "complete", "_meta": meta}
+            response = {"jsonrpc": "2.0", "id": message["id"], "result": complete}
+            await _send_chunk(send, f"event: message\ndata: {_dumps(response)}\n\n")
+            await _end(send)
+            return
         if self.switches.listen_drop < 0:
             await _until_disconnect(receive)
             return
@@ -730,6 +783,59 @@ class FaultServer:
                 },
             },
         ]
+
+    async def sse_binding(
+        self, scope: dict[str, Any], send: Send, headers: dict[str, str], body: bytes
+    ) -> None:
+        """HTTP+SSE (2024-11-05), polled; see the module docstring."""
+        if scope["path"] == "/sse" and scope["method"] == "GET":
+            if self.switches.sse_get == "fail":
+                await _respond(send, 500, b"Internal Server Error", {"content-type": "text/plain"})
+                return
+            session_id, _, index = (headers.get("last-event-id") or "").partition("/")
+            events = self.sse_sessions.get(session_id)
+            if events is None or not index.isdigit():
+                session_id, start = uuid.uuid4().hex, 0
+                events = self.sse_sessions[session_id] = [("endpoint", f"/messages?session_id={session_id}")]
+            else:
+                start = int(index) + 1
+            await _start_sse(send)
+            for n in range(start, len(events)):
+                event, data = events[n]
+                chunk = (
+                    f"id: {session_id}/{n}\nretry: {self.switches.retry_ms}\nevent: {event}\ndata: {data}\n\n"
+                )
+                await _send_chunk(send, chunk)
+            await _end(send)
+            return
+        query = dict(p.partition("=")[::2] for p in scope.get("query_string", b"").decode().split("&"))
+        events = self.sse_sessions.get(query.get("session_id", ""))
+        if scope["path"] != "/messages" or scope["method"] != "POST" or events is None:
+            await _respond(send, 404, b"Not Found", {"content-type": "text/plain"})
+            return
+        try:
+            message = json.loads(body)
+        except ValueError:
+            await _respond(send, 400, b"Bad Request", {"content-type": "text/plain"})
+            return
+        if isinstance(message, dict) and "method" in message and "id" in message:
+            results: dict[str, Any] = {
+                "initialize": {
+                    "protocolVersion": "2024-11-05",
+                    "capabilities": self._capabilities(),
+                    "serverInfo": SERVER_INFO,
+                },
+                "ping": {},
+                "tools/list": {"tools": self._tools()},
+            }
+            result = results.get(message["method"])
+            answer = (
+                {"jsonrpc": "2.0", "id": message["id"], "result": result}
+                if result is not None
+                else _error(message["id"], -32601, f"Method not found: {message['method']}")
+            )
+            events.append(("message", _dumps(answer)))
+        await _respond(send, 202, b"Accepted", {"content-type": "text/plain"})
 
     def _capabilities(self) -> dict[str, Any]:
         return {"tools": {"listChanged": True} if self.switches.list_changed else {}}
