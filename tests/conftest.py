@@ -16,6 +16,10 @@ How timing is asserted (issue #31; helpers in tests/timing.py):
   ``scheduling_noise``, or by a hang guard only.
 - Hypothesis suites carry the ``fuzz`` mark and take their example counts from
   ``fuzz_traffic.budget`` (short by default, long under ``pytest -m fuzz``).
+
+Skips: with ``CI=true`` (``.ci/run`` sets it) a skip whose reason matches no line of
+tests/skip_allowlist.txt fails the run (tests/skip_policy.py); locally a skip stays a skip. An
+expected ``McpError`` states its kind (``tests/raises.py``'s ``raises_mcp(kind, match=...)``).
 """
 
 from __future__ import annotations
