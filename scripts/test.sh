@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The test command: set up (idempotent), lint and type-check the core, run the whole test suite.
+# The test command: set up (idempotent), lint and type-check the core, check the import contracts,
+# run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check mcp_notebook tests benchmarks
 .venv/bin/ruff format --check mcp_notebook tests benchmarks
 .venv/bin/mypy
+# the import contracts in pyproject.toml ([tool.importlinter]): layers, no cycles, a light core
+.venv/bin/lint-imports
 .venv/bin/python -m pytest -q "$@"
