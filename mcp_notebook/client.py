@@ -77,7 +77,7 @@ logger = logging.getLogger("mcp_notebook.client")
 #: The share of a call's deadline that the tool list fetched for its checks may use: the call is
 #: the point, and keeps the rest (one deadline for both, never one each).
 _LIST_SHARE = 0.5
-#: Time spent on the list below which the call is said to have had its whole deadline.
+#: Time spent on the list below which a timeout's message does not mention the list.
 _LISTED = 0.01
 
 
@@ -576,9 +576,9 @@ class Client:
         deadline = started + budget
         tool = await self._tool_for_call(name, arguments, validate=validate, within=budget * _LIST_SHARE)
         listing = anyio.current_time() - started
-        # The request's own timeout: what the list fetch left of the budget (the whole of it when
-        # no list was fetched, so that its error names the timeout the caller gave).
-        left = _left(deadline) if listing >= _LISTED else budget
+        # The request's own timeout: what the list fetch left of the budget, to the instant (a
+        # listing of a few ms given back used to make the call that much late).
+        left = _left(deadline) if listing > 0 else budget
         flavour = self._tasks.flavour
         as_task = run_as_task(
             flavour, tool.raw if tool else None, name, asked=task, task_only=name in self._task_only
