@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _html, _render
-from .apps import _rules as _apps
+from .protocol import _apps
 from .protocol._printable import printable
 from .protocol.errors import McpError
 

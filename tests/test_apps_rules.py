@@ -16,7 +16,7 @@ from mcp_notebook.apps import (
     ui_resource_uri,
     visible_to_model,
 )
-from mcp_notebook.apps._rules import valid_sources
+from mcp_notebook.protocol._apps import valid_sources
 
 URI = "ui://probe/app.html"
 

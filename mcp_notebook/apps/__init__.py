@@ -1,14 +1,15 @@
 """MCP Apps (``io.modelcontextprotocol/ui``): interactive Views a tool ships as ``ui://`` HTML.
 
-The pure rules (:mod:`._rules`) and the host that answers a View (:mod:`.host`, loaded on first
-use: the rules are imported by the core's lower layers, the host imports the client).
+The pure rules live in the protocol layer (:mod:`mcp_notebook.protocol._apps`: the connection and
+the result types need them, and the protocol layer imports nothing above it); the host that answers
+a View (:mod:`.host`) is loaded on first use, since it imports the client.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._rules import (
+from ..protocol._apps import (
     APP_MIME_TYPE,
     APPS_PROTOCOL_VERSION,
     UI_EXTENSION,

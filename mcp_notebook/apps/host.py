@@ -43,9 +43,7 @@ import anyio
 
 from .._owned import OwnedTask, spawn_owned
 from .._version import __version__
-from ..protocol.errors import McpError
-from ..results import Tool, ToolResult
-from ._rules import (
+from ..protocol._apps import (
     APP_MIME_TYPE,
     APPS_PROTOCOL_VERSION,
     allow_attribute,
@@ -53,6 +51,8 @@ from ._rules import (
     content_security_policy,
     valid_sources,
 )
+from ..protocol.errors import McpError
+from ..results import Tool, ToolResult
 
 if TYPE_CHECKING:
     from ..client import Client

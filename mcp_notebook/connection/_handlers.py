@@ -20,8 +20,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from ..apps._rules import UI_EXTENSION
-from ..apps._rules import extension_settings as ui_extension_settings
+from ..protocol._apps import UI_EXTENSION
+from ..protocol._apps import extension_settings as ui_extension_settings
 from ..protocol.envelope import client_capabilities
 from ..protocol.errors import McpError
 from ..protocol.tasks import TASKS_EXTENSION
