@@ -548,14 +548,6 @@ class Client:
                 f"arguments must be a mapping of argument names to values, not {type(arguments).__name__}"
             )
 
-    def _budget(self, timeout: float | None) -> float:
-        """The seconds a call given ``timeout`` (None: the client's default) may take in all."""
-        if timeout is None:
-            return self._options.timeout
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
-            raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
-        return timeout
-
     async def _start_call(
         self,
         name: str,
@@ -571,7 +563,7 @@ class Client:
         ``task`` decide; return the plain result, or the handle of the task the server created."""
         self._check_call(name, arguments)
         arguments = dict(arguments or {})
-        budget = self._budget(timeout)
+        budget = self._options.request_timeout(timeout)
         started = anyio.current_time()
         deadline = started + budget
         tool = await self._tool_for_call(name, arguments, validate=validate, within=budget * _LIST_SHARE)

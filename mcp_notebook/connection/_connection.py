@@ -621,10 +621,7 @@ class Connection:
         server forgot (after renewing it) and a ``-32020`` (after re-listing the tools). All of it
         within one deadline.
         """
-        if timeout is None:
-            timeout = self._opts.timeout
-        elif isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
-            raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
+        timeout = self._opts.request_timeout(timeout)
         progress = GuardedProgress.wrap(progress)  # one guard for every resend of this request
         label = label or method
         rounds = 0

@@ -89,6 +89,17 @@ class ConnectionOptions:
         if not isinstance(info, dict) or not isinstance(info.get("name"), str) or "version" not in info:
             raise ValueError("client_info must be a dict with a 'name' and a 'version'")
 
+    def request_timeout(self, timeout: float | None) -> float:
+        """The seconds a request given ``timeout`` may take (None: the default ``timeout``).
+
+        One rule for the connection's requests and the client's calls, which split one deadline
+        between a tool list fetch and the call."""
+        if timeout is None:
+            return self.timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ValueError(f"timeout={timeout!r} must be a positive number of seconds")
+        return timeout
+
     def backoff_delay(self, failures: int) -> float:
         """Seconds to wait before the next attempt after ``failures`` failed ones, jittered.
 

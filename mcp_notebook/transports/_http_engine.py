@@ -170,18 +170,11 @@ async def read_bounded(response: httpx.Response, limit: int) -> bytes:
             raise TooLarge(len(response.content), limit)
         return response.content
     raw = response.stream
-    chunks: list[bytes] = []
-    size = 0
     try:
-        async for piece in _decoded_stream(_raw_chunks(raw), response.headers):
-            size += len(piece)
-            if size > limit:
-                raise TooLarge(size, limit)
-            chunks.append(piece)
+        body = await _collect(_decoded_stream(_raw_chunks(raw), response.headers), limit)
     finally:
         if isinstance(raw, httpx.AsyncByteStream):
             await raw.aclose()
-    body = b"".join(chunks)
     response.headers.pop("content-encoding", None)
     response.stream = httpx.ByteStream(body)
     await response.aread()
@@ -285,7 +278,7 @@ class _AiohttpResponse:
         length = self._response.content_length
         if length is None or _codings(self._response.headers):
             # A compressed body's length says nothing of what it inflates to: count as it streams.
-            return await _read_chunks(self, limit)
+            return await _collect(self.chunks(), limit)
         if length > limit:
             raise TooLarge(length, limit)
         import aiohttp
@@ -427,10 +420,11 @@ def _ssl_context(verify: Any) -> ssl.SSLContext | bool:
     return httpx.create_ssl_context(verify=verify)
 
 
-async def _read_chunks(response: WireResponse, limit: int) -> bytes:
+async def _collect(pieces: AsyncIterator[bytes], limit: int) -> bytes:
+    """The pieces joined, or :class:`TooLarge` as soon as they pass ``limit`` bytes."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.chunks():
+    async for chunk in pieces:
         size += len(chunk)
         if size > limit:
             raise TooLarge(size, limit)
@@ -491,7 +485,7 @@ class _HttpxResponse:
             and not _codings(self._response.headers)
         ):
             raise TooLarge(int(declared), limit)
-        return await _read_chunks(self, limit)
+        return await _collect(self.chunks(), limit)
 
     async def release(self) -> None:
         await self._response.aclose()
