@@ -92,6 +92,7 @@ from urllib.parse import unquote
 import pandas as pd
 from pandas.api.types import infer_dtype, is_bool_dtype, is_float_dtype
 
+from ._html import base64_size
 from ._tabular import Shape, contents_shape, flat_record, result_shape
 from .results import ResourceContents, ToolResult
 
@@ -426,7 +427,7 @@ def resource_to_dataframe(
                 "uri": _str(item.get("uri")),
                 "mimeType": _str(item.get("mimeType")),
                 "text": _str(item.get("text")),
-                "data_size": _base64_size(blob) if isinstance(blob, str) else None,
+                "data_size": base64_size(blob) if isinstance(blob, str) else None,
             }
         )
     df = pd.DataFrame(rows, columns=CONTENTS_COLUMNS)
@@ -447,17 +448,10 @@ def _blocks_frame(content: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         row: dict[str, Any] = {"type": _str(block.get("type"))}
         for key in ("text", "mimeType", "uri", "name"):
             row[key] = _first_str(block.get(key), inner.get(key))
-        row["data_size"] = _base64_size(data) if isinstance(data, str) else None  # never the data itself
+        row["data_size"] = base64_size(data) if isinstance(data, str) else None  # never the data itself
         rows.append(row)
     df = pd.DataFrame(rows, columns=BLOCK_COLUMNS)
     return df.astype({c: "string" for c in BLOCK_COLUMNS[:-1]} | {"data_size": "Int64"})
-
-
-def _base64_size(data: str) -> int:
-    """Decoded size in bytes of base64 text, from its length (no decoding)."""
-    data = data.strip()
-    padding = min(len(data) - len(data.rstrip("=")), 2)
-    return max(len(data) * 3 // 4 - padding, 0)
 
 
 def _str(value: Any) -> str | None:

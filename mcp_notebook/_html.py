@@ -30,6 +30,7 @@ from markupsafe import Markup
 from markupsafe import escape as _markupsafe_escape
 
 from .protocol._printable import printable
+from .protocol.http_binding import is_http_url
 
 __all__ = [
     "RASTER_IMAGE_TYPES",
@@ -114,7 +115,7 @@ def code_block(text: Any, limit: int = _MAX_INLINE_TEXT) -> Markup:
 def link(uri: Any, label: Any = None) -> Markup:
     """A link for an http(s) URL (opened in a new tab, no referrer); anything else as code text."""
     text = label if label is not None else uri
-    if isinstance(uri, str) and uri.lower().startswith(("http://", "https://")):
+    if isinstance(uri, str) and is_http_url(uri):
         return Markup('<a href="{}" target="_blank" rel="noopener noreferrer nofollow">{}</a>').format(
             uri, text
         )
@@ -252,11 +253,24 @@ def _remote_image(data: str, mime: Any, host: str, remote_images: bool) -> Marku
     ).format(host, why)
 
 
+def base64_size(data: object) -> int:
+    """Decoded size in bytes of base64 text, from its length alone (no decoding), 0 if not text.
+
+    The one formula every picture uses: a server's ``data`` or ``blob`` may be megabytes, and a
+    size label must not cost a decode. Padding (at most two ``=``) is not data.
+    """
+    if not isinstance(data, str):
+        return 0
+    data = data.strip()
+    padding = min(len(data) - len(data.rstrip("=")), 2)
+    return max(len(data) * 3 // 4 - padding, 0)
+
+
 def _media(kind: str, mime: Any, data: Any, remote_images: bool = False) -> Markup:
     if kind == "image" and (host := remote_image_host(data)) is not None:
         return _remote_image(data, mime, host, remote_images)
     if isinstance(data, str) and len(data) > MAX_INLINE_MEDIA:
-        size = len(data) * 3 // 4
+        size = base64_size(data)
         return Markup("<em>[{} {}, about {:,} bytes: too large to show inline]</em>").format(
             kind, mime if isinstance(mime, str) else None, size
         )
@@ -264,7 +278,7 @@ def _media(kind: str, mime: Any, data: Any, remote_images: bool = False) -> Mark
         return Markup('<img src="{}" style="max-width:100%">').format(src)
     if kind == "audio" and (src := safe_audio_src(data, mime)):
         return Markup('<audio controls src="{}"></audio>').format(src)
-    size = len(data) * 3 // 4 if isinstance(data, str) else 0
+    size = base64_size(data)
     shown_mime = mime if isinstance(mime, str) else None  # a server may send anything here, even a list
     return Markup("<em>[{} {}, about {:,} bytes, not shown]</em>").format(kind, shown_mime, size)
 

@@ -290,7 +290,7 @@ def _block_text(block: Any, budget: int) -> list[str]:
         return [f"[image {_one_line(block.get('mimeType'), 40)} from {host}, a remote URL]"]
     if kind in ("image", "audio"):
         data = block.get("data")
-        size = len(data) * 3 // 4 if isinstance(data, str) else 0
+        size = _html.base64_size(data)
         return [f"[{kind} {_one_line(block.get('mimeType'), 40)}, about {size:,} bytes]"]
     if kind == "resource_link":
         return [f"[link] {_one_line(block.get('name') or '', 60)} {_one_line(block.get('uri'), 100)}"]
@@ -301,7 +301,7 @@ def _block_text(block: Any, budget: int) -> list[str]:
         if isinstance(resource.get("text"), str):
             return [head, *_block_text({"type": "text", "text": resource["text"]}, budget - 1)]
         blob = resource.get("blob")
-        return [f"{head} ({len(blob) * 3 // 4 if isinstance(blob, str) else 0:,} bytes)"]
+        return [f"{head} ({_html.base64_size(blob):,} bytes)"]
     return [_one_line(block, _TEXT_WIDTH)]
 
 

@@ -40,6 +40,7 @@ from .connection import (
 )
 from .live import Event, LiveState
 from .protocol.errors import McpError
+from .protocol.http_binding import is_http_url
 from .protocol.tasks import (
     TASKS_EXTENSION,
     Flavour,
@@ -867,7 +868,7 @@ def _make_transport(
     auth: str | httpx.Auth | None = None,
     http_client: httpx.AsyncClient | None = None,
 ) -> Transport:
-    if isinstance(target, str) and target.lower().startswith(("http://", "https://")):
+    if is_http_url(target):
         if env is not None or cwd is not None:
             raise ValueError("env= and cwd= apply only to a server started from a command, not to a URL")
         from .transports.http import HttpTransport

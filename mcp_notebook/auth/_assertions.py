@@ -11,17 +11,15 @@ Assertions are secrets: the records here hide them in ``repr`` and errors never 
 
 from __future__ import annotations
 
-import base64
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import anyio.to_thread
 
 from ..protocol.errors import McpError
-from ._token import json_body, oauth_error
+from ._token import basic_credentials, json_body, oauth_error
 
 __all__ = [
     "ID_JAG_TOKEN_TYPE",
@@ -105,8 +103,7 @@ def token_exchange_form(
         form["scope"] = scope
     headers: dict[str, str] = {}
     if exchange.client_id and exchange.client_secret is not None:
-        pair = f"{quote(exchange.client_id, safe='')}:{quote(exchange.client_secret, safe='')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+        headers["Authorization"] = basic_credentials(exchange.client_id, exchange.client_secret)
     elif exchange.client_id:
         form["client_id"] = exchange.client_id
     return form, headers

@@ -82,6 +82,16 @@ def secrets_in(form: Mapping[str, str], headers: Mapping[str, str] | None = None
     return found
 
 
+def basic_credentials(client_id: str, client_secret: str) -> str:
+    """The ``Authorization`` value for HTTP Basic client authentication (RFC 6749 §2.3.1).
+
+    Both parts are form-encoded before they are joined and base64-encoded; servers that skip this
+    step reject an id or secret holding ``:`` or non-ASCII characters, so there is one spelling.
+    """
+    pair = f"{quote(client_id, safe='')}:{quote(client_secret, safe='')}"
+    return "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+
+
 def authenticate(
     client: ClientInfo,
     form: dict[str, str],
@@ -94,9 +104,7 @@ def authenticate(
     """Add the client's authentication to a token request, by its ``token_endpoint_auth_method``."""
     method = client.token_endpoint_auth_method
     if method == "client_secret_basic" and client.client_secret is not None:
-        # RFC 6749 §2.3.1: both parts are form-encoded before they are joined and base64-encoded.
-        pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+        headers["Authorization"] = basic_credentials(client.client_id, client.client_secret)
     elif method == "client_secret_post" and client.client_secret is not None:
         form["client_id"] = client.client_id
         form["client_secret"] = client.client_secret

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from ..protocol.http_binding import is_http_url
 from ._errors import ConfigError
 from ._variables import Context, VariableError, expand
 
@@ -192,7 +193,7 @@ def resolve_entry(
     if not isinstance(url, str) or not url.strip():
         raise error(f"a {transport} server needs its URL (a string)", "url")
     url, shown_url = expanded(url.strip(), "url")
-    if not url.lower().startswith(("http://", "https://")) or not urlsplit(url).hostname:
+    if not is_http_url(url) or not urlsplit(url).hostname:
         raise error("is not an http(s) URL", "url")
     headers = {
         key: expanded(value, f"headers.{key}")[0]

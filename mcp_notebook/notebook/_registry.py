@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..protocol._printable import printable
+from ..protocol.http_binding import is_http_url
 from ._magic_args import split_line
 
 if TYPE_CHECKING:
@@ -336,7 +337,7 @@ _SECRET_WORD = re.compile(r"token|secret|password|passwd|api[-_]?key|auth|creden
 
 def describe_target(text: str) -> str:
     """A server's command line or URL as a session lists it, with nothing secret in it."""
-    if text.lower().startswith(("http://", "https://")):
+    if is_http_url(text):
         return describe_url(text)
     try:
         return describe_command(text)

@@ -76,6 +76,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..protocol.errors import McpError
+from ..protocol.http_binding import is_http_url
 from . import _config
 from . import _magics_group as _groups
 from ._magic_args import (
@@ -972,10 +973,6 @@ def _config_names() -> list[str]:
 # --- connect targets ---------------------------------------------------------------------------------
 
 
-def _is_url(text: str) -> bool:
-    return text.lower().startswith(("http://", "https://"))
-
-
 def _connect_target(options: Options) -> tuple[str | None, Any, str]:
     """``(name or None, target for connect(), a safe description)``."""
     words = options.words
@@ -988,10 +985,10 @@ def _connect_target(options: Options) -> tuple[str | None, Any, str]:
         name = words[0] if words else None
         target: Any = list(options.command)
         described = _describe_command(target)
-    elif len(words) == 2 and _is_url(words[1]):
+    elif len(words) == 2 and is_http_url(words[1]):
         name, target = words
         described = _describe_url(target)
-    elif len(words) == 1 and _is_url(words[0]):
+    elif len(words) == 1 and is_http_url(words[0]):
         target = words[0]
         name = urlsplit(target).hostname or None
         described = _describe_url(target)
@@ -1013,7 +1010,7 @@ def _connect_target(options: Options) -> tuple[str | None, Any, str]:
         raise MagicArgError(usage)
     if name is not None and (name.startswith("-") or "=" in name):
         raise MagicArgError(f"{name[:40]!r} cannot be a session name; {usage}")
-    if not isinstance(target, str) or not _is_url(target):
+    if not isinstance(target, str) or not is_http_url(target):
         http_only = [
             o
             for o, v in (
@@ -1029,7 +1026,7 @@ def _connect_target(options: Options) -> tuple[str | None, Any, str]:
 
 
 def _http_options(options: Options, target: Any) -> dict[str, Any]:
-    if not isinstance(target, str) or not _is_url(target):
+    if not isinstance(target, str) or not is_http_url(target):
         return {}
     result: dict[str, Any] = {}
     headers: dict[str, str] = {}

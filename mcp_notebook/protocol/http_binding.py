@@ -70,6 +70,15 @@ RETRY_BOUNDS = (0.1, 30.0)
 StatusMeaning = Literal["body", "no-answer", "session-expired", "refused"]
 
 
+def is_http_url(text: object) -> bool:
+    """Whether ``text`` names an HTTP(S) endpoint: the one test for "is this target a URL".
+
+    A connect target, a config entry and a link all ask it; other schemes (``file:``, ``ui:``) are
+    not endpoints this client can speak to, so they are not URLs here.
+    """
+    return isinstance(text, str) and text.lower().startswith(("http://", "https://"))
+
+
 def classify_status(method: str, status: int, *, modern: bool, sent_session: str | None) -> StatusMeaning:
     """What the status of a request's answer means before its body is read."""
     if status == 404 and not modern and sent_session is not None and method != "initialize":

@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 import ipywidgets as W
 
-from .._html import RASTER_IMAGE_TYPES, display_url, escape, html_table, short
+from .._html import RASTER_IMAGE_TYPES, base64_size, display_url, escape, html_table, short
 from .._render import contents_table_html
 from ..protocol.errors import McpError
 from ..results import ResourceContents, ResourceTemplate
@@ -152,7 +152,7 @@ def contents_widget(contents: ResourceContents) -> W.VBox:
             children.append(block_widget({"type": "image", "data": content.get("blob"), "mimeType": mime}))
         else:
             blob = content.get("blob")
-            size = len(blob) * 3 // 4 if isinstance(blob, str) else 0
+            size = base64_size(blob)
             children.append(
                 _html(f"<em>[blob {escape(mime or '?')}, about {size} bytes, not shown]</em>", "mcpnb-blob")
             )

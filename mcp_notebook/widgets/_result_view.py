@@ -14,7 +14,15 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import RASTER_IMAGE_TYPES, content_block_html, decode_base64, display_url, escape, short
+from .._html import (
+    RASTER_IMAGE_TYPES,
+    base64_size,
+    content_block_html,
+    decode_base64,
+    display_url,
+    escape,
+    short,
+)
 from .._html import remote_image_host as _remote_image_host
 from .._render import options as _options
 from .._render import result_table_html
@@ -54,7 +62,7 @@ def _pre(text: Any, *classes: str) -> W.HTML:
 
 
 def _summary(kind: str, mime: Any, data: Any, why: str = "not shown") -> W.HTML:
-    size = len(data) * 3 // 4 if isinstance(data, str) else 0
+    size = base64_size(data)
     return _html(
         f"<em>[{escape(kind)} {escape(mime or '?')}, about {size} bytes, {escape(why)}]</em>", "mcpnb-blob"
     )
