@@ -32,14 +32,13 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import os
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol._printable import printable
+from ._targets import TargetError, split_line
 
 __all__ = [
     "MagicArgError",
@@ -60,7 +59,7 @@ _MAX_REF_HOPS = 32
 _MAX_DEPTH = 16
 
 
-class MagicArgError(ValueError):
+class MagicArgError(TargetError):
     """A mistake in what the user typed; its message is one line, meant to be shown as is."""
 
 
@@ -84,22 +83,6 @@ def one_line(text: str) -> str:
     bidi character made visible (:func:`~mcp_notebook.protocol.printable`), bounded."""
     line = printable(_BREAKS.sub(" ", text)).strip()
     return line if len(line) <= _MAX_MESSAGE else line[: _MAX_MESSAGE - 1] + "…"
-
-
-def split_line(line: str) -> list[str]:
-    """The line's words, shell style (quotes group words and are removed).
-
-    On Windows a backslash is a path separator, not an escape, so ``C:\\Python\\python.exe`` stays.
-    """
-    lexer = shlex.shlex(line, posix=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    if os.name == "nt":
-        lexer.escape = ""
-    try:
-        return list(lexer)
-    except ValueError as exc:  # "No closing quotation", "No escaped character"
-        raise MagicArgError(f"cannot split the line into words: {str(exc).lower()}") from None
 
 
 # --------------------------------------------------------------------------- options

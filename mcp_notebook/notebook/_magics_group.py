@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _html
 from ..group import resolve_tool_name
 from ._magic_args import one_line
+from ._registry import GroupPort, SessionPort, server_names
 from .group import board_html, connect_all
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
     from ..results import Tool
     from .group import Group
-    from .session import Session
 
 __all__ = [
     "ServerBoard",
@@ -56,17 +56,7 @@ def open_group(config: str | None, only: Sequence[str], **options: Any) -> Group
     return connect_all(config, only=list(only) or None, **options)
 
 
-def server_names(sessions: Mapping[str, Session], groups: Mapping[str, Group]) -> dict[str, str | None]:
-    """Every usable server name -> the group it comes from (None: a session of its own), by the
-    precedence above: sessions first, then the groups' servers, the group connected last first."""
-    names: dict[str, str | None] = dict.fromkeys(sessions)
-    for group_name in reversed(list(groups)):
-        for server in groups[group_name]:
-            names.setdefault(server, group_name)
-    return names
-
-
-def tool_lists(sessions: Mapping[str, Session], groups: Mapping[str, Group]) -> dict[str, list[Tool]]:
+def tool_lists(sessions: Mapping[str, SessionPort], groups: Mapping[str, GroupPort]) -> dict[str, list[Tool]]:
     """Each usable server's tools as its model holds them (a group's server that is not up: none)."""
     lists: dict[str, list[Tool]] = {}
     for server, group_name in server_names(sessions, groups).items():

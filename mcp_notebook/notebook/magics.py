@@ -69,7 +69,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from IPython.core.error import UsageError
@@ -93,6 +93,7 @@ from ._magic_args import (
     tool_arguments,
 )
 from ._registry import REGISTRY, Entry, Registry, describe_command, describe_url
+from ._targets import TargetError
 from ._tasks import SessionTask
 from .session import Session, connect
 
@@ -301,7 +302,7 @@ class McpMagics(Magics):
     @property
     def groups(self) -> dict[str, Group]:
         """The open groups by name, the one connected last last (read only: a snapshot)."""
-        return self.registry.groups
+        return cast("dict[str, Group]", self.registry.groups)  # the registry holds notebook Groups
 
     @property
     def current(self) -> str | None:
@@ -335,7 +336,7 @@ class McpMagics(Magics):
                 self.shell.user_ns[options.out] = value
                 return None
             return None if quiet else value
-        except (MagicArgError, McpError) as exc:
+        except (TargetError, McpError) as exc:  # MagicArgError is a TargetError
             message = _one_line(f"mcp {subcommand}: {exc}" if subcommand else f"mcp: {exc}")
         # Raised outside the except block, so no exception context comes along to be shown.
         raise McpMagicError(message, colour=str(getattr(self.shell, "colors", "")).lower() != "nocolor")
@@ -356,7 +357,7 @@ class McpMagics(Magics):
             name = current
         entry = self.sessions.get(name)
         if entry is not None:
-            return name, entry.session
+            return name, cast(Session, entry.session)  # the registry holds notebook Sessions
         group_name = self._names().get(name)
         if group_name is None:
             raise self._no_server(name)
@@ -518,7 +519,7 @@ class McpMagics(Magics):
             group = self.registry.remove_group(name)
             if group is not None:
                 group.close()
-                print(f"disconnected group {name!r} ({len(group)} servers)")
+                print(f"disconnected group {name!r} ({len(cast('Group', group))} servers)")
         if not names and not groups:
             print("no sessions to disconnect")
         self._fix_current()
