@@ -64,24 +64,21 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import os
 import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from ..notebook import _config
-from ..notebook._registry import REGISTRY, Entry, Registry, describe_command, describe_url
-from ..notebook._targets import TargetError
+from ..notebook import _targets
+from ..notebook._registry import REGISTRY, Entry, Registry
+from ..notebook._targets import TargetError, connect_target, describe_command, describe_url, http_options
 from ..notebook._tasks import SessionTask
 from ..notebook.session import Session, connect
 from ..protocol.errors import McpError
-from ..protocol.http_binding import is_http_url
 from . import _group_commands as _groups
 from ._magic_args import (
     OPTIONS,
@@ -403,13 +400,13 @@ class McpMagics(Magics):
             raise MagicArgError(
                 "--only and --as go with --all (%mcp connect --all [CONFIG] --only A,B --as GROUP)"
             )
-        name, target, described = _connect_target(options)
+        name, target, described = connect_target(options, f"usage: %mcp {COMMANDS['connect'].usage}")
         client_options: dict[str, Any] = {}
         if options.protocol is not None:
             client_options["protocol"] = options.protocol
         if options.timeout is not None:
             client_options["timeout"] = options.timeout
-        client_options.update(_http_options(options, target))
+        client_options.update(http_options(options, target))
         try:
             session = connect(target, name=name, register=False, **client_options)
         except ValueError as exc:  # a name not in mcp.json, a bad option value
@@ -968,91 +965,7 @@ def _tool_argument_candidates(schema: dict[str, Any], given: list[str], fragment
 
 
 def _config_names() -> list[str]:
-    return _config.server_names()
-
-
-# --- connect targets ---------------------------------------------------------------------------------
-
-
-def _connect_target(options: Options) -> tuple[str | None, Any, str]:
-    """``(name or None, target for connect(), a safe description)``."""
-    words = options.words
-    usage = f"usage: %mcp {COMMANDS['connect'].usage}"
-    if options.command is not None:
-        if not options.command:
-            raise MagicArgError("nothing after '--': give the command that starts the server")
-        if len(words) > 1:
-            raise MagicArgError(usage)
-        name = words[0] if words else None
-        target: Any = list(options.command)
-        described = _describe_command(target)
-    elif len(words) == 2 and is_http_url(words[1]):
-        name, target = words
-        described = _describe_url(target)
-    elif len(words) == 1 and is_http_url(words[0]):
-        target = words[0]
-        name = urlsplit(target).hostname or None
-        described = _describe_url(target)
-    elif len(words) == 1:
-        name = target = words[0]
-        try:
-            entry = _config.find_entry(name)
-            if entry is None:
-                _config.resolve_target(name)  # a command on PATH, or the error saying it is neither
-        except ValueError as exc:
-            raise MagicArgError(str(exc)) from None
-        if entry is None:
-            described = _describe_command(name)
-        elif entry.transport == "stdio":
-            described = f"{_describe_command(split_line(entry.describe()))} ({entry.format})"
-        else:
-            described = f"{entry.describe()} ({entry.format})"
-    else:
-        raise MagicArgError(usage)
-    if name is not None and (name.startswith("-") or "=" in name):
-        raise MagicArgError(f"{name[:40]!r} cannot be a session name; {usage}")
-    if not isinstance(target, str) or not is_http_url(target):
-        http_only = [
-            o
-            for o, v in (
-                ("--token-env", options.token_env),
-                ("--header", options.headers),
-                ("--header-env", options.header_env),
-            )
-            if v
-        ]
-        if http_only:
-            raise MagicArgError(f"{', '.join(http_only)} apply only to a server URL")
-    return name, target, described
-
-
-def _http_options(options: Options, target: Any) -> dict[str, Any]:
-    if not isinstance(target, str) or not is_http_url(target):
-        return {}
-    result: dict[str, Any] = {}
-    headers: dict[str, str] = {}
-    for pair in options.headers:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise MagicArgError("--header needs NAME=VALUE")
-        headers[key] = value
-    for pair in options.header_env:
-        key, sep, variable = pair.partition("=")
-        if not sep or not key or not variable:
-            raise MagicArgError("--header-env needs NAME=ENVIRONMENT_VARIABLE")
-        headers[key] = _environment(variable, "--header-env")
-    if headers:
-        result["headers"] = headers
-    if options.token_env is not None:
-        result["auth"] = _environment(options.token_env, "--token-env")
-    return result
-
-
-def _environment(variable: str, option: str) -> str:
-    value = os.environ.get(variable)
-    if not value:
-        raise MagicArgError(f"{option}: the environment variable {variable!r} is not set")
-    return value
+    return _targets.server_names()
 
 
 _describe_command = describe_command

@@ -38,17 +38,13 @@ reader iterating a dict it got never sees it change under it.
 
 from __future__ import annotations
 
-import os
-import re
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urlsplit
 
 from ..protocol._printable import printable
-from ..protocol.http_binding import is_http_url
-from ._targets import split_line
+from ._targets import describe_command, describe_target, describe_url  # re-exported: old home
 
 if TYPE_CHECKING:
     import pandas
@@ -375,49 +371,3 @@ def _server(name: Any, version: Any) -> str | None:
 
 #: The process's one registry (the magics and every way of opening a session use it).
 REGISTRY = Registry()
-
-
-# --- safe descriptions of targets --------------------------------------------------------------------
-
-_SECRET_WORD = re.compile(r"token|secret|password|passwd|api[-_]?key|auth|credential|bearer", re.IGNORECASE)
-
-
-def describe_target(text: str) -> str:
-    """A server's command line or URL as a session lists it, with nothing secret in it."""
-    if is_http_url(text):
-        return describe_url(text)
-    try:
-        return describe_command(text)
-    except ValueError:  # not a command line (an unbalanced quote): the first word only
-        return text.split(" ", 1)[0]
-
-
-def describe_command(command: str | list[str] | tuple[str, ...]) -> str:
-    """The command, with the values of secret-looking arguments (``--api-key X``, ``TOKEN=X``) hidden."""
-    argv = split_line(command) if isinstance(command, str) else [str(a) for a in command]
-    if not argv:
-        return ""
-    shown = [os.path.basename(argv[0]) or argv[0]]
-    hide_next = False
-    for arg in argv[1:]:
-        if hide_next:
-            shown.append("***")
-            hide_next = False
-            continue
-        key, sep, _ = arg.partition("=")
-        if sep and _SECRET_WORD.search(key):
-            shown.append(f"{key}=***")
-        else:
-            shown.append(arg)
-            hide_next = arg.startswith("-") and bool(_SECRET_WORD.search(arg))
-    return " ".join(shown)
-
-
-def describe_url(url: str) -> str:
-    """The URL without credentials, query or fragment (they may hold tokens)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
