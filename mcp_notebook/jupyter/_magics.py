@@ -63,8 +63,6 @@ Behaviours:
 from __future__ import annotations
 
 import fnmatch
-import json
-import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -73,7 +71,6 @@ from typing import TYPE_CHECKING, Any, cast
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from ..notebook import _targets
 from ..notebook._registry import REGISTRY, Entry, Registry
 from ..notebook._targets import TargetError, connect_target, describe_command, describe_url, http_options
 from ..notebook._tasks import SessionTask
@@ -81,18 +78,18 @@ from ..notebook.session import Session, connect
 from ..protocol.errors import McpError
 from . import _group_commands as _groups
 from ._magic_args import (
-    OPTIONS,
     MagicArgError,
     Options,
     body_arguments,
     one_line,
     parse_options,
     prompt_arguments,
-    schema_types,
     split_line,
     suggest,
     tool_arguments,
 )
+from ._magic_completion import Completer, matcher
+from ._magic_grammar import COMMANDS, CONNECT_ALL, TASK_ACTIONS, help_text, unknown_subcommand
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -103,164 +100,11 @@ __all__ = ["McpMagicError", "McpMagics", "load_ipython_extension", "unload_ipyth
 
 
 @dataclass(frozen=True)
-class _Command:
-    usage: str
-    summary: str
-    options: tuple[str, ...] = ()
-    body: bool = False  # takes a %%mcp cell body
-    quiet: bool = False  # prints what it did; returns nothing (-o stores the value)
-
-
-@dataclass(frozen=True)
 class _Printed:
     """What one action of a command returns when it printed what it did (as a quiet command does):
     nothing is displayed, ``-o`` stores ``value``."""
 
     value: Any
-
-
-_SESSION_OPTIONS = ("out", "server")
-_CONNECT_ALL = "connect --all [CONFIG] [--only A,B] [--as GROUP] [--timeout S] [-o VAR]"
-
-COMMANDS: dict[str, _Command] = {
-    "connect": _Command(
-        "connect NAME [URL | -- COMMAND ARGS…] [--token-env VAR] [--header K=V] [--header-env K=VAR] "
-        "[--protocol auto|modern|legacy] [--timeout S] [-o VAR]",
-        "Connect to a server and make it the current one. After `--`: the command that starts a stdio "
-        "server. A URL: a Streamable HTTP (or HTTP+SSE) server; --token-env names the environment "
-        "variable holding a bearer token, --header-env one holding a header's value (values are never "
-        "shown). NAME alone: the server of that name in mcp.json (./mcp.json, ./.mcp.json, "
-        "./.vscode/mcp.json, ~/.config/mcp/mcp.json). Connecting a NAME again replaces its session. "
-        "`connect --all [CONFIG] [--only A,B] [--as GROUP]` connects every server of a config file "
-        "(any common format; without CONFIG the first file of the documented search path) in "
-        "parallel as one group (default name 'group'; connecting the name again replaces it), shows "
-        "its board (a server that fails shows why, and is retried in the background) and makes its "
-        "first server that came up current. Its servers are then names like any session's "
-        "(-s SERVER, %mcp use SERVER, %mcp call SERVER.TOOL); a session connected on its own keeps "
-        "its name over a group's server, and the group connected last comes first. -o stores the "
-        "Group.",
-        ("out", "token_env", "headers", "header_env", "protocol", "timeout", "all", "only", "group"),
-        quiet=True,
-    ),
-    "servers": _Command(
-        "servers [-o VAR]",
-        "Every session (a DataFrame, one row each): those opened with %mcp connect and those opened "
-        "in code (mcp_notebook.connect(), Session(), connect_all()), and each server of every group. "
-        "Columns: name, current, server, status, era, protocol, tools, opened (how: '%mcp connect', "
-        "'connect()', ...), group, target, last_error. A group's server whose name a session has "
-        "shows as 'NAME (hidden by the session)'.",
-        ("out",),
-    ),
-    "use": _Command("use NAME", "Make NAME (a session or a group's server) the current session.", quiet=True),
-    "tools": _Command(
-        "tools [PATTERN | SERVER | GROUP] [--all] [-s SERVER] [-o VAR]",
-        "The tools (a DataFrame); PATTERN keeps names matching a glob (`sales_*`) or containing it. "
-        "A word that names a server lists that server's tools, one that names a group every tool of "
-        "the group with a server column (-s SERVER PATTERN filters a server's tools by such a word). "
-        "--all adds the tools only an MCP App's View may call (hidden otherwise).",
-        (*_SESSION_OPTIONS, "all"),
-    ),
-    "call": _Command(
-        "call TOOL [key=value …] [key:=JSON …] [--task] [--frame] [--timeout S] [-s SERVER] [-o VAR]",
-        "Call a tool. Each value is converted to the type its inputSchema gives (numbers, true/false/"
-        "yes/no, null, JSON or comma lists for arrays, JSON objects; strings as typed); key:=JSON "
-        "passes JSON as is. In a %%mcp cell the body is a JSON (or YAML) object of arguments, and "
-        "key=value on the line override it. Returns the ToolResult (--frame: its DataFrame); a tool "
-        "that runs as a task is followed to its end. --task starts the tool as a task and returns "
-        "the task at once (`job = %mcp call --task TOOL …`; job.result() waits, job.cancel() stops "
-        "it; with -o it prints the task id); see %mcp tasks. TOOL is the current session's tool of "
-        "that name if it has one, otherwise SERVER.TOOL (fastmcp's SERVER_TOOL too, or a name only "
-        "one server offers) goes to that server, a group's or a session's.",
-        (*_SESSION_OPTIONS, "timeout", "frame", "task"),
-        body=True,
-    ),
-    "app": _Command(
-        "app TOOL [key=value …] [key:=JSON …] [-s SERVER] [-o VAR]",
-        "Open a tool's MCP App: calls the tool and shows its interactive View in the cell, sandboxed "
-        "(see session.app). Arguments as for call (a %%mcp cell body may give them as JSON or YAML). "
-        "Returns the AppView: view.model_context, view.messages and view.status follow the View "
-        "from Python. A tool without a ui:// View is an error.",
-        _SESSION_OPTIONS,
-        body=True,
-    ),
-    "read": _Command(
-        "read URI [-s SERVER] [-o VAR]", "Read a resource; returns its ResourceContents.", _SESSION_OPTIONS
-    ),
-    "prompt": _Command(
-        "prompt NAME [key=value …] [-s SERVER] [-o VAR]",
-        "Get a prompt (its arguments are strings; a %%mcp cell body may give them as JSON or YAML); "
-        "returns the PromptResult.",
-        _SESSION_OPTIONS,
-        body=True,
-    ),
-    "tasks": _Command(
-        "tasks [get | result | cancel TASK_ID] [--all] [--timeout S] [--frame] [-s SERVER] [-o VAR]",
-        "The tasks this session started or attached to (a DataFrame: task_id, tool, status, "
-        "status_message, started, ended, elapsed), kept current while they run. --all asks the "
-        "server for its own list instead (tasks/list, where the server offers it). `get ID` returns "
-        "the task, attaching to it if the session does not know it yet (one started before a kernel "
-        "restart, if the server still has it for this session); `result ID` waits for its result "
-        "(--timeout S stops the wait, not the task; --frame: its DataFrame); `cancel ID` asks the "
-        "server to stop it. The ID of a task the session knows may be shortened to a prefix no "
-        "other has.",
-        (*_SESSION_OPTIONS, "all", "timeout", "frame"),
-    ),
-    "resources": _Command("resources [-s SERVER] [-o VAR]", "The resources (a DataFrame).", _SESSION_OPTIONS),
-    "prompts": _Command("prompts [-s SERVER] [-o VAR]", "The prompts (a DataFrame).", _SESSION_OPTIONS),
-    "history": _Command(
-        "history [-s SERVER] [-o VAR]", "The calls made so far (a DataFrame).", _SESSION_OPTIONS
-    ),
-    "status": _Command(
-        "status [SERVER | GROUP] [-o VAR]",
-        "The session's live status panel (a group's: its board).",
-        ("out",),
-    ),
-    "explore": _Command(
-        "explore [SERVER | GROUP] [-o VAR]",
-        "The tool explorer widget (a group's: with a server selector).",
-        ("out",),
-    ),
-    "log": _Command(
-        "log [SERVER | GROUP] [-o VAR]",
-        "The server's notifications and log messages (a group's: every server's, merged).",
-        ("out",),
-    ),
-    "disconnect": _Command(
-        "disconnect [NAME | --all]",
-        "Close the current session, NAME's (a group's NAME: every server of the group), or all of "
-        "them, groups and the ones opened in code included.",
-        ("all",),
-        quiet=True,
-    ),
-    "help": _Command("help [SUBCOMMAND]", "This help, or one subcommand's.", quiet=True),
-}
-
-
-def _help_text(subcommand: str | None = None) -> str:
-    if subcommand is not None:
-        command = COMMANDS[subcommand]
-        also = f"\n%mcp {_CONNECT_ALL}" if subcommand == "connect" else ""
-        return f"%mcp {command.usage}{also}\n\n{command.summary}"
-    lines = [
-        "%mcp SUBCOMMAND …  /  %%mcp call TOOL (cell body: JSON or YAML arguments)",
-        "",
-        "Talk to MCP servers from cells. The last server connected is the current one;",
-        "-s SERVER picks another for one command, -o VAR stores the result instead of showing it.",
-        "%mcp connect --all connects every server of a config file as one group; its servers are",
-        "then names like sessions, and %mcp call SERVER.TOOL reaches any server.",
-        "",
-    ]
-    for name, command in COMMANDS.items():
-        lines.append(f"  %mcp {command.usage}")
-        if name == "connect":
-            lines.append(f"  %mcp {_CONNECT_ALL}")
-    lines += ["", "%mcp help SUBCOMMAND explains one. Mistakes are reported in one line, not a traceback."]
-    return "\n".join(lines)
-
-
-def _unknown_subcommand(name: str) -> MagicArgError:
-    hint = suggest(name, list(COMMANDS), "subcommands", limit=len(COMMANDS))
-    return MagicArgError(f"unknown subcommand {name!r}{hint}")
 
 
 class McpMagicError(UsageError):
@@ -319,7 +163,7 @@ class McpMagics(Magics):
             subcommand = tokens[0] if tokens else "help"
             command = COMMANDS.get(subcommand)
             if command is None:
-                raise _unknown_subcommand(subcommand)
+                raise unknown_subcommand(subcommand)
             options = parse_options(tokens[1:], command.options, subcommand)
             if options.command is not None and subcommand != "connect":
                 raise MagicArgError("'--' comes only in %mcp connect NAME -- COMMAND")
@@ -430,7 +274,7 @@ class McpMagics(Magics):
         return session
 
     def _connect_group(self, options: Options) -> _Printed:
-        usage = f"usage: %mcp {_CONNECT_ALL}"
+        usage = f"usage: %mcp {CONNECT_ALL}"
         if options.command is not None or len(options.words) > 1:
             raise MagicArgError(usage)
         if options.token_env or options.headers or options.header_env:
@@ -697,8 +541,8 @@ class McpMagics(Magics):
                 raise MagicArgError("--timeout and --frame go with %mcp tasks result TASK_ID")
             return session.tasks_frame(server=options.all)
         action, *rest = options.words
-        if action not in _TASK_ACTIONS:
-            raise MagicArgError(f"unknown action {action!r}{suggest(action, _TASK_ACTIONS, 'actions')}")
+        if action not in TASK_ACTIONS:
+            raise MagicArgError(f"unknown action {action!r}{suggest(action, TASK_ACTIONS, 'actions')}")
         if len(rest) != 1 or not rest[0]:
             raise MagicArgError(f"usage: %mcp tasks {action} TASK_ID [-s SERVER] [-o VAR]")
         if options.all:
@@ -805,132 +649,15 @@ class McpMagics(Magics):
     def _do_help(self, options: Options, cell: str | None) -> None:
         subcommand = self._one_word(options, "help", optional=True)
         if subcommand is not None and subcommand not in COMMANDS:
-            raise _unknown_subcommand(subcommand)
-        print(_help_text(subcommand))
+            raise unknown_subcommand(subcommand)
+        print(help_text(subcommand))
 
     # --- completion -------------------------------------------------------------------------------
 
     def completions(self, line: str) -> tuple[str, list[str]] | None:
-        """What Tab offers at the end of ``line`` (the text before the cursor on its line).
-
-        ``(fragment, candidates)``: the candidates replace ``fragment``, the word being typed.
-        None when ``line`` is not an ``%mcp`` line, or when other completers should answer
-        (the command after ``connect … --`` gets the usual file completion).
-        """
-        match = re.match(r"\s*%%?mcp\s", line)
-        if match is None:
-            return None
-        rest = line[match.end() :]
-        words = rest.split()
-        fragment = words.pop() if rest and not rest[-1].isspace() else ""
-        if "--" in words:
-            return None
-        if words[:1] == ["connect"] and "--all" in words:
-            return None  # CONFIG: a path, for the file completer
-        positional: list[str] = []
-        server: str | None = None
-        previous = ""
-        for word in words:
-            if previous in _VALUE_OPTIONS:
-                if previous in ("-s", "--server"):
-                    server = word
-                previous = ""
-                continue
-            previous = word
-            if not word.startswith("-"):
-                positional.append(word)
-        candidates = self._candidates(positional, previous, fragment, server)
-        return fragment, sorted(c for c in candidates if c.startswith(fragment))
-
-    def _candidates(
-        self, positional: list[str], previous: str, fragment: str, server: str | None
-    ) -> list[str]:
-        if previous in ("-s", "--server"):
-            return list(self._names())
-        if previous in _VALUE_OPTIONS:
-            return []
-        if not positional:
-            return list(COMMANDS)
-        subcommand, arguments = positional[0], positional[1:]
-        command = COMMANDS.get(subcommand)
-        if command is None:
-            return []
-        if fragment.startswith("-"):
-            return sorted(o for o, (f, _) in OPTIONS.items() if f in command.options and o.startswith("--"))
-        if subcommand == "help":
-            return list(COMMANDS) if not arguments else []
-        if subcommand in ("use", "disconnect", "status", "explore", "log"):
-            if arguments:
-                return []
-            return list(self._names()) + (list(self.groups) if subcommand != "use" else [])
-        if subcommand == "tasks" and not arguments:
-            return list(_TASK_ACTIONS)
-        if subcommand == "connect":
-            return _config_names() if not arguments else []
-        if subcommand == "call":
-            if not arguments:
-                names = [t.name for t in self._cached_tools(server or self.current)]
-                if server is None:
-                    names += _groups.qualified_tool_names(self._tool_lists())
-                return names
-            tool = self._cached_tool(arguments[0], server)
-            return _tool_argument_candidates(tool.input_schema, arguments[1:], fragment) if tool else []
-        if subcommand == "tools" and not arguments and server is None:
-            names = [t.name for t in self._cached_tools(self.current)]
-            return names + list(self._names()) + list(self.groups)
-        model = self._cached_model(server or self.current)
-        if model is None:
-            return []
-        if subcommand == "read" and not arguments:
-            uris = [r.uri for r in model.resources]
-            return uris + [t.uri_template.split("{", 1)[0] for t in model.resource_templates]
-        if subcommand == "tools" and not arguments:
-            return [t.name for t in model.tools]
-        if subcommand == "prompt":
-            if not arguments:
-                return [p.name for p in model.prompts]
-            prompt = next((p for p in model.prompts if p.name == arguments[0]), None)
-            if prompt is None:
-                return []
-            given = {a.split("=", 1)[0].rstrip(":") for a in arguments[1:]}
-            return [f"{n}=" for n in prompt.argument_names if n not in given]
-        if subcommand == "tasks" and len(arguments) == 1 and arguments[0] in _TASK_ACTIONS:
-            rows = [row for row in model.tasks if row.get("task_id")]
-            if arguments[0] == "cancel":
-                rows = [row for row in rows if not row.get("done")]
-            return [str(row["task_id"]) for row in rows]
-        return []
-
-    def _cached_model(self, name: str | None) -> Any:
-        """The model of the session or group server ``name`` (None if there is none up): no network."""
-        if name is None:
-            return None
-        entry = self.sessions.get(name)
-        if entry is not None:
-            return entry.session.model
-        group_name = self._names().get(name)
-        session = self.groups[group_name].sessions.get(name) if group_name is not None else None
-        return session.model if session is not None else None
-
-    def _cached_tools(self, name: str | None) -> list[Any]:
-        model = self._cached_model(name)
-        return list(model.tools) if model is not None else []
-
-    def _cached_tool(self, name: str, server: str | None) -> Any:
-        """The tool ``%mcp call NAME`` means, from the lists at hand (as _tool, without asking)."""
-        found = next((t for t in self._cached_tools(server or self.current) if t.name == name), None)
-        if found is not None or server is not None:
-            return found
-        lists = self._tool_lists()
-        try:
-            owner, tool = _groups.resolve_tool(name, lists)
-        except McpError:
-            return None
-        return next((t for t in lists.get(owner, ()) if t.name == tool), None)
-
-
-_VALUE_OPTIONS = frozenset(o for o, (_, takes_value) in OPTIONS.items() if takes_value)
-_TASK_ACTIONS = ("get", "result", "cancel")
+        """What Tab offers at the end of ``line``: ``(fragment, candidates)`` or None (see
+        :meth:`._magic_completion.Completer.completions`)."""
+        return Completer(self.registry).completions(line)
 
 
 def _find(name: str, items: list[Any], refresh: Callable[[], Sequence[Any]]) -> Any:
@@ -944,57 +671,11 @@ def _find(name: str, items: list[Any], refresh: Callable[[], Sequence[Any]]) -> 
     return found
 
 
-def _tool_argument_candidates(schema: dict[str, Any], given: list[str], fragment: str) -> list[str]:
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    if not isinstance(properties, dict):
-        return []
-    key, has_value, _ = fragment.partition("=")
-    if has_value:
-        prop = properties.get(key.rstrip(":"))
-        if not isinstance(prop, dict):
-            return []
-        values: list[str] = []
-        enum = prop.get("enum")
-        if isinstance(enum, list):
-            values += [v if isinstance(v, str) else json.dumps(v) for v in enum]
-        if "boolean" in schema_types(prop, schema):
-            values += ["true", "false"]
-        return [f"{key}={v}" for v in values]
-    taken = {word.split("=", 1)[0].rstrip(":") for word in given}
-    return [f"{name}=" for name in properties if name not in taken]
-
-
-def _config_names() -> list[str]:
-    return _targets.server_names()
-
-
 _describe_command = describe_command
 _describe_url = describe_url
 
 
 # --- the extension -----------------------------------------------------------------------------------
-
-
-def _matcher(magics: McpMagics) -> Callable[[Any], dict[str, Any]]:
-    from IPython.core.completer import SimpleCompletion, context_matcher
-
-    @context_matcher(priority=100, identifier="mcp_notebook.magics")  # type: ignore[untyped-decorator]
-    def mcp_matcher(context: Any) -> dict[str, Any]:
-        try:
-            found = magics.completions(context.text_until_cursor)
-        except Exception:  # a completer never breaks typing
-            found = None
-        if found is None:
-            return {"completions": []}
-        fragment, candidates = found
-        return {
-            "completions": [SimpleCompletion(c, type="mcp") for c in candidates],
-            "matched_fragment": fragment,
-            "suppress": True,
-            "ordered": True,
-        }
-
-    return mcp_matcher  # type: ignore[no-any-return]
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -1005,7 +686,7 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.register_magics(magics)
     completer = getattr(ipython, "Completer", None)
     if completer is not None and hasattr(completer, "custom_matchers"):
-        magics._matcher = _matcher(magics)
+        magics._matcher = matcher(magics.completions)
         completer.custom_matchers.append(magics._matcher)
 
 
@@ -1023,4 +704,4 @@ def unload_ipython_extension(ipython: Any) -> None:
         completer.custom_matchers.remove(matcher)
 
 
-McpMagics.mcp.__doc__ = _help_text()
+McpMagics.mcp.__doc__ = help_text()
