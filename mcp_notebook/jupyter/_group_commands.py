@@ -4,9 +4,10 @@ tool names across servers, and the status board.
 What it owns: which server a name typed in a magic means once sessions connected one by one and
 the servers of connected groups share one namespace; the ``SERVER.TOOL`` names offered across all
 of them; the board that ``%mcp connect --all`` shows (HTML, with a text fallback for terminals;
-``%mcp servers`` is the registry's DataFrame, :mod:`._registry`). It never connects and never asks
-a server anything: completion calls it on every Tab, so it reads only the lists the models
-already hold.
+``%mcp servers`` is the registry's DataFrame, :mod:`..notebook._registry`). It never connects and
+never asks a server anything: completion calls it on every Tab, so it reads only the lists the
+models already hold. The precedence of names below is the registry's
+(:func:`..notebook._registry.server_names`); this module applies it to tools and the board.
 
 Precedence of names
 ===================

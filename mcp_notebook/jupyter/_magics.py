@@ -15,7 +15,7 @@
     %mcp call github.search_issues query=bug
     %mcp servers
 
-The magics use the notebook's one set of named sessions (:mod:`._registry`): the ones ``%mcp
+The magics use the notebook's one set of named sessions (:mod:`..notebook._registry`): the ones ``%mcp
 connect`` opens and the ones code opens (``s = mcp_notebook.connect(...)``, ``Session(...)``,
 ``connect_all(...)``) alike, so ``%mcp tools`` works right after ``connect()``. The last one
 connected, either way (or chosen with ``%mcp use``), is the current one, and ``-s NAME`` picks
@@ -31,7 +31,7 @@ board and makes its first server that came up current. Its servers are then name
 server, a group's or a session's. When two share a name, a session connected on its own wins, then
 the group connected last (the board marks a server so hidden); ``%mcp call TOOL`` is the current
 session's tool when it has one, otherwise ``SERVER.TOOL``, fastmcp's ``SERVER_TOOL`` or a name only
-one server offers (:mod:`._magics_group` holds these rules).
+one server offers (:mod:`._group_commands` holds these rules).
 
 Behaviours:
 
@@ -57,7 +57,8 @@ Behaviours:
   after ``connect``; a group's servers too), tool names, every server's ``SERVER.TOOL``, and then
   their ``key=`` arguments and enum/boolean values (``call``), prompt names and arguments
   (``prompt``), resource URIs (``read``), task actions and the ids of the session's tasks
-  (``tasks``).
+  (``tasks``): :mod:`._magic_completion`. The subcommands, their options and help texts are
+  :mod:`._magic_grammar`'s, connect targets :mod:`..notebook._targets`'.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ _MAGICS = "%mcp connect"  # how the sessions the magics open are marked in the r
 
 @magics_class
 class McpMagics(Magics):
-    """The ``%mcp`` magics, over the notebook's one set of named sessions (:data:`._registry.REGISTRY`)."""
+    """The ``%mcp`` magics, over the notebook's one set of named sessions (the registry's REGISTRY)."""
 
     shell: InteractiveShell  # always given (Magics allows None)
     _matcher: Callable[[Any], dict[str, Any]]  # set by load_ipython_extension when there is a completer
@@ -205,7 +206,7 @@ class McpMagics(Magics):
         return name, self.groups[group_name][name]  # an McpError says why a server is not up
 
     def _names(self) -> dict[str, str | None]:
-        """Every usable server name -> its group (None: a session of its own); see _magics_group."""
+        """Every usable server name -> its group (None: a session of its own); see _registry.server_names."""
         return self.registry.names()
 
     def _tool_lists(self) -> dict[str, list[Any]]:
@@ -443,7 +444,7 @@ class McpMagics(Magics):
 
     def _tool(self, name: str) -> tuple[Session, Any]:
         """The session and the tool ``%mcp call NAME`` means: the current session's tool of that
-        name, else SERVER.TOOL / SERVER_TOOL / a name one server offers (see _magics_group)."""
+        name, else SERVER.TOOL / SERVER_TOOL / a name one server offers (see _group_commands)."""
         names = self._names()
         current = self.current if self.current in names else None
         lists = self._tool_lists()
