@@ -59,15 +59,15 @@ __all__ = [
 
 
 def load_ipython_extension(ipython: object) -> None:
-    """``%load_ext mcp_notebook``: the ``%mcp`` and ``%%mcp`` magics (:mod:`.notebook.magics`)."""
-    from .notebook import magics
+    """``%load_ext mcp_notebook``: the ``%mcp`` and ``%%mcp`` magics (:mod:`.jupyter._magics`)."""
+    from .jupyter import _magics as magics
 
     magics.load_ipython_extension(ipython)
 
 
 def unload_ipython_extension(ipython: object) -> None:
     """``%unload_ext mcp_notebook``: closes the magics' sessions and removes ``%mcp``."""
-    from .notebook import magics
+    from .jupyter import _magics as magics
 
     magics.unload_ipython_extension(ipython)
 

@@ -16,7 +16,7 @@ A session is registered under the name it asked for (``name=``), else its server
 a suffix (``demo``, ``demo-2``, ``demo-3``), and ``session.name`` says which it got. Only ``%mcp
 connect NAME`` replaces (and closes) the session of that name, as the magic documents. A group
 registers under its ``name=`` ("group" by default), made unique the same way, and its servers
-become names too (:func:`._magics_group.server_names` holds the precedence). The session or group
+become names too (:func:`server_names` holds the precedence). The session or group
 registered last is current; ``%mcp use`` (or :meth:`Registry.use`) switches.
 
 Lifetime: strong references, removed on close
@@ -38,25 +38,30 @@ reader iterating a dict it got never sees it change under it.
 
 from __future__ import annotations
 
-import os
-import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol._printable import printable
-from ..protocol.http_binding import is_http_url
-from ._magic_args import split_line
+from ._targets import describe_command, describe_target, describe_url  # re-exported: old home
 
 if TYPE_CHECKING:
     import pandas
 
-    from .group import Group
-    from .session import Session
+    from .model import GroupModel, SessionModel
 
-__all__ = ["REGISTRY", "Entry", "Registry", "describe_command", "describe_target", "describe_url"]
+__all__ = [
+    "REGISTRY",
+    "Entry",
+    "GroupPort",
+    "Registry",
+    "SessionPort",
+    "describe_command",
+    "describe_target",
+    "describe_url",
+    "server_names",
+]
 
 #: How many names of closed sessions are remembered (for "it was closed" in messages).
 _CLOSED_NAMES = 64
@@ -76,12 +81,52 @@ SERVERS_COLUMNS = [
 ]
 
 
+class SessionPort(Protocol):
+    """What the registry needs of a session (a :class:`~.session.Session`): its model, for the
+    listing, and ``close()`` for whoever takes it out (the registry itself never closes)."""
+
+    @property
+    def model(self) -> SessionModel: ...
+
+    def close(self) -> None: ...
+
+
+class GroupPort(Protocol):
+    """What the registry needs of a group (a :class:`~.group.Group`): its servers' names (iterating
+    it), the sessions that are up, its model's rows, the name it is registered under, ``close()``."""
+
+    name: str
+
+    @property
+    def model(self) -> GroupModel: ...
+
+    @property
+    def sessions(self) -> Mapping[str, SessionPort]: ...
+
+    def __iter__(self) -> Iterator[str]: ...
+
+    def close(self) -> None: ...
+
+
+def server_names(
+    sessions: Mapping[str, SessionPort], groups: Mapping[str, GroupPort]
+) -> dict[str, str | None]:
+    """Every usable server name -> the group it comes from (None: a session of its own), by the
+    registry's precedence (see Names above): sessions first, then the groups' servers, the group
+    registered last first."""
+    names: dict[str, str | None] = dict.fromkeys(sessions)
+    for group_name in reversed(list(groups)):
+        for server in groups[group_name]:
+            names.setdefault(server, group_name)
+    return names
+
+
 @dataclass(frozen=True)
 class Entry:
     """A registered session: the session, how its server was reached (nothing secret in it) and how
     it was opened (``"connect()"``, ``"Session()"``, ``"%mcp connect"``)."""
 
-    session: Session
+    session: SessionPort
     target: str
     opened: str
 
@@ -94,7 +139,7 @@ class Registry:
         #: Sessions by name, in the order they were registered (copy on write: never mutate).
         self.sessions: dict[str, Entry] = {}
         #: Groups by name, the one registered last last (copy on write: never mutate).
-        self.groups: dict[str, Group] = {}
+        self.groups: dict[str, GroupPort] = {}
         #: How each group was opened, by group name.
         self.groups_opened: dict[str, str] = {}
         #: The current name: a session's, or a group's server's; may name one closed since.
@@ -105,12 +150,10 @@ class Registry:
 
     def names(self) -> dict[str, str | None]:
         """Every usable server name -> its group (None: a session of its own), by the precedence of
-        :func:`._magics_group.server_names`."""
-        from ._magics_group import server_names
-
+        :func:`server_names`."""
         return server_names(self.session_objects(), self.groups)
 
-    def session_objects(self) -> dict[str, Session]:
+    def session_objects(self) -> dict[str, SessionPort]:
         return {name: entry.session for name, entry in self.sessions.items()}
 
     def open_names(self) -> list[str]:
@@ -139,8 +182,8 @@ class Registry:
     # --- sessions ----------------------------------------------------------------------------------
 
     def add(
-        self, session: Session, *, name: str, opened: str, target: str, replace: bool = False
-    ) -> tuple[str, Session | None]:
+        self, session: SessionPort, *, name: str, opened: str, target: str, replace: bool = False
+    ) -> tuple[str, SessionPort | None]:
         """Register ``session`` and make it current; ``(its name, the session it replaced)``.
 
         ``name`` is made unique (``demo-2``) unless ``replace``: then a session already of that
@@ -149,7 +192,7 @@ class Registry:
         """
         with self._lock:
             sessions = {n: e for n, e in self.sessions.items() if e.session is not session}
-            replaced: Session | None = None
+            replaced: SessionPort | None = None
             if replace:
                 old = sessions.pop(name, None)
                 replaced = old.session if old is not None else None
@@ -162,7 +205,7 @@ class Registry:
             self.current = name
             return name, replaced
 
-    def remove(self, name: str) -> Session | None:
+    def remove(self, name: str) -> SessionPort | None:
         """Take the session ``name`` out (the caller closes it); its name is remembered as closed."""
         with self._lock:
             sessions = dict(self.sessions)
@@ -173,7 +216,7 @@ class Registry:
             self._remember_closed([name])
             return entry.session
 
-    def forget(self, session: Session) -> None:
+    def forget(self, session: SessionPort) -> None:
         """``session`` closed: it leaves (the current name stays, so ``%mcp`` says it was closed)."""
         with self._lock:
             names = [n for n, e in self.sessions.items() if e.session is session]
@@ -192,14 +235,14 @@ class Registry:
     # --- groups ------------------------------------------------------------------------------------
 
     def add_group(
-        self, group: Group, *, name: str, opened: str, replace: bool = False
-    ) -> tuple[str, Group | None]:
+        self, group: GroupPort, *, name: str, opened: str, replace: bool = False
+    ) -> tuple[str, GroupPort | None]:
         """Register ``group``; ``(its name, the group it replaced)`` (as :meth:`add`). Its first
         server that is up (and not hidden by a session's name) becomes current."""
         with self._lock:
             groups = {n: g for n, g in self.groups.items() if g is not group}
             opened_by = {n: o for n, o in self.groups_opened.items() if n in groups}
-            replaced: Group | None = None
+            replaced: GroupPort | None = None
             if replace:
                 replaced = groups.pop(name, None)
                 opened_by.pop(name, None)
@@ -220,7 +263,7 @@ class Registry:
                 self.fix_current()
             return name, replaced
 
-    def remove_group(self, name: str) -> Group | None:
+    def remove_group(self, name: str) -> GroupPort | None:
         """Take the group ``name`` out (the caller closes it); its servers' names are remembered."""
         with self._lock:
             group = self.groups.get(name)
@@ -228,7 +271,7 @@ class Registry:
                 self.forget_group(group)
             return group
 
-    def forget_group(self, group: Group) -> None:
+    def forget_group(self, group: GroupPort) -> None:
         """``group`` closed: it leaves, and its servers' names are remembered as closed."""
         with self._lock:
             names = [n for n, g in self.groups.items() if g is group]
@@ -328,49 +371,3 @@ def _server(name: Any, version: Any) -> str | None:
 
 #: The process's one registry (the magics and every way of opening a session use it).
 REGISTRY = Registry()
-
-
-# --- safe descriptions of targets --------------------------------------------------------------------
-
-_SECRET_WORD = re.compile(r"token|secret|password|passwd|api[-_]?key|auth|credential|bearer", re.IGNORECASE)
-
-
-def describe_target(text: str) -> str:
-    """A server's command line or URL as a session lists it, with nothing secret in it."""
-    if is_http_url(text):
-        return describe_url(text)
-    try:
-        return describe_command(text)
-    except ValueError:  # not a command line (an unbalanced quote): the first word only
-        return text.split(" ", 1)[0]
-
-
-def describe_command(command: str | list[str] | tuple[str, ...]) -> str:
-    """The command, with the values of secret-looking arguments (``--api-key X``, ``TOKEN=X``) hidden."""
-    argv = split_line(command) if isinstance(command, str) else [str(a) for a in command]
-    if not argv:
-        return ""
-    shown = [os.path.basename(argv[0]) or argv[0]]
-    hide_next = False
-    for arg in argv[1:]:
-        if hide_next:
-            shown.append("***")
-            hide_next = False
-            continue
-        key, sep, _ = arg.partition("=")
-        if sep and _SECRET_WORD.search(key):
-            shown.append(f"{key}=***")
-        else:
-            shown.append(arg)
-            hide_next = arg.startswith("-") and bool(_SECRET_WORD.search(arg))
-    return " ".join(shown)
-
-
-def describe_url(url: str) -> str:
-    """The URL without credentials, query or fragment (they may hold tokens)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    port = f":{parts.port}" if parts.port else ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
