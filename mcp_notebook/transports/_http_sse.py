@@ -28,6 +28,7 @@ from ..protocol.errors import McpError
 from ..protocol.http_binding import body_kind, reopen_outcome, retry_delay, stream_backoff
 from ..protocol.jsonrpc import FrameError, decode, encode
 from ..protocol.sse import EventTooLarge, SseDecoder, SseEvent
+from ._base import OversizedFrame, RequestFailed
 from ._http_common import (
     error_from_status,
     jsonrpc_error_in,
@@ -38,7 +39,6 @@ from ._http_common import (
     transport_error,
 )
 from ._http_engine import Engine, WireError, WireResponse
-from .base import OversizedFrame, RequestFailed
 
 __all__ = ["EndpointRefused", "SseSession"]
 
