@@ -58,6 +58,7 @@ from mcp_types import (
 )
 from pydantic import BaseModel, Field
 
+from mcp_notebook.demo._tokens import valid_token
 from mcp_notebook.demo.tasks import TaskRunner, current_task
 
 __all__ = [
@@ -862,9 +863,7 @@ class _BearerToken:
     """
 
     def __init__(self, app: Any, token: str) -> None:
-        from mcp_notebook.demo import _valid_token
-
-        if not _valid_token(token):
+        if not valid_token(token):
             raise ValueError("the token must be non-empty printable ASCII without spaces")
         self.app = app
         self._token = token.encode("ascii")
