@@ -58,8 +58,8 @@ from mcp_types import (
 )
 from pydantic import BaseModel, Field
 
+from mcp_notebook.demo._task_runner import TaskRunner, current_task
 from mcp_notebook.demo._tokens import valid_token
-from mcp_notebook.demo.tasks import TaskRunner, current_task
 
 __all__ = [
     "HTTP_URL_PREFIX",
