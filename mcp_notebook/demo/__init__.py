@@ -57,7 +57,7 @@ they work in both protocol eras: as server-to-client requests on a legacy
 (``initialize`` handshake) connection, and as ``input_required`` round trips on
 a 2026-07-28 connection.
 
-Tasks work in both eras too (:mod:`mcp_notebook.demo.tasks`): the 2025-11-25
+Tasks work in both eras too (:mod:`mcp_notebook.demo._task_runner`): the 2025-11-25
 core tasks on a legacy connection (``params.task`` on ``tools/call``,
 ``tasks/get``, the blocking ``tasks/result`` that also carries the form's
 ``elicitation/create``, ``tasks/list``, ``tasks/cancel`` and

@@ -47,7 +47,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import anyio
 import anyio.abc
@@ -84,6 +84,7 @@ from mcp_types import (
     ListToolsResult,
     PaginatedRequestParams,
     RequestParams,
+    RequestParamsMeta,
     ServerTasksCapability,
     ServerTasksRequestsCapability,
     TasksCallCapability,
@@ -106,7 +107,7 @@ __all__ = [
     "current_task",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("mcp_notebook.demo.tasks")  # its name before issue #27 moved the module
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
@@ -477,7 +478,8 @@ class TaskRunner:
                 group.cancel_scope.cancel()
 
     def _group_for(self, ctx: _Ctx) -> anyio.abc.TaskGroup:
-        for state, group in reversed(self._groups):
+        # A copy, newest first: reversed() of a list whose items hold Any is Any to mypy (overloads).
+        for state, group in self._groups[::-1]:
             if state is ctx.lifespan_context:
                 return group
         if self._groups:
@@ -666,7 +668,9 @@ class TaskRunner:
                 params=ElicitRequestFormParams(
                     message=pending.message,
                     requested_schema=pending.requested_schema,
-                    _meta={RELATED_TASK: {"taskId": task.task_id}},
+                    # RequestParamsMeta is an open TypedDict (PEP 728 extra_items), which mypy does
+                    # not read yet: it would refuse any key but progress_token.
+                    _meta=cast(RequestParamsMeta, {RELATED_TASK: {"taskId": task.task_id}}),
                 )
             )
             answer = await ctx.session.send_request(
