@@ -19,10 +19,12 @@ authorization server, redeem the code, and finally resend the original request w
   times per request.
 
 Sub-steps are async generators too. They yield requests and read each response from a shared
-mailbox (:class:`_Flow`), so delegating to one is ``async for req in step: yield req``. One lock
+mailbox (:class:`Flow`), so delegating to one is ``async for req in step: yield req``. One lock
 serialises every flow that talks to the authorization server, so concurrent requests that all hit a
 401 cause one authorization; the others find the new token and resend. Pure decisions live in
-``_discovery``, ``_policy`` and ``_token``; this module only sequences them.
+``_discovery``, ``_policy`` and ``_token``; the steps with state of their own are parts this object
+holds: discovery (``_metadata_flow``), the client's identity and credentials (``_client_auth``) and
+the human step (``_user_step``). This module only sequences them.
 
 Secrets (tokens, the code, the PKCE verifier, client secrets, private keys) are never logged, never
 put in an exception message, and never shown by ``repr``.
@@ -31,21 +33,15 @@ put in an exception message, and never shown by ``repr``.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
-import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import AsyncGenerator, Callable, Generator
+from typing import Literal
 from urllib.parse import urlsplit
 
 import anyio
-import anyio.to_thread
 import httpx
 
 from ..protocol.errors import McpError
-from ..transports._http_common import safe_url
-from ..transports._http_engine import TooLarge, read_bounded
 from . import _discovery as disco
 from ._assertions import (
     JWT_BEARER,
@@ -56,119 +52,29 @@ from ._assertions import (
     resolve,
     token_exchange_form,
 )
-from ._discovery import AuthServer, ProtectedResource
+from ._client_auth import ClientAuth
+from ._discovery import AuthServer
 from ._dpop import DpopKey
+from ._flow import HTTP_TIMEOUT, Discovered, Flow, ServerState, set_aside
 from ._loopback import LoopbackReceiver
+from ._metadata_flow import MetadataDiscovery
 from ._pkce import new_pkce, new_state
-from ._policy import (
-    authorization_code_from,
-    choose_client_auth_method,
-    choose_registration_auth_method,
-    parse_redirect,
-    select_scope,
-    union_scopes,
-)
+from ._policy import authorization_code_from, select_scope, union_scopes
 from ._records import ClientInfo, Tokens
 from ._store import MemoryTokenStore, TokenStore
-from ._token import (
-    authenticate,
-    json_body,
-    oauth_error,
-    parse_registration,
-    parse_token_response,
-    registration_request,
-    secrets_in,
-    token_request,
-)
+from ._token import oauth_error, parse_token_response, secrets_in, token_request
+from ._user_step import OnAuthorize, UserStep
 from ._www_authenticate import Challenge, oauth_challenge, parse_challenges
 
 __all__ = ["OAuth", "OnAuthorize"]
 
 logger = logging.getLogger("mcp_notebook.auth")
 
-OnAuthorize = Callable[[str], Awaitable[str | Mapping[str, Any]] | str | Mapping[str, Any]]
 Grant = Literal["authorization_code", "client_credentials", "jwt_bearer"]
 
 _REFRESH_AHEAD = 30.0  # refresh a token this many seconds before it expires
-_HTTP_TIMEOUT = httpx.Timeout(30.0).as_dict()  # metadata, registration and token requests
 #: The default bound on one OAuth response (metadata, registration, tokens), in decoded bytes.
 DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024
-
-
-@dataclass
-class _Discovered:
-    resource: str  # the `resource` parameter: the PRM's resource as published, else the canonical URL
-    server: AuthServer
-    prm: ProtectedResource | None
-
-
-class _Server:
-    """One protected resource (an MCP server, named by its canonical URL) and the tokens held for it.
-
-    Why one per URL and not one per origin: RFC 8707 binds a token to the resource it was issued for,
-    and two MCP servers on one origin (a gateway's tenants, ``/a/mcp`` and ``/b/mcp``) are two
-    resources. Each gets its own tokens, loaded from and saved to the store under its own URL, so one
-    server's token never reaches the other.
-    """
-
-    __slots__ = ("loaded", "tokens", "url")
-
-    def __init__(self, url: str) -> None:
-        self.url = url  # canonical_resource() of the server's URL: the store's key
-        self.tokens: Tokens | None = None
-        self.loaded = False  # the store has been read for this server
-
-    def __repr__(self) -> str:
-        return f"_Server({self.url!r}, tokens={self.tokens!r})"
-
-
-class _Flow:
-    """Per-request state shared by the flow and its sub-steps: the server it goes to, the mailbox
-    for the latest response, and what this request has already tried (so it cannot loop)."""
-
-    def __init__(self, request: httpx.Request, server: _Server, max_bytes: int) -> None:
-        self.request = request
-        self.server = server
-        self.max_bytes = max_bytes
-        self.response: httpx.Response | None = None
-        self.refreshed = False
-        self.authorized = False
-        self.step_ups = 0
-        self.discovered: _Discovered | None = None
-        self.client: ClientInfo | None = None
-        self.tokens: Tokens | None = None
-
-    async def received(self) -> httpx.Response:
-        response, self.response = self.response, None
-        if response is None:  # pragma: no cover - a flow bug, not a server's
-            raise RuntimeError("OAuth flow resumed without a response")
-        await _read_capped(response, self.max_bytes)
-        return response
-
-
-async def _read_capped(response: httpx.Response, limit: int) -> None:
-    """Read a response the flow looks at, or that httpx would read whole before the next request,
-    counting its decoded bytes as they arrive: OAuth documents are small, so a server that sends
-    a huge one (or a gzip bomb) fails this sign-in instead of filling the client's memory."""
-    try:
-        await read_bounded(response, limit)
-    except TooLarge as exc:
-        raise McpError(
-            "auth",
-            f"{safe_url(response.url)} answered with more than max_response_bytes={limit} bytes (at least "
-            f"{exc.size}); refused. Pass OAuth(max_response_bytes=...) to accept larger OAuth responses.",
-        ) from None
-
-
-async def _set_aside(response: httpx.Response, limit: int) -> None:
-    """Finish with the body of a 401 or 403 the flow is about to answer. The flow does not need it,
-    but httpx reads a response whole before sending the flow's next request; read here within
-    ``limit``, a larger body (a gzip bomb for an error page) is dropped instead, connection and all."""
-    try:
-        await read_bounded(response, limit)
-    except TooLarge:
-        response.headers.pop("content-encoding", None)
-        response.stream = httpx.ByteStream(b"")
 
 
 class OAuth(httpx.Auth):
@@ -270,35 +176,37 @@ class OAuth(httpx.Auth):
             raise ValueError("max_response_bytes must be at least 1024")
         self._max_response_bytes = max_response_bytes
         self._grant: Grant = grant
-        self._client_id = client_id
-        self._client_secret = client_secret
-        self._private_key = private_key
-        self._signing_algorithm = signing_algorithm
-        self._issuer = issuer
         self._assertion = assertion
-        self._client_metadata_url = client_metadata_url
-        self._client_name = client_name
         self._scope = " ".join(scope.split()) if scope and scope.strip() else None
-        self._redirect_uri = redirect_uri
-        self._callback_port = callback_port
-        self._on_authorize = on_authorize
         self._store: TokenStore = store if store is not None else MemoryTokenStore()
+        self._client = ClientAuth(
+            client_id=client_id,
+            client_secret=client_secret,
+            private_key=private_key,
+            signing_algorithm=signing_algorithm,
+            issuer=issuer,
+            client_metadata_url=client_metadata_url,
+            client_name=client_name,
+            store=self._store,
+        )
+        self._user_step = UserStep(
+            on_authorize=on_authorize,
+            redirect_uri=redirect_uri,
+            callback_port=callback_port,
+            authorize_timeout=authorize_timeout,
+        )
+        self._metadata = MetadataDiscovery()
         self._server_url = disco.canonical_resource(server_url) if server_url else None
         self._origin = disco.origin(self._server_url) if self._server_url else None
-        self._servers: dict[str, _Server] = {}  # canonical server URL -> its tokens
-        self._authorize_timeout = authorize_timeout
+        self._servers: dict[str, ServerState] = {}  # canonical server URL -> its tokens
         self._max_step_ups = max_step_ups
         self._lock = anyio.Lock()
-        self._as_cache: dict[str, AuthServer] = {}
-        self._clients: dict[str, ClientInfo] = {}  # the client each issuer knows us as, this process
-        self._protocol_version: str | None = None
         self._dpop = dpop
         self._dpop_key: DpopKey | None = None
         self._dpop_nonces: dict[str, str] = {}  # origin -> the latest DPoP-Nonce it sent (RFC 9449 §8, §9)
-        self._user_step_listeners: list[Callable[[bool], None]] = []
 
     def __repr__(self) -> str:
-        who = f", client_id={self._client_id!r}" if self._client_id else ""
+        who = f", client_id={self._client.client_id!r}" if self._client.client_id else ""
         servers = list(dict.fromkeys([*([self._server_url] if self._server_url else []), *self._servers]))
         where = f"servers={tuple(servers)!r}" if len(servers) > 1 else f"server={next(iter(servers), None)!r}"
         return f"OAuth(grant={self._grant!r}{who}, {where}, store={self._store!r})"
@@ -308,7 +216,7 @@ class OAuth(httpx.Auth):
     @property
     def authorize_timeout(self) -> float | None:
         """How long the human step may take; a client gives its first requests at least this long."""
-        return self._authorize_timeout
+        return self._user_step.authorize_timeout
 
     def on_user_step(self, listener: Callable[[bool], None]) -> Callable[[], None]:
         """Call ``listener(True)`` when a person is asked to sign in, ``listener(False)`` when done.
@@ -319,9 +227,7 @@ class OAuth(httpx.Auth):
         bounded by ``authorize_timeout`` alone and no waiting request times out because of it.
         Returns a function that removes the listener.
         """
-        listeners = self._user_step_listeners
-        listeners.append(listener)
-        return lambda: listeners.remove(listener) if listener in listeners else None
+        return self._user_step.listen(listener)
 
     def for_server(self, server_url: str | httpx.URL) -> httpx.Auth:
         """An ``httpx.Auth`` that signs requests with the tokens of the MCP server at ``server_url``,
@@ -369,7 +275,7 @@ class OAuth(httpx.Auth):
             return
         server = self._server_for(server_url)
         await request.aread()  # the body must be replayable: it may be sent again after a 401
-        flow = _Flow(request, server, self._max_response_bytes)
+        flow = Flow(request, server, self._max_response_bytes)
         async with self._lock, contextlib.aclosing(self._before_send(flow)) as steps:
             async for step in steps:
                 flow.response = yield step
@@ -392,7 +298,7 @@ class OAuth(httpx.Auth):
                 and nonce_retries < 2
             ):
                 nonce_retries += 1  # RFC 9449 §9: the same request again, with the server's nonce
-                await _set_aside(response, flow.max_bytes)
+                await set_aside(response, flow.max_bytes)
                 sent = self._attach(request, server)
                 response = yield request
                 continue
@@ -405,7 +311,7 @@ class OAuth(httpx.Auth):
                     )
             elif response.status_code != 403 or challenge is None or challenge.error != "insufficient_scope":
                 return
-            await _set_aside(response, flow.max_bytes)
+            await set_aside(response, flow.max_bytes)
             async with self._lock:
                 # Another request may have obtained new tokens while this one waited: then just resend.
                 if server.tokens is None or server.tokens is sent:
@@ -429,7 +335,7 @@ class OAuth(httpx.Auth):
             self._origin = disco.origin(str(url))
         return disco.origin(str(url)) == self._origin
 
-    def _server_for(self, url: str) -> _Server:
+    def _server_for(self, url: str) -> ServerState:
         """The protected resource at ``url``, named by its canonical URL (RFC 8707, path included).
 
         ``/mcp`` and ``/mcp/`` are one resource (as :func:`resource_matches` has it): a server that
@@ -438,10 +344,10 @@ class OAuth(httpx.Auth):
         key = disco.canonical_resource(url)
         server = self._servers.get(key) or self._servers.get(key[:-1] if key.endswith("/") else f"{key}/")
         if server is None:
-            server = self._servers[key] = _Server(key)
+            server = self._servers[key] = ServerState(key)
         return server
 
-    def _attach(self, request: httpx.Request, server: _Server) -> Tokens | None:
+    def _attach(self, request: httpx.Request, server: ServerState) -> Tokens | None:
         tokens = server.tokens
         request.headers.pop("DPoP", None)
         if tokens is None:
@@ -480,14 +386,14 @@ class OAuth(httpx.Auth):
             self._dpop_key = DpopKey()
         return self._dpop_key
 
-    async def _adopt(self, server: _Server, tokens: Tokens | None) -> None:
+    async def _adopt(self, server: ServerState, tokens: Tokens | None) -> None:
         server.tokens = tokens
         try:
             await self._store.set_tokens(server.url, tokens)
         except Exception as exc:  # a broken store must not break a working session
             logger.warning("could not save tokens to %r: %s", self._store, type(exc).__name__)
 
-    async def _before_send(self, flow: _Flow) -> AsyncGenerator[httpx.Request, None]:
+    async def _before_send(self, flow: Flow) -> AsyncGenerator[httpx.Request, None]:
         server = flow.server
         if not server.loaded:
             server.loaded = True
@@ -511,12 +417,12 @@ class OAuth(httpx.Auth):
         # Expired and not refreshable: send without it; the 401 that follows starts a new authorization.
         await self._adopt(server, None)
 
-    async def _refresh_once(self, flow: _Flow, tokens: Tokens) -> AsyncGenerator[httpx.Request, None]:
+    async def _refresh_once(self, flow: Flow, tokens: Tokens) -> AsyncGenerator[httpx.Request, None]:
         """Refresh ``tokens`` if a client to do it with is known; ``flow.refreshed`` says it was tried.
 
         A request refreshes at most once (before sending, or after its 401), never in a loop.
         """
-        client = await self._client_for_refresh(tokens)
+        client = await self._client.for_refresh(tokens)
         if client is None:
             return
         flow.refreshed = True
@@ -525,7 +431,7 @@ class OAuth(httpx.Auth):
                 yield step
 
     async def _on_unauthorized(
-        self, flow: _Flow, challenge: Challenge | None
+        self, flow: Flow, challenge: Challenge | None
     ) -> AsyncGenerator[httpx.Request, None]:
         async with contextlib.aclosing(self._discover(flow, challenge)) as steps:
             async for step in steps:
@@ -559,7 +465,7 @@ class OAuth(httpx.Auth):
                 yield step
 
     async def _on_insufficient_scope(
-        self, flow: _Flow, challenge: Challenge | None
+        self, flow: Flow, challenge: Challenge | None
     ) -> AsyncGenerator[httpx.Request, None]:
         tokens = flow.server.tokens
         wanted = challenge.scope if challenge is not None else None
@@ -594,217 +500,15 @@ class OAuth(httpx.Auth):
             async for step in steps:
                 yield step
 
-    # -- discovery --------------------------------------------------------------------------------
-
-    def _get(self, url: str) -> httpx.Request:
-        headers = {"Accept": "application/json"}
-        version = self._protocol_version
-        if version and disco.origin(url) == self._origin:  # the MCP servers' origin, not the AS's
-            headers["MCP-Protocol-Version"] = version
-        return httpx.Request("GET", url, headers=headers, extensions={"timeout": _HTTP_TIMEOUT})
-
-    async def _discover(
-        self, flow: _Flow, challenge: Challenge | None
-    ) -> AsyncGenerator[httpx.Request, None]:
-        self._protocol_version = flow.request.headers.get("mcp-protocol-version")
-        server_url = flow.server.url
-        prm: ProtectedResource | None = None
-        for url in disco.prm_urls(server_url, challenge.resource_metadata if challenge else None):
-            yield self._get(url)
-            response = await flow.received()
-            logger.debug("protected resource metadata %s: HTTP %s", url, response.status_code)
-            if response.status_code == 200:
-                prm = disco.parse_prm(json_body(response.content), url)
-                if prm is not None:
-                    break
-        if prm is None:
-            # A 2025-03-26 server: no protected-resource metadata; its origin is the authorization server.
-            logger.info(
-                "no protected resource metadata for %s; using the 2025-03-26 discovery rules", server_url
-            )
-            server = None
-            for url in disco.legacy_as_metadata_urls(server_url):
-                yield self._get(url)
-                response = await flow.received()
-                if response.status_code == 200:
-                    server = disco.parse_as_metadata(
-                        json_body(response.content),
-                        url=url,
-                        expected_issuer=None,
-                        legacy_server_url=server_url,
-                    )
-                    break
-            flow.discovered = _Discovered(server_url, server or disco.legacy_auth_server(server_url), None)
-        else:
-            if not disco.resource_matches(prm.resource, server_url):
-                raise McpError(
-                    "auth",
-                    f"the protected resource metadata at {prm.url} is for {prm.resource!r}, not for the "
-                    f"MCP server at {server_url}; refusing to authorize (the server is misconfigured or "
-                    "impersonating another)",
-                )
-            issuer = prm.authorization_servers[0]
-            disco.require_secure(issuer, "authorization server")
-            server = self._as_cache.get(issuer)
-            if server is None:
-                for url in disco.as_metadata_urls(issuer):
-                    yield self._get(url)
-                    response = await flow.received()
-                    logger.debug("authorization server metadata %s: HTTP %s", url, response.status_code)
-                    data = json_body(response.content) if response.status_code == 200 else None
-                    if isinstance(data, dict):
-                        server = disco.parse_as_metadata(data, url=url, expected_issuer=issuer)
-                        break
-                if server is None:
-                    raise McpError(
-                        "auth",
-                        f"the authorization server {issuer} publishes no metadata (tried "
-                        f"{', '.join(disco.as_metadata_urls(issuer))})",
-                    )
-                self._as_cache[issuer] = server
-            flow.discovered = _Discovered(prm.resource, server, prm)
-        server = flow.discovered.server
-        if not server.supports_pkce_s256():
-            raise McpError(
-                "auth",
-                f"the authorization server {server.issuer} does not list S256 in "
-                "code_challenge_methods_supported; MCP requires PKCE with S256, so authorization "
-                "cannot proceed",
-            )
-        for what, url in (
-            ("authorization endpoint", server.authorization_endpoint),
-            ("token endpoint", server.token_endpoint),
-        ):
-            disco.require_secure(url, what)
-
-    # -- client identity --------------------------------------------------------------------------
-
-    def _configured_client(self, server: AuthServer) -> ClientInfo | None:
-        if not self._client_id:
-            return None
-        if self._issuer is not None and self._issuer != server.issuer:
-            raise McpError(
-                "auth",
-                f"the configured client_id belongs to the authorization server {self._issuer}, but the MCP "
-                f"server now uses {server.issuer}; register a client there and configure it (credentials "
-                "are not portable between authorization servers)",
-            )
-        method = choose_client_auth_method(
-            server.token_endpoint_auth_methods_supported,
-            has_secret=self._client_secret is not None,
-            has_private_key=self._private_key is not None,
-        )
-        return ClientInfo(
-            client_id=self._client_id,
-            client_secret=self._client_secret,
-            token_endpoint_auth_method=method,
-            issuer=server.issuer,
-            source="preregistered",
-        )
-
-    def _metadata_document_client(self) -> ClientInfo | None:
-        if self._client_metadata_url is None:
-            return None
-        return ClientInfo(
-            client_id=self._client_metadata_url,
-            token_endpoint_auth_method="private_key_jwt" if self._private_key is not None else "none",
-            source="metadata_document",
-        )
-
-    async def _client_for_refresh(self, tokens: Tokens) -> ClientInfo | None:
-        assert tokens.issuer is not None
-        known = self._clients.get(tokens.issuer)
-        if known is not None and known.client_id == tokens.client_id:
-            return known
-        if self._client_id:
-            if self._issuer is not None and self._issuer != tokens.issuer:
-                return None
-            return ClientInfo(
-                client_id=self._client_id,
-                client_secret=self._client_secret,
-                token_endpoint_auth_method=choose_client_auth_method(
-                    None,
-                    has_secret=self._client_secret is not None,
-                    has_private_key=self._private_key is not None,
-                ),
-                issuer=tokens.issuer,
-                source="preregistered",
-            )
-        if tokens.client_id and tokens.client_id == self._client_metadata_url:
-            return self._metadata_document_client()
-        stored = await self._store.get_client(tokens.issuer)
-        if stored is None or stored.client_id != tokens.client_id:
-            return None
-        return stored
-
-    async def _identify(
-        self, flow: _Flow, server: AuthServer, redirect_uri: str
-    ) -> AsyncGenerator[httpx.Request, None]:
-        """Pick the client identity, in the spec's order: pre-registered, metadata document, stored
-        registration for this issuer, new dynamic registration."""
-        flow.client = self._configured_client(server)
-        if flow.client is not None:
-            return
-        if self._client_metadata_url is not None and server.client_id_metadata_document_supported:
-            flow.client = self._metadata_document_client()
-            return
-        stored = await self._store.get_client(server.issuer)
-        if (
-            stored is not None
-            and stored.issuer in (None, server.issuer)
-            and not stored.secret_expired()
-            and _redirect_registered(redirect_uri, stored.redirect_uris)
-        ):
-            flow.client = stored
-            return
-        if server.registration_endpoint is None:
-            hint = (
-                " It supports client ID metadata documents: pass OAuth(client_metadata_url=...)."
-                if server.client_id_metadata_document_supported
-                else ""
-            )
-            raise McpError(
-                "auth",
-                f"the authorization server {server.issuer} offers no dynamic client registration; "
-                f"register a client there and pass OAuth(client_id=..., client_secret=...).{hint}",
-            )
-        disco.require_secure(server.registration_endpoint, "registration endpoint")
-        method = choose_registration_auth_method(server.token_endpoint_auth_methods_supported)
-        metadata: dict[str, Any] = {
-            "client_name": self._client_name,
-            "redirect_uris": [redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": method,
-            # SEP-837: a loopback redirect is a native application; anything else is a web one.
-            "application_type": "native"
-            if disco.is_loopback_host(urlsplit(redirect_uri).hostname)
-            else "web",
-        }
-        yield registration_request(server.registration_endpoint, metadata, {"timeout": _HTTP_TIMEOUT})
-        response = await flow.received()
-        flow.client = parse_registration(
-            response.status_code,
-            response.content,
-            endpoint=server.registration_endpoint,
-            issuer=server.issuer,
-            requested_method=method,
-            redirect_uris=(redirect_uri,),
-        )
-        logger.info("registered client %s with %s", flow.client.client_id, server.issuer)
-        try:
-            await self._store.set_client(server.issuer, flow.client)
-        except Exception as exc:
-            logger.warning(
-                "could not save the client registration to %r: %s", self._store, type(exc).__name__
-            )
+    def _discover(self, flow: Flow, challenge: Challenge | None) -> AsyncGenerator[httpx.Request, None]:
+        return self._metadata.discover(flow, challenge, mcp_origin=self._origin)
 
     # -- grants -----------------------------------------------------------------------------------
 
     def _token_request(
         self,
-        flow: _Flow,
-        found: _Discovered,
+        flow: Flow,
+        found: Discovered,
         client: ClientInfo | None,
         form: dict[str, str],
         scope: str | None,
@@ -827,7 +531,7 @@ class OAuth(httpx.Auth):
 
     async def _token_call(
         self,
-        flow: _Flow,
+        flow: Flow,
         *,
         what: str,
         server_issuer: str,
@@ -843,17 +547,10 @@ class OAuth(httpx.Auth):
         for attempt in range(2):
             body, headers = dict(form), dict[str, str]()
             if client is not None:  # an assertion grant may carry no client authentication (RFC 7523 §3.1)
-                authenticate(
-                    client,
-                    body,
-                    headers,
-                    audience=server_issuer,
-                    private_key=self._private_key,
-                    signing_algorithm=self._signing_algorithm,
-                )
+                self._client.authenticate(client, body, headers, audience=server_issuer)
             if dpop is not None:
                 headers["DPoP"] = dpop.proof("POST", token_endpoint, nonce=self._dpop_nonces.get(origin))
-            yield token_request(token_endpoint, body, headers, {"timeout": _HTTP_TIMEOUT})
+            yield token_request(token_endpoint, body, headers, {"timeout": HTTP_TIMEOUT})
             response = await flow.received()
             self._remember_nonce(token_endpoint, response)
             retry = (
@@ -880,7 +577,7 @@ class OAuth(httpx.Auth):
         )
 
     async def _refresh(
-        self, flow: _Flow, tokens: Tokens, client: ClientInfo
+        self, flow: Flow, tokens: Tokens, client: ClientInfo
     ) -> AsyncGenerator[httpx.Request, None]:
         assert tokens.refresh_token
         assert tokens.token_endpoint
@@ -920,7 +617,7 @@ class OAuth(httpx.Auth):
         await self._adopt(flow.server, flow.tokens)
 
     async def _authorize(
-        self, flow: _Flow, found: _Discovered, scope: str | None
+        self, flow: Flow, found: Discovered, scope: str | None
     ) -> AsyncGenerator[httpx.Request, None]:
         """Obtain new tokens with the configured grant, and adopt them."""
         grant = self._authorization_code if self._grant == "authorization_code" else self._direct_grant
@@ -930,13 +627,13 @@ class OAuth(httpx.Auth):
         await self._adopt(flow.server, flow.tokens)
 
     async def _direct_grant(
-        self, flow: _Flow, found: _Discovered, scope: str | None
+        self, flow: Flow, found: Discovered, scope: str | None
     ) -> AsyncGenerator[httpx.Request, None]:
         """The grants without a user or a browser: ``client_credentials`` and ``jwt_bearer``."""
         server = found.server
-        client = self._configured_client(server)
+        client = self._client.configured(server)
         if client is not None:
-            self._clients[server.issuer] = client
+            self._client.remember(server.issuer, client)
         if self._grant == "client_credentials":
             form = {"grant_type": "client_credentials"}
         else:
@@ -954,9 +651,7 @@ class OAuth(httpx.Auth):
                     resource=found.resource,
                     scope=scope,
                 )
-                yield token_request(
-                    exchange.token_endpoint, idp_form, idp_headers, {"timeout": _HTTP_TIMEOUT}
-                )
+                yield token_request(exchange.token_endpoint, idp_form, idp_headers, {"timeout": HTTP_TIMEOUT})
                 response = await flow.received()
                 assertion = parse_token_exchange(
                     response.status_code,
@@ -979,24 +674,24 @@ class OAuth(httpx.Auth):
                 yield step
 
     async def _authorization_code(
-        self, flow: _Flow, found: _Discovered, scope: str | None
+        self, flow: Flow, found: Discovered, scope: str | None
     ) -> AsyncGenerator[httpx.Request, None]:
         """The user's grant: PKCE, the browser (or ``on_authorize``), the checks, the code exchange."""
         server = found.server
         receiver: LoopbackReceiver | None = None
         try:
-            if self._on_authorize is not None:
-                assert self._redirect_uri is not None
-                redirect_uri = self._redirect_uri
+            if self._user_step.on_authorize is not None:
+                assert self._user_step.redirect_uri is not None
+                redirect_uri = self._user_step.redirect_uri
             else:
-                receiver = self._receiver()
+                receiver = self._user_step.receiver()
                 redirect_uri = await receiver.start()
-            async with contextlib.aclosing(self._identify(flow, server, redirect_uri)) as steps:
+            async with contextlib.aclosing(self._client.identify(flow, server, redirect_uri)) as steps:
                 async for step in steps:
                     yield step
             client = flow.client
             assert client is not None
-            self._clients[server.issuer] = client
+            self._client.remember(server.issuer, client)
             pkce, state = new_pkce(), new_state()
             params = {
                 "response_type": "code",
@@ -1010,7 +705,7 @@ class OAuth(httpx.Auth):
             if scope:
                 params["scope"] = scope
             url = str(httpx.URL(server.authorization_endpoint).copy_merge_params(params))
-            answer = await self._user_step(flow.server.url, url, state, receiver)
+            answer = await self._user_step.run(flow.server.url, url, state, receiver)
             # The issuer recorded before the redirect is the one from the validated metadata.
             code = authorization_code_from(
                 answer,
@@ -1034,59 +729,6 @@ class OAuth(httpx.Auth):
         ) as steps:
             async for step in steps:
                 yield step
-
-    def _receiver(self) -> LoopbackReceiver:
-        if self._redirect_uri is None:
-            return LoopbackReceiver("127.0.0.1", self._callback_port, "/callback")
-        parts = urlsplit(self._redirect_uri)
-        host = parts.hostname or "127.0.0.1"
-        return LoopbackReceiver(
-            "127.0.0.1" if host == "localhost" else host, parts.port or 80, parts.path or "/"
-        )
-
-    async def _user_step(
-        self, server_url: str, url: str, state: str, receiver: LoopbackReceiver | None
-    ) -> dict[str, str]:
-        """The human step: the user authorizes in a browser; we get the redirect's parameters."""
-        self._tell_user_step(True)
-        try:
-            return await self._wait_for_user(server_url, url, state, receiver)
-        finally:
-            self._tell_user_step(False)
-
-    def _tell_user_step(self, active: bool) -> None:
-        for listener in list(self._user_step_listeners):
-            try:
-                listener(active)
-            except Exception:
-                logger.exception("a sign-in listener raised; ignored")
-
-    async def _wait_for_user(
-        self, server_url: str, url: str, state: str, receiver: LoopbackReceiver | None
-    ) -> dict[str, str]:
-        if receiver is not None:
-            print(
-                f"To authorize access to {server_url}, open this URL in a browser:\n\n  {url}\n\n"
-                f"Waiting for the redirect to {receiver.redirect_uri} ...",
-                file=sys.stderr,
-                flush=True,
-            )
-            return await receiver.receive(state, timeout=self._authorize_timeout)
-        callback = self._on_authorize
-        assert callback is not None
-        try:
-            with anyio.fail_after(self._authorize_timeout):
-                if inspect.iscoroutinefunction(callback):
-                    result: Any = await callback(url)
-                else:
-                    result = await anyio.to_thread.run_sync(callback, url, abandon_on_cancel=True)
-                if inspect.isawaitable(result):
-                    result = await result
-        except TimeoutError:
-            raise McpError(
-                "auth", f"on_authorize did not return the redirect within {self._authorize_timeout:g} s"
-            ) from None
-        return parse_redirect(result)
 
 
 class _ForServer(httpx.Auth):
@@ -1123,18 +765,3 @@ def _own_tokens(tokens: Tokens | None, server_url: str) -> Tokens | None:
         server_url,
     )
     return None
-
-
-def _redirect_registered(redirect_uri: str, registered: tuple[str, ...]) -> bool:
-    """Whether a stored registration covers our redirect URI. A loopback redirect may differ in its
-    port alone: RFC 8252 §7.3 has servers accept any port there, since native clients use ephemeral ones."""
-    if redirect_uri in registered:
-        return True
-    ours = urlsplit(redirect_uri)
-    if not disco.is_loopback_host(ours.hostname):
-        return False
-    for uri in registered:
-        theirs = urlsplit(uri)
-        if (theirs.scheme, theirs.hostname, theirs.path) == (ours.scheme, ours.hostname, ours.path):
-            return True
-    return False

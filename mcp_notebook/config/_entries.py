@@ -131,18 +131,8 @@ def resolve_entry(
     context: Context,
 ) -> ServerEntry:
     """The checked entry, or the ConfigError for its first problem."""
-
-    def error(message: str, field_name: str | None = None) -> ConfigError:
-        return ConfigError(message, path=path, server=name, field=field_name)
-
-    def expanded(text: str, field_name: str) -> tuple[str, str]:
-        """(value, what a display shows for it)."""
-        try:
-            result = expand(text, context)
-        except VariableError as exc:
-            raise error(str(exc), field_name) from None
-        return result.value, (text if result.secret else result.value)
-
+    fields = _Fields(name, path, format, context)
+    error = fields.error
     if not isinstance(raw, dict):
         raise error(f"is a JSON {type(raw).__name__}, not an object")
     kind = raw.get("type")
@@ -155,41 +145,73 @@ def resolve_entry(
     # No type: a command means stdio (also beside a url, as the old lookup read it), else http.
     untyped: TransportName = "stdio" if command is not None else "http"
     transport = _TYPES[kind] if kind is not None else untyped
-
     if transport == "stdio":
-        if not isinstance(command, str) or not command.strip():
-            raise error("must be the command that starts the server (a non-empty string)", "command")
-        command, shown_command = expanded(command, "command")
-        raw_args = raw.get("args")
-        if raw_args is None:
-            raw_args = []
-        if not isinstance(raw_args, list) or not all(isinstance(a, str) for a in raw_args):
-            raise error("must be a list of strings", "args")
-        args, shown_args = [], []
-        for i, arg in enumerate(raw_args):
-            value, shown = expanded(arg, f"args[{i}]")
-            args.append(value)
-            shown_args.append(shown)
-        env = _env_file(raw.get("envFile"), context, expanded, error)
-        for key, value in _string_map(raw.get("env"), "env", error).items():
-            env[key] = expanded(value, f"env.{key}")[0]
-        cwd = raw.get("cwd")
-        if cwd is not None:
-            if not isinstance(cwd, str):
-                raise error("must be a string (a folder)", "cwd")
-            cwd = str((context.workspace / expanded(cwd, "cwd")[0]).resolve())
-        return ServerEntry(
-            name,
-            "stdio",
-            command=command,
-            args=tuple(args),
-            env=env,
-            cwd=cwd,
-            source=path,
-            format=format,
-            shown=shlex.join([shown_command, *shown_args]),
-        )
+        return _stdio_entry(raw, command, fields)
+    return _url_entry(raw, url, transport, fields)
 
+
+@dataclass(frozen=True)
+class _Fields:
+    """What checking one entry's fields needs: where the entry came from (for its errors) and the
+    variables its values may use."""
+
+    name: str
+    path: Path | None
+    format: str
+    context: Context
+
+    def error(self, message: str, field_name: str | None = None) -> ConfigError:
+        return ConfigError(message, path=self.path, server=self.name, field=field_name)
+
+    def expanded(self, text: str, field_name: str) -> tuple[str, str]:
+        """(value, what a display shows for it)."""
+        try:
+            result = expand(text, self.context)
+        except VariableError as exc:
+            raise self.error(str(exc), field_name) from None
+        return result.value, (text if result.secret else result.value)
+
+
+def _stdio_entry(raw: dict[str, Any], command: Any, fields: _Fields) -> ServerEntry:
+    """A stdio entry: the command, its arguments, its environment and its folder."""
+    error, expanded, context = fields.error, fields.expanded, fields.context
+    if not isinstance(command, str) or not command.strip():
+        raise error("must be the command that starts the server (a non-empty string)", "command")
+    command, shown_command = expanded(command, "command")
+    raw_args = raw.get("args")
+    if raw_args is None:
+        raw_args = []
+    if not isinstance(raw_args, list) or not all(isinstance(a, str) for a in raw_args):
+        raise error("must be a list of strings", "args")
+    args, shown_args = [], []
+    for i, arg in enumerate(raw_args):
+        value, shown = expanded(arg, f"args[{i}]")
+        args.append(value)
+        shown_args.append(shown)
+    env = _env_file(raw.get("envFile"), context, expanded, error)
+    for key, value in _string_map(raw.get("env"), "env", error).items():
+        env[key] = expanded(value, f"env.{key}")[0]
+    cwd = raw.get("cwd")
+    if cwd is not None:
+        if not isinstance(cwd, str):
+            raise error("must be a string (a folder)", "cwd")
+        cwd = str((context.workspace / expanded(cwd, "cwd")[0]).resolve())
+    return ServerEntry(
+        fields.name,
+        "stdio",
+        command=command,
+        args=tuple(args),
+        env=env,
+        cwd=cwd,
+        source=fields.path,
+        format=fields.format,
+        shown=shlex.join([shown_command, *shown_args]),
+    )
+
+
+def _url_entry(raw: dict[str, Any], url: Any, transport: TransportName, fields: _Fields) -> ServerEntry:
+    """An http or sse entry: the URL and its headers."""
+    error, expanded = fields.error, fields.expanded
     if not isinstance(url, str) or not url.strip():
         raise error(f"a {transport} server needs its URL (a string)", "url")
     url, shown_url = expanded(url.strip(), "url")
@@ -200,12 +222,12 @@ def resolve_entry(
         for key, value in _string_map(raw.get("headers"), "headers", error).items()
     }
     return ServerEntry(
-        name,
+        fields.name,
         transport,
         url=url,
         headers=headers,
-        source=path,
-        format=format,
+        source=fields.path,
+        format=fields.format,
         shown=_safe_url(shown_url),
     )
 

@@ -57,7 +57,7 @@ they work in both protocol eras: as server-to-client requests on a legacy
 (``initialize`` handshake) connection, and as ``input_required`` round trips on
 a 2026-07-28 connection.
 
-Tasks work in both eras too (:mod:`mcp_notebook.demo.tasks`): the 2025-11-25
+Tasks work in both eras too (:mod:`mcp_notebook.demo._task_runner`): the 2025-11-25
 core tasks on a legacy connection (``params.task`` on ``tools/call``,
 ``tasks/get``, the blocking ``tasks/result`` that also carries the form's
 ``elicitation/create``, ``tasks/list``, ``tasks/cancel`` and
@@ -103,6 +103,8 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ._tokens import valid_token
+
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
@@ -112,11 +114,6 @@ __all__ = ["TOKEN_ENV", "build_server", "main"]
 
 TOKEN_ENV = "MCP_DEMO_TOKEN"
 """The environment variable that ``--token`` defaults to (HTTP only; stdio ignores it)."""
-
-
-def _valid_token(token: str) -> bool:
-    """What a bearer token may be here: non-empty printable ASCII without spaces."""
-    return bool(token) and all(0x21 <= ord(c) <= 0x7E for c in token)
 
 
 def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
@@ -214,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--stateless and --json-response apply to Streamable HTTP, not to --sse")
     if args.http is not None and not 0 <= args.http <= 65535:
         parser.error("--http PORT must be between 0 and 65535")
-    if args.http is not None and args.token is not None and not _valid_token(args.token):
+    if args.http is not None and args.token is not None and not valid_token(args.token):
         parser.error("the token must be non-empty printable ASCII without spaces")
 
     try:

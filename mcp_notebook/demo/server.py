@@ -58,7 +58,8 @@ from mcp_types import (
 )
 from pydantic import BaseModel, Field
 
-from mcp_notebook.demo.tasks import TaskRunner, current_task
+from mcp_notebook.demo._task_runner import TaskRunner, current_task
+from mcp_notebook.demo._tokens import valid_token
 
 __all__ = [
     "HTTP_URL_PREFIX",
@@ -340,7 +341,7 @@ def fail(message: Annotated[str, Field(description="Error message to fail with")
 
 
 # -------------------------------------------------------------------------- task tools
-# These run as tasks (mcp_notebook.demo.tasks): the call answers at once, the work goes on, and the
+# These run as tasks (mcp_notebook.demo._task_runner): the call answers at once, the work goes on, and the
 # client follows it by task id. `current_task()` is the body's line to its task.
 
 
@@ -688,7 +689,7 @@ def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
         log_level: Level for the SDK's logging, which goes to stderr. The default keeps
             the expected chatter (e.g. the INFO line for every `fail` call) out of sight.
     """
-    # Tasks in both flavours (mcp_notebook.demo.tasks): its extension must be known at construction.
+    # Tasks in both flavours (mcp_notebook.demo._task_runner): its extension must be known at construction.
     tasks = TaskRunner()
     server = MCPServer(
         SERVER_NAME,
@@ -862,9 +863,7 @@ class _BearerToken:
     """
 
     def __init__(self, app: Any, token: str) -> None:
-        from mcp_notebook.demo import _valid_token
-
-        if not _valid_token(token):
+        if not valid_token(token):
             raise ValueError("the token must be non-empty printable ASCII without spaces")
         self.app = app
         self._token = token.encode("ascii")

@@ -16,7 +16,8 @@ endpoint (a new session: the connection starts over).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -27,6 +28,7 @@ from ..protocol.errors import McpError
 from ..protocol.http_binding import body_kind, reopen_outcome, retry_delay, stream_backoff
 from ..protocol.jsonrpc import FrameError, decode, encode
 from ..protocol.sse import EventTooLarge, SseDecoder, SseEvent
+from ._base import OversizedFrame, RequestFailed
 from ._http_common import (
     error_from_status,
     jsonrpc_error_in,
@@ -36,8 +38,7 @@ from ._http_common import (
     same_origin,
     transport_error,
 )
-from ._http_engine import Engine, WireError
-from .base import OversizedFrame, RequestFailed
+from ._http_engine import Engine, WireError, WireResponse
 
 __all__ = ["EndpointRefused", "SseSession"]
 
@@ -54,6 +55,14 @@ class EndpointRefused(McpError):
     Its own type so that ``mode="auto"`` reports it: a fallback that merely found no HTTP+SSE
     server there shows the Streamable HTTP refusal instead, which says more.
     """
+
+
+@dataclass
+class _Stream:
+    """What :meth:`SseSession._run` learns from :meth:`SseSession._pump`, even when it raises."""
+
+    started: bool = False  # the endpoint event came: the session is open
+    decoder: SseDecoder | None = None
 
 
 class SseSession:
@@ -118,49 +127,14 @@ class SseSession:
 
     async def _run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         headers = {**self._headers, "Accept": "text/event-stream", "Cache-Control": "no-store"}
-        started = False
+        stream = _Stream()
         ended = "broken"
-        decoder: SseDecoder | None = None
         with self._scope:
             try:
                 async with open_exchange(
                     self._engine, "GET", self._url, headers=headers, auth=self._auth
                 ) as response:
-                    if response.status >= 400:
-                        body = await read_error_body(response)
-                        answer = error_from_status(
-                            0, response, body, where=self._where, credentials=self._credentials
-                        )
-                        if isinstance(answer, McpError):
-                            raise answer
-                        raise McpError(
-                            "transport",
-                            f"{self._where} does not serve HTTP+SSE either: {answer.error['message']}",
-                        )
-                    decoder = SseDecoder(self._max)
-                    chunks = response.chunks()
-                    backlog: list[SseEvent | EventTooLarge] = []
-                    with anyio.fail_after(ENDPOINT_TIMEOUT):
-                        async for chunk in chunks:
-                            backlog = decoder.feed(chunk)
-                            while backlog and self._endpoint is None:
-                                event = backlog.pop(0)
-                                if isinstance(event, SseEvent) and event.event == "endpoint":
-                                    self._endpoint = self._check_endpoint(event.data)
-                                    self._post_auth = self._endpoint_auth()
-                            if self._endpoint is not None:
-                                break
-                    if self._endpoint is None:
-                        raise McpError(
-                            "transport", f"{self._where} closed its event stream without naming an endpoint"
-                        )
-                    started = True
-                    task_status.started()
-                    for event in backlog:  # what came in the same chunk as the endpoint
-                        self._on_event(event)
-                    async for chunk in chunks:
-                        for event in decoder.feed(chunk):
-                            self._on_event(event)
+                    await self._pump(response, stream, task_status)
                 ended = "clean"
             except TimeoutError:
                 raise McpError(
@@ -168,18 +142,64 @@ class SseSession:
                     f"{self._where} sent no endpoint event within {ENDPOINT_TIMEOUT:g}s; not an MCP server?",
                 ) from None
             except (WireError, McpError) as exc:
-                if not started:
+                if not stream.started:
                     if isinstance(exc, McpError):
                         raise
                     raise transport_error(
                         f"could not open the HTTP+SSE stream of {self._where}: {exc}"
                     ) from None
                 logger.debug("the HTTP+SSE stream broke: %s", type(exc).__name__)
-            if started and decoder is not None and decoder.retry is not None and decoder.last_event_id:
+            decoder = stream.decoder
+            if stream.started and decoder is not None and decoder.retry is not None and decoder.last_event_id:
                 await self._resume(decoder.last_event_id, retry_delay(decoder.retry), broken=ended != "clean")
-        if started:
+        if stream.started:
             # The stream is the connection: once it ends, so does the channel.
             self._push(transport_error(f"the event stream of {self._where} ended"))
+
+    async def _pump(
+        self, response: WireResponse, stream: _Stream, task_status: anyio.abc.TaskStatus[None]
+    ) -> None:
+        """Read the open stream: its ``endpoint`` event first (then the session has started), then
+        every message, until it ends."""
+        if response.status >= 400:
+            body = await read_error_body(response)
+            answer = error_from_status(0, response, body, where=self._where, credentials=self._credentials)
+            if isinstance(answer, McpError):
+                raise answer
+            raise McpError(
+                "transport",
+                f"{self._where} does not serve HTTP+SSE either: {answer.error['message']}",
+            )
+        decoder = stream.decoder = SseDecoder(self._max)
+        chunks = response.chunks()
+        backlog = await self._await_endpoint(chunks, decoder)
+        stream.started = True
+        task_status.started()
+        for event in backlog:  # what came in the same chunk as the endpoint
+            self._on_event(event)
+        async for chunk in chunks:
+            for event in decoder.feed(chunk):
+                self._on_event(event)
+
+    async def _await_endpoint(
+        self, chunks: AsyncIterator[bytes], decoder: SseDecoder
+    ) -> list[SseEvent | EventTooLarge]:
+        """Read until the ``endpoint`` event (within ``ENDPOINT_TIMEOUT``); return the events that
+        came after it in the same chunk."""
+        backlog: list[SseEvent | EventTooLarge] = []
+        with anyio.fail_after(ENDPOINT_TIMEOUT):
+            async for chunk in chunks:
+                backlog = decoder.feed(chunk)
+                while backlog and self._endpoint is None:
+                    event = backlog.pop(0)
+                    if isinstance(event, SseEvent) and event.event == "endpoint":
+                        self._endpoint = self._check_endpoint(event.data)
+                        self._post_auth = self._endpoint_auth()
+                if self._endpoint is not None:
+                    break
+        if self._endpoint is None:
+            raise McpError("transport", f"{self._where} closed its event stream without naming an endpoint")
+        return backlog
 
     async def _resume(self, last_event_id: str, retry: float, *, broken: bool) -> None:
         """Resume the stream while the server makes us poll; return when the channel is over."""

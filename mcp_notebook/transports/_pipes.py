@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 
-from .base import on_asyncio
+from ._base import on_asyncio
 
 __all__ = ["AnyioPipes", "AsyncioPipes", "PipeBroken", "PipeClosed", "Pipes", "spawn"]
 

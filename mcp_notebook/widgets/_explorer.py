@@ -18,6 +18,8 @@ What it lists comes from a *source*: by default one session's tools under their 
 entry a :class:`ToolEntry` (the name shown, the session that runs it, the tool), and a call runs
 on the entry's own session.
 
+The call itself (on the engine), its task and Cancel are :mod:`._explorer_runs`' part.
+
 Model observers fire on the engine thread; they only set widget traits, which ipywidgets syncs from
 any thread in ipykernel.
 """
@@ -40,6 +42,7 @@ from .._html import escape, markdown_html, short
 from ..notebook._tasks import SessionTask
 from ..protocol.errors import McpError
 from ..results import Tool, ToolResult
+from ._explorer_runs import ToolRuns
 from ._fallback import Fallback, plural, static_html
 from ._form import SchemaForm
 from ._result_view import html_widget as _html
@@ -201,28 +204,25 @@ class Explorer(Fallback, W.VBox):
         #: The selected tool, and its entry (its name as listed and the session that runs it).
         self.selected: Tool | None = None
         self.selected_entry: ToolEntry | None = None
-        self._call_session: Any = None  # the session of the running (or last) call
         self.result: ToolResult | BaseException | None = None
         #: The AppView of the last call, when the tool is an MCP App (its View is the result).
         self.app: Any = None
         self._future: concurrent.futures.Future[Any] | None = None
         self._started = 0.0
-        #: The task of the current (or last) call, when it runs as one.
-        self.task: SessionTask | None = None
-        self._as_task = False  # the current call was started with start_tool
-        self._cancel_asked = False
-        self._task_messages = 0
-        self._last_message: str | None = None
-        self._unhooks: list[Any] = []
-        self._task_lock = threading.Lock()  # the task of a call, and whether Cancel was asked
         self._lock = threading.Lock()
         self._entries: dict[str, tuple[ToolEntry, W.Widget, W.Button]] = {}
         super().__init__(self._build())
+        self._runs = ToolRuns(status=self.status, task_line=self.task_line, on_progress=self._on_progress)
         self.add_class("mcpnb-explorer")
         self._unfollow = source.follow(self._on_tools, self._on_history, self._on_in_flight)
         self._refresh_tools()
         self._refresh_history()
         self._on_in_flight(None)
+
+    @property
+    def task(self) -> SessionTask | None:
+        """The task of the current (or last) call, when it runs as one."""
+        return self._runs.task
 
     # --- layout -------------------------------------------------------------------------------
 
@@ -545,113 +545,23 @@ class Explorer(Fallback, W.VBox):
         self.progress.layout.visibility = "visible"
         shown = entry.name
         self.status.value = f"starting {shown} as a task…" if as_task else f"calling {shown}…"
-        self.task = None
-        self.task_line.value, self.task_line.tooltip = "", None
-        self._as_task, self._cancel_asked = as_task, False
-        self._task_messages, self._last_message = 0, None
+        self._runs.reset(session, as_task=as_task)
         self._started = time.monotonic()
-        self._call_session = session
-        future: concurrent.futures.Future[Any]
         self._close_app()
-        if getattr(entry.tool, "ui_resource_uri", None):  # an MCP App: its View is the result
+        app = bool(getattr(entry.tool, "ui_resource_uri", None))  # an MCP App: its View is the result
+        if app:
             self.status.value = f"opening the app {shown}…"
-            future = session._engine.spawn(self._run_app, session, name, arguments)
-        elif as_task:
-            future = session._engine.spawn(self._run_task, session, name, arguments)
-        else:
-            self._watch_for_task(session, name)
-            future = session._engine.spawn(self._run, session, name, arguments)
+        future = self._runs.start(session, name, arguments, app=app)
         self._future = future
         self._idle_buttons()
         future.add_done_callback(self._finished)
         return future
-
-    async def _run(self, session: Any, name: str, arguments: dict[str, Any]) -> ToolResult:
-        result: ToolResult = await session.acall_tool(name, arguments, progress=self._on_progress)
-        return result
-
-    async def _run_app(self, session: Any, name: str, arguments: dict[str, Any]) -> Any:
-        view = session._app_view(name, arguments, {})
-        try:
-            await session._open_app(view, arguments)
-        except BaseException:
-            view._discard()
-            raise
-        return view
 
     def _close_app(self) -> None:
         """The previous call's app, if any, is torn down before the next result replaces it."""
         app, self.app = self.app, None
         if app is not None:
             app.close()
-
-    async def _run_task(self, session: Any, name: str, arguments: dict[str, Any]) -> ToolResult:
-        task: SessionTask = await session.astart_tool(name, arguments)
-        with self._task_lock:
-            self._follow_task(task, progress=True)
-            cancel_now = self._cancel_asked  # Cancel was clicked while the task was starting
-        if cancel_now and task.task_id:
-            await self._cancel_task(task)
-        return await task.aresult()
-
-    # --- tasks --------------------------------------------------------------------------------
-
-    def _watch_for_task(self, session: Any, name: str) -> None:
-        """For a plain call: catch the task the server may make of it, to show it and cancel it.
-
-        The first new task of this tool while the call runs is taken as the call's own (a task of
-        the same tool started meanwhile from a cell could be mistaken for it: only the display and
-        the Cancel button would follow the other one).
-        """
-        client = getattr(session, "client", None)
-        if client is None or getattr(client, "tasks_flavour", None) is None:
-            return
-        known = {h.task_id for h in client.tasks}
-
-        def seen(handle: Any) -> None:  # on the engine thread, until the call ends
-            if handle.tool != name or not handle.task_id or handle.task_id in known or handle.done:
-                return
-            with self._task_lock:
-                if self.task is None:
-                    self._follow_task(SessionTask(session, handle), progress=False)
-
-        self._unhooks.append(client.on_task(seen))
-
-    def _follow_task(self, task: SessionTask, *, progress: bool) -> None:
-        """Show ``task``'s state under the progress bar (and its status messages as progress)."""
-        self.task = task
-
-        def changed(handle: Any) -> None:  # on the engine thread
-            self._task_changed(task, progress=progress)
-
-        self._unhooks.append(task.handle.on_change(changed))
-        self._task_changed(task, progress=progress)
-
-    def _task_changed(self, task: SessionTask, *, progress: bool) -> None:
-        if self.task is not task:
-            return
-        if not task.task_id:
-            self.task_line.value = "the server ran it at once, not as a task"
-            return
-        message = task.status_message
-        detail = f" · {short(message, 120)}" if message else ""
-        self.task_line.value = f"task {short(task.task_id, 100)} · {task.status}{detail}"
-        self.task_line.tooltip = f"task id: {short(task.task_id, 1000)}"
-        if progress and message and message != self._last_message and not task.done:
-            self._last_message = message
-            self._task_messages += 1
-            self._on_progress(float(self._task_messages), None, message)
-
-    async def _cancel_task(self, task: SessionTask) -> None:
-        try:
-            await task.acancel()
-        except Exception as exc:
-            self.status.value = f"could not cancel the task: {short(str(exc), 200)}"
-
-    def _unhook_all(self) -> None:
-        unhooks, self._unhooks = self._unhooks, []
-        for unhook in unhooks:
-            unhook()
 
     def _on_progress(self, progress: float, total: float | None, message: str | None) -> None:
         # On the engine thread: only trait values are set.
@@ -674,15 +584,7 @@ class Explorer(Fallback, W.VBox):
         future = self._future
         if future is None or future.done():
             return
-        with self._task_lock:
-            task, asked = self.task, self._cancel_asked
-            self._cancel_asked = True
-        if not asked and task is not None and task.task_id and not task.done:
-            self.status.value = "cancelling the task…"
-            self._call_session._engine.spawn(self._cancel_task, task)
-            return
-        if not asked and self._as_task and task is None:
-            self.status.value = "cancelling the task…"  # once the task has started (see _run_task)
+        if self._runs.cancel_task():
             return
         future.cancel()
 
@@ -714,10 +616,7 @@ class Explorer(Fallback, W.VBox):
             )
             word = "cancelled" if self.progress.bar_style == "warning" else "failed"
         self.status.value = f"{word} in {elapsed:.2f} s"
-        self._unhook_all()
-        task = self.task
-        if task is not None:
-            self._task_changed(task, progress=False)
+        self._runs.ended()
         if self._future is future:
             self._future = None
         if self.selected is not None:  # the server may have shown this tool runs only as a task
@@ -822,11 +721,11 @@ class Explorer(Fallback, W.VBox):
             return
         self._closing = True
         future = self._future
-        if self._as_task and future is not None:
+        if self._runs.as_task and future is not None:
             future.cancel()  # stop waiting for it
         else:
             self.cancel()
-        self._unhook_all()
+        self._runs.unhook_all()
         self._unfollow()
         for widget in reversed(list(_tree(self))[1:]):
             widget.close()
