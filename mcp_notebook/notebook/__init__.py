@@ -4,9 +4,9 @@ Needs the ``notebook`` extra (traitlets, pandas, tqdm, ipywidgets, IPython): ``p
 'mcp-notebook[notebook]'``. Nothing here is imported by ``import mcp_notebook``.
 """
 
-from ._tasks import SessionTask
-from .group import Group, connect_all
-from .model import GroupModel, SessionModel
-from .session import Session, connect
+from ._group import Group, connect_all
+from ._model import GroupModel, SessionModel
+from ._session import Session, connect
+from ._session_tasks import SessionTask
 
 __all__ = ["Group", "GroupModel", "Session", "SessionModel", "SessionTask", "connect", "connect_all"]

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 import ipywidgets as W
 
 from .._html import escape, markdown_html, short
-from ..notebook._tasks import SessionTask
+from ..notebook._session_tasks import SessionTask
 from ..protocol.errors import McpError
 from ..results import Tool, ToolResult
 from ._fallback import Fallback, plural, static_html
