@@ -228,7 +228,7 @@ APPS_SERVER = ROOT / "tests" / "servers" / "apps_server.py"
 
 
 def _connect(*command: str) -> Any:
-    from mcp_notebook.notebook.session import connect
+    from mcp_notebook import connect
 
     env = {"PYTHONPATH": str(ROOT)}
     return connect([sys.executable, *command], env=env, register=False, dialogs=False, show_progress=False)
@@ -320,7 +320,7 @@ def test_mcp_app_magic_opens_the_app_and_refuses_a_tool_without_one() -> None:
     from IPython.core.interactiveshell import InteractiveShell
 
     from mcp_notebook.notebook.magics import McpMagicError
-    from mcp_notebook.notebook.session import connect
+    from mcp_notebook import connect
 
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "mcp_notebook")

@@ -24,7 +24,7 @@ from ..results import Tool, ToolResult
 from ._engine import Engine, get_engine, on_exit
 from ._model import GroupModel
 from ._registry import REGISTRY
-from ._session import Session, _describe, _dialogs_for
+from ._session import Session, _dialogs_for, target_label
 
 if TYPE_CHECKING:
     import os
@@ -39,6 +39,21 @@ __all__ = ["Group", "connect_all"]
 logger = logging.getLogger("mcp_notebook.notebook")
 
 _OPEN: weakref.WeakSet[Group] = weakref.WeakSet()
+
+
+_CLASSES: dict[str, type[Group]] = {}
+
+
+def use_group_class(cls: type[Group]) -> None:
+    """Make :func:`connect_all` hand out ``cls``, a :class:`Group` subclass: :mod:`mcp_notebook.jupyter`
+    sets its ``Group`` (with the widget-opening methods) when it is imported, as it does for
+    :func:`~mcp_notebook.notebook.connect` (``use_session_class``)."""
+    _CLASSES["group"] = cls
+
+
+def group_class() -> type[Group]:
+    """The class :func:`connect_all` hands out (see :func:`use_group_class`)."""
+    return _CLASSES.get("group", Group)
 
 
 def connect_all(
@@ -78,7 +93,7 @@ def connect_all(
     loaded = (
         config if isinstance(config, ServerConfig) else load_config(config, only=only, inputs=inputs, ask=ask)
     )
-    group = Group(
+    group = group_class()(
         loaded,
         show_progress=show_progress,
         dialogs=dialogs,
@@ -107,7 +122,7 @@ class _MemberSpec:
 
     def describe(self) -> str:
         describe = getattr(self.spec, "describe", None)
-        return str(describe()) if callable(describe) else _describe(self.spec)
+        return str(describe()) if callable(describe) else target_label(self.spec)
 
 
 class Group:
@@ -117,6 +132,10 @@ class Group:
     a loaded :class:`~mcp_notebook.config.ServerConfig`; ``wait``, ``name``, ``register`` and
     ``options`` as in :func:`connect_all`.
     """
+
+    #: The class each server that comes up gets a session of (through :meth:`Session.adopt`); the
+    #: ``Group`` of :mod:`mcp_notebook.jupyter` sets its ``Session``, which opens widgets.
+    session_class: type[Session] = Session
 
     def __init__(
         self,
@@ -171,7 +190,7 @@ class Group:
     def _on_member(self, member: GroupMember) -> None:
         # On the engine thread, synchronously with the change.
         if member.ready and member.name not in self._sessions and member.client is not None:
-            session = Session._adopt(
+            session = self.session_class.adopt(
                 member.client,
                 name=member.name,
                 dialogs=self._dialogs.get(member.name),
@@ -260,7 +279,7 @@ class Group:
             if session is None or session.client.status != "closed":
                 return
             self._sessions.pop(name)
-        session._finish_close()
+        session.finish_close()
         self.model.update(sessions=self.sessions)
 
     def _fetch_lists(self) -> None:
@@ -273,7 +292,7 @@ class Group:
         async def fetch_all() -> None:
             async with anyio.create_task_group() as tasks:
                 for session in sessions:
-                    tasks.start_soon(session._fetch_lists)
+                    tasks.start_soon(session.refresh_lists)
 
         self._engine.call(fetch_all)
         self._sync_board()
@@ -370,26 +389,6 @@ class Group:
         frame["time"] = pd.to_datetime(frame["time"], unit="s")
         return frame
 
-    # --- widgets --------------------------------------------------------------------------------
-
-    def status_widget(self) -> Any:
-        """The status board: one row per server (status, era, tools, in flight, reconnects, error), live."""
-        from ..widgets._group_panels import group_status_widget
-
-        return group_status_widget(self)
-
-    def explorer(self, server: str | None = None) -> Any:
-        """The tool explorer with a server selector (or every server's tools, each named SERVER.TOOL)."""
-        from ..widgets._group_panels import group_explorer
-
-        return group_explorer(self, server)
-
-    def log_widget(self) -> Any:
-        """Every server's log messages and notifications, merged, live, with a server column."""
-        from ..widgets._group_panels import group_log_widget
-
-        return group_log_widget(self)
-
     def live_frame(self, what: str = "tools", *, rate: float = 4.0, max_rows: int = 50) -> Any:
         """A DataFrame of the group's ``"tools"`` (named SERVER.TOOL), ``"servers"`` (the board's
         rows) or ``"log"``, redrawn whenever ``group.model`` changes (see ``Session.live_frame``)."""
@@ -431,7 +430,7 @@ class Group:
         for view in list(self._views):
             view._stop(give_back=False)
         for session in self.sessions.values():
-            session._finish_close()
+            session.finish_close()
         _OPEN.discard(self)
         REGISTRY.forget_group(self)
 

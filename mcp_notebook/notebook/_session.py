@@ -45,7 +45,6 @@ from ._session_tasks import SessionTask, task_row
 if TYPE_CHECKING:
     import pandas
 
-    from ..widgets._app import AppView
     from ..widgets._dialogs import NotebookDialogs
     from ._views import LiveFrame, ResourceWatch, ToolWatch
 
@@ -58,6 +57,27 @@ _T = TypeVar("_T")
 _OPEN: weakref.WeakSet[Session] = weakref.WeakSet()
 _MAX_TASK_ROWS = 1000  # rows in model.tasks, as the client keeps at most 1000 task handles
 _EXIT_GRACE = 0.3  # seconds a server gets to exit on its own at interpreter exit, then SIGTERM
+
+
+#: The classes :func:`connect` and a :class:`~mcp_notebook.notebook.Group` hand out. The notebook
+#: layer cannot name the widget-opening subclasses (they live above it, in :mod:`mcp_notebook.jupyter`),
+#: so that package sets them here when it is imported (see :func:`use_session_class`).
+_CLASSES: dict[str, type[Session]] = {}
+
+
+def use_session_class(cls: type[Session]) -> None:
+    """Make :func:`connect` (and groups made after this) hand out ``cls``, a :class:`Session` subclass.
+
+    :mod:`mcp_notebook.jupyter` calls it with its ``Session`` (the one with ``explorer()``,
+    ``dashboard()``, ...) when it is imported, which ``mcp_notebook.connect`` and ``%load_ext
+    mcp_notebook`` do: so ``%mcp connect`` and the magics' groups give sessions with widget methods.
+    """
+    _CLASSES["session"] = cls
+
+
+def session_class() -> type[Session]:
+    """The class :func:`connect` hands out (see :func:`use_session_class`)."""
+    return _CLASSES.get("session", Session)
 
 
 def connect(
@@ -84,7 +104,9 @@ def connect(
     """
     resolved, config_options, label = _config.resolve_target(target)
     merged = {**config_options, **options}
-    session = Session(resolved, name=name or label, show_progress=show_progress, register=False, **merged)
+    session = session_class()(
+        resolved, name=name or label, show_progress=show_progress, register=False, **merged
+    )
     if register:
         session._register("connect()")
     return session
@@ -113,10 +135,10 @@ class Session:
         #: Installed by default inside a Jupyter kernel (``dialogs=False``: never; ``True``: also
         #: outside one; or pass your own ``NotebookDialogs``); a handler passed as
         #: ``elicitation=``/``sampling=`` always wins over the dialog for that request kind.
-        dialogs_used = _dialogs_for(dialogs, options, name or _describe(target))
+        dialogs_used = _dialogs_for(dialogs, options, name or target_label(target))
         self._setup(
             Client(target, **options),
-            name=name or _describe(target),
+            name=name or target_label(target),
             dialogs=dialogs_used,
             roots=options.get("roots"),
             show_progress=show_progress,
@@ -125,12 +147,12 @@ class Session:
         try:
             self._engine.call(self.client.connect)
             # A notebook shows what a server offers straight away: fetch the lists now.
-            self._engine.call(self._fetch_lists)
+            self._engine.call(self.refresh_lists)
         except BaseException:
             self._engine.call(self.client.aclose)
             raise
         # a name taken from the server is shown and typed: its escapes are visible characters
-        self.name = name or printable(self.client.server_info.get("name") or _describe(target))
+        self.name = name or printable(self.client.server_info.get("name") or target_label(target))
         self._dialogs_named = dialogs is None or dialogs is True
         if self.dialogs is not None and self._dialogs_named:
             self.dialogs.session_name = self.name
@@ -142,7 +164,7 @@ class Session:
             self._register("Session()")
 
     @classmethod
-    def _adopt(
+    def adopt(
         cls,
         client: Client,
         *,
@@ -168,7 +190,7 @@ class Session:
         )
         self._sync_connection()
         self._sync_lists()
-        self._background.append(self._engine.spawn(self._fetch_lists))
+        self._background.append(self._engine.spawn(self.refresh_lists))
         self._background.append(self._engine.spawn(self._follow_notifications))
         _OPEN.add(self)
         return self
@@ -205,7 +227,11 @@ class Session:
 
     # --- mirroring the client into the model ----------------------------------------------------
 
-    async def _fetch_lists(self) -> None:
+    async def refresh_lists(self) -> None:
+        """Fetch the server's lists into the model (on the engine: ``session._engine`` runs it).
+
+        Part of the surface a :class:`~mcp_notebook.notebook.Group` uses: it fetches every
+        member's lists at once after connecting (the magics show the board complete)."""
         capabilities = self.client.server_capabilities
         fetches: list[tuple[str, Callable[[], Awaitable[Sequence[Any]]], str]] = [
             ("tools", self.client.list_tools, "tools"),
@@ -656,95 +682,6 @@ class Session:
             index=frame.index,
         )
 
-    # --- widgets (the notebook extra; imported on first use) ------------------------------------
-
-    def explorer(self, *, include_app_only: bool = False) -> Any:
-        """The tool explorer: forms from each tool's inputSchema, results, history (tools only an
-        MCP App's View may call are listed with ``include_app_only``)."""
-        from ..widgets import explorer
-
-        return explorer(self, include_app_only=include_app_only)
-
-    def status_widget(self) -> Any:
-        """A live status panel: state, era, protocol, server, reconnects, last error, in flight."""
-        from ..widgets._status import status_widget
-
-        return status_widget(self)
-
-    def resources_widget(self) -> Any:
-        """The resource browser: list, templates, read view, subscriptions with live updates."""
-        from ..widgets._resources import resources_widget
-
-        return resources_widget(self)
-
-    def prompts_widget(self) -> Any:
-        """The prompt panel: arguments with the server's completions, rendered messages."""
-        from ..widgets._prompts import prompts_widget
-
-        return prompts_widget(self)
-
-    def log_widget(self) -> Any:
-        """The server's notifications and log messages, live, with a level filter."""
-        from ..widgets._log import log_widget
-
-        return log_widget(self)
-
-    def tasks_widget(self) -> Any:
-        """The tasks panel: every task started or attached to, live, with Cancel and results."""
-        from ..widgets._tasks_panel import tasks_widget
-
-        return tasks_widget(self)
-
-    def dashboard(self) -> Any:
-        """Status on top, then a Tab: tool explorer, tasks, resources, log."""
-        from ..widgets._dashboard import dashboard
-
-        return dashboard(self)
-
-    def app(self, tool: Any, arguments: Mapping[str, Any] | None = None, **options: Any) -> AppView:
-        """A tool's MCP App, live in the cell: calls the tool, loads its ``ui://`` View, returns the
-        :class:`~mcp_notebook.widgets.AppView` (display it once).
-
-        The View runs sandboxed in the front end; its messages are answered by an
-        :class:`~mcp_notebook.apps.AppHost` on the engine thread, so ``view.model_context``,
-        ``view.messages`` and ``view.status`` follow it from Python. Raises
-        :class:`~mcp_notebook.apps.AppError` for a tool without a ``ui://`` resource or one that is
-        not an MCP App page; a tool that fails gives a view whose status is "error". ``options``
-        go to the host (``theme="dark"``...). The call is in the session's history like any other.
-        """
-        view = self._app_view(tool, arguments, options)
-        try:
-            self._run(self._open_app, view, arguments)
-        except BaseException:
-            view._discard()
-            raise
-        return view
-
-    async def aapp(self, tool: Any, arguments: Mapping[str, Any] | None = None, **options: Any) -> AppView:
-        """:meth:`app` for cells that ``await``."""
-        view = self._app_view(tool, arguments, options)
-        try:
-            await self._arun(self._open_app, view, arguments)
-        except BaseException:
-            view._discard()
-            raise
-        return view
-
-    def _app_view(self, tool: Any, arguments: Mapping[str, Any] | None, options: dict[str, Any]) -> AppView:
-        self._check_open()
-        from ..widgets._app import AppView
-
-        return AppView(self, tool, arguments, **options)
-
-    async def _open_app(self, view: AppView, arguments: Mapping[str, Any] | None) -> Any:
-        return await self._recorded("tools/call", view.tool, dict(arguments or {}), view.aopen)
-
-    def roots_widget(self) -> Any:
-        """The roots this client declares; editable when ``roots=`` was a ``RootsList``."""
-        from ..widgets._dialogs import roots_widget
-
-        return roots_widget(self)
-
     # --- lifetime -------------------------------------------------------------------------------
 
     @property
@@ -759,15 +696,18 @@ class Session:
         if self._engine.on_engine_thread():
             raise RuntimeError("close() was called from the engine thread; use `await session.aclose()`")
         self._engine.call(self.client.aclose)
-        self._finish_close()
+        self.finish_close()
 
     async def aclose(self) -> None:
         if self._closed:
             return
         await self._engine.acall(self.client.aclose)
-        self._finish_close()
+        self.finish_close()
 
-    def _finish_close(self) -> None:
+    def finish_close(self) -> None:
+        """Mark the session closed once its client is (a group closes its members' clients itself).
+
+        Stops its views and background tasks and leaves the notebook's set of sessions."""
         # Only once the client is closed: an interrupted close() can simply be called again.
         # The model's status turns "closed" on the engine, from the connection itself.
         self._closed = True
@@ -926,7 +866,7 @@ def _dialogs_for(dialogs: Any, options: dict[str, Any], name: str) -> NotebookDi
     return cast("NotebookDialogs", dialogs)  # ours, or the caller's own dialogs object
 
 
-def _describe(target: Any) -> str:
+def target_label(target: Any) -> str:
     if isinstance(target, str):
         return target.split()[-1] if target.split() else target
     if isinstance(target, list | tuple) and target:
@@ -943,7 +883,7 @@ def _close_all_at_exit() -> None:
 
     async def close_one(session: Session) -> None:
         await session.client.aclose()
-        session._finish_close()
+        session.finish_close()
 
     async def close_all() -> None:
         async with anyio.create_task_group() as tg:

@@ -684,7 +684,7 @@ class McpMagics(Magics):
         session, tool, pairs = self._named(options, "app", "tools")
         arguments = tool_arguments(pairs, tool.input_schema, tool.name, base=body_arguments(cell))
         try:
-            return session.app(tool.name, arguments)
+            return _widgets(session).app(tool.name, arguments)
         except AppError as exc:
             raise MagicArgError(str(exc)) from None
         except ImportError as exc:
@@ -765,12 +765,12 @@ class McpMagics(Magics):
         group = self._view_group(options, "status")
         if group is not None:
             try:
-                return group.status_widget()
+                return _widgets(group).status_widget()
             except ImportError:  # no ipywidgets: the group's HTML board
                 return group
         _, session = self.session(self._one_word(options, "status", optional=True))
         try:
-            return session.status_widget()
+            return _widgets(session).status_widget()
         except ImportError:  # no ipywidgets: the session's own HTML card
             return session
 
@@ -778,9 +778,9 @@ class McpMagics(Magics):
         group = self._view_group(options, "explore")
         try:
             if group is not None:
-                return group.explorer()
+                return _widgets(group).explorer()
             _, session = self.session(self._one_word(options, "explore", optional=True))
-            return session.explorer()
+            return _widgets(session).explorer()
         except ImportError as exc:
             raise MagicArgError(
                 f"the explorer needs ipywidgets: pip install 'mcp-notebook[notebook]' ({exc})"
@@ -790,12 +790,12 @@ class McpMagics(Magics):
         group = self._view_group(options, "log")
         if group is not None:
             try:
-                return group.log_widget()
+                return _widgets(group).log_widget()
             except ImportError:  # no ipywidgets: the merged log as a table
                 return group.log_frame()
         _, session = self.session(self._one_word(options, "log", optional=True))
         try:
-            return session.log_widget()
+            return _widgets(session).log_widget()
         except ImportError:  # no ipywidgets: the log as a table
             import pandas as pd
 
@@ -1110,3 +1110,10 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 
 McpMagics.mcp.__doc__ = _help_text()
+
+
+def _widgets(opened: Any) -> Any:
+    """A session or group, typed as one that opens widgets: the widget-opening methods live on the
+    ``mcp_notebook.jupyter`` subclasses, which ``%load_ext`` makes every ``connect()`` hand out
+    (issue #27; these magics join that package in its step 6)."""
+    return opened
