@@ -50,7 +50,7 @@ def test_the_notebook_layer_alone_imports_no_widgets_and_hands_out_its_own_class
         "from mcp_notebook.notebook import Group, Session, connect, connect_all\n"
         "from mcp_notebook.notebook import _group, _session\n"
         "assert _session.session_class() is Session and _group.group_class() is Group\n"
-        "assert not [m for m in sys.modules if m.startswith(('mcp_notebook.widgets', 'mcp_notebook.jupyter'))]\n"
+        "assert not [m for m in sys.modules if m.startswith(('mcp_notebook.widgets', 'mcp_notebook.jupyter'))]\n"  # noqa: E501
         "import mcp_notebook.jupyter as top\n"
         "assert _session.session_class() is top.Session and _group.group_class() is top.Group\n"
         "assert not [m for m in sys.modules if m.startswith('mcp_notebook.widgets')]\n"

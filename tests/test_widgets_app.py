@@ -319,8 +319,8 @@ def test_explorer_hides_app_only_tools_and_shows_an_app_as_its_result() -> None:
 def test_mcp_app_magic_opens_the_app_and_refuses_a_tool_without_one() -> None:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from mcp_notebook.notebook.magics import McpMagicError
     from mcp_notebook import connect
+    from mcp_notebook.notebook.magics import McpMagicError
 
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "mcp_notebook")
