@@ -56,3 +56,16 @@ def test_the_notebook_layer_alone_imports_no_widgets_and_hands_out_its_own_class
         "assert not [m for m in sys.modules if m.startswith('mcp_notebook.widgets')]\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_live_view_draws_with_the_factory_the_top_session_hands_in(no_leaked_processes) -> None:
+    widget_view = "application/vnd.jupyter.widget-view+json"
+    # the notebook layer's own Session: no widget factory, so the HTML picture only
+    with notebook.Session(demo_server(), show_progress=False, dialogs=False, register=False) as plain:
+        bundle = plain.live_frame("tools")._repr_mimebundle_()
+        assert widget_view not in bundle
+        assert "<table" in bundle["text/html"]
+    with jupyter.Session(demo_server(), show_progress=False, dialogs=False, register=False) as top:
+        view = top.live_frame("tools")
+        assert widget_view in view._repr_mimebundle_()
+        assert type(view.widget).__name__ == "LiveViewWidget"

@@ -22,8 +22,18 @@ if TYPE_CHECKING:
 __all__ = ["Group", "Session", "connect", "connect_all"]
 
 
+def _live_view_widget(view: Any, header: str, body: str) -> Any:
+    """The widget factory the live views get (the widgets module loads when one is first drawn)."""
+    from ..widgets._live import LiveViewWidget
+
+    return LiveViewWidget(view, header, body)
+
+
 class Session(_session.Session):
     """One MCP server (see :class:`mcp_notebook.notebook.Session`), with its widgets one call away."""
+
+    def _view_options(self) -> dict[str, Any]:
+        return {"widget_factory": _live_view_widget}
 
     def explorer(self, *, include_app_only: bool = False) -> Any:
         """The tool explorer: forms from each tool's inputSchema, results, history (tools only an
@@ -118,6 +128,9 @@ class Group(_group.Group):
     server's session is a :class:`Session` of this module, so ``group["name"].explorer()`` works."""
 
     session_class = Session
+
+    def _view_options(self) -> dict[str, Any]:
+        return {"widget_factory": _live_view_widget}
 
     def status_widget(self) -> Any:
         """The status board: one row per server (status, era, tools, in flight, reconnects, error), live."""

@@ -405,7 +405,13 @@ class Group:
         if what not in builders:
             raise ValueError(f"group.live_frame() shows one of {', '.join(builders)}, not {what!r}")
         self._check_open()
-        return LiveFrame(self, what, rate=rate, max_rows=max_rows, builder=builders[what])
+        return LiveFrame(
+            self, what, rate=rate, max_rows=max_rows, builder=builders[what], **self._view_options()
+        )
+
+    def _view_options(self) -> dict[str, Any]:
+        """Options the group's live frames get (the top layer's Group hands in a ``widget_factory``)."""
+        return {}
 
     # --- lifetime -------------------------------------------------------------------------------
 

@@ -576,7 +576,7 @@ class Session:
         from ._views import LiveFrame
 
         self._check_open()
-        return LiveFrame(self, what, rate=rate, max_rows=max_rows)
+        return LiveFrame(self, what, rate=rate, max_rows=max_rows, **self._view_options())
 
     def watch_resource(
         self, uri: str, *, as_frame: bool = True, rate: float = 4.0, max_rows: int = 50
@@ -587,7 +587,9 @@ class Session:
         from ._views import ResourceWatch
 
         self._check_open()
-        return ResourceWatch(self, uri, as_frame=as_frame, rate=rate, max_rows=max_rows)
+        return ResourceWatch(
+            self, uri, as_frame=as_frame, rate=rate, max_rows=max_rows, **self._view_options()
+        )
 
     def watch_tool(
         self,
@@ -607,8 +609,21 @@ class Session:
 
         self._check_open()
         return ToolWatch(
-            self, name, arguments, every=every, on=on, rate=rate, timeout=timeout, max_rows=max_rows
+            self,
+            name,
+            arguments,
+            every=every,
+            on=on,
+            rate=rate,
+            timeout=timeout,
+            max_rows=max_rows,
+            **self._view_options(),
         )
+
+    def _view_options(self) -> dict[str, Any]:
+        """Options every live view over this session gets: the top layer's Session hands in the
+        ``widget_factory`` that draws them (this layer draws no widgets)."""
+        return {}
 
     @property
     def views(self) -> list[Any]:

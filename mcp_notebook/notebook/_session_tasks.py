@@ -17,7 +17,7 @@ from ..protocol._printable import printable
 if TYPE_CHECKING:
     from ..results import ToolResult
     from ..tasks import TaskHandle
-    from ._session import Session
+    from ._ports import SessionPort
 
 __all__ = ["SessionTask", "task_row"]
 
@@ -47,7 +47,7 @@ class SessionTask:
     polls the task (or hears its notifications) on the engine thread, whoever looks.
     """
 
-    def __init__(self, session: Session, handle: TaskHandle) -> None:
+    def __init__(self, session: SessionPort, handle: TaskHandle) -> None:
         self._session = session
         self.handle = handle
 

@@ -48,7 +48,7 @@ from ..results import ResourceContents, ToolResult
 if TYPE_CHECKING:
     import pandas
 
-    from ._session import Session
+    from ._ports import ViewOwner, ViewSession, WidgetFactory
 
 __all__ = ["LIVE_FRAMES", "MIN_EVERY", "LiveFrame", "ResourceWatch", "ToolWatch"]
 
@@ -81,7 +81,9 @@ class _View:
 
     kind = "view"
 
-    def __init__(self, owner: Any, *, rate: float, max_rows: int) -> None:
+    def __init__(
+        self, owner: ViewOwner, *, rate: float, max_rows: int, widget_factory: WidgetFactory | None = None
+    ) -> None:
         if not rate > 0:
             raise ValueError("rate must be > 0 (runs per second)")
         if max_rows < 1:
@@ -105,6 +107,8 @@ class _View:
         self.updated_at: float | None = None
         self.stopped = False
         self._widget: Any = None
+        # Draws .widget; handed in by the top layer's Session/Group (the notebook layer draws no widgets).
+        self._widget_factory = widget_factory
         self._wake: anyio.Event | None = None
         self._woken_early = False
         self._last_run = -math.inf
@@ -232,9 +236,12 @@ class _View:
     def widget(self) -> Any:
         """The ipywidgets panel (a VBox: header and table), for layouts; redrawn after each run."""
         if self._widget is None:
-            from ..widgets._live import LiveViewWidget
-
-            self._widget = LiveViewWidget(self, self._header_html(), self._body_html())
+            if self._widget_factory is None:
+                # as if ipywidgets were missing: the display falls back to the HTML picture
+                raise ImportError(
+                    "this view has no widget factory (mcp_notebook.jupyter's sessions hand one in)"
+                )
+            self._widget = self._widget_factory(self, self._header_html(), self._body_html())
         return self._widget
 
     def __repr__(self) -> str:
@@ -338,19 +345,20 @@ class LiveFrame(_View):
 
     def __init__(
         self,
-        owner: Any,
+        owner: ViewOwner,
         what: str,
         *,
         rate: float = 4.0,
         max_rows: int = 50,
         builder: Callable[[Any], pandas.DataFrame] | None = None,
+        widget_factory: WidgetFactory | None = None,
     ) -> None:
         if builder is None:
             builders = _frame_builders()
             if what not in builders:
                 raise ValueError(f"live_frame() shows one of {', '.join(LIVE_FRAMES)}, not {what!r}")
             builder = builders[what]
-        super().__init__(owner, rate=rate, max_rows=max_rows)
+        super().__init__(owner, rate=rate, max_rows=max_rows, widget_factory=widget_factory)
         self.what = what
         self._build = builder
         self._show(self._build(getattr(self.model, what)))  # at once: .frame is there for code
@@ -380,7 +388,7 @@ class _Updates:
     """Hears ``notifications/resources/updated`` for one URI through ``session.model`` and keeps
     the subscription that makes the server send them (taken only if nobody had it)."""
 
-    def __init__(self, session: Session, uri: str, on_update: Callable[[], None]) -> None:
+    def __init__(self, session: ViewSession, uri: str, on_update: Callable[[], None]) -> None:
         if not isinstance(uri, str) or not uri:
             raise TypeError("a resource URI is needed")
         self.session = session
@@ -456,15 +464,16 @@ class ResourceWatch(_View):
 
     def __init__(
         self,
-        session: Session,
+        session: ViewSession,
         uri: str,
         *,
         as_frame: bool = True,
         subscribe: bool = True,
         rate: float = 4.0,
         max_rows: int = 50,
+        widget_factory: WidgetFactory | None = None,
     ) -> None:
-        super().__init__(session, rate=rate, max_rows=max_rows)
+        super().__init__(session, rate=rate, max_rows=max_rows, widget_factory=widget_factory)
         self.session = session
         self.uri = uri
         self.as_frame = as_frame
@@ -545,7 +554,7 @@ class ToolWatch(_View):
 
     def __init__(
         self,
-        session: Session,
+        session: ViewSession,
         name: str,
         arguments: Mapping[str, Any] | None = None,
         *,
@@ -554,12 +563,13 @@ class ToolWatch(_View):
         rate: float = 4.0,
         timeout: float | None = None,
         max_rows: int = 50,
+        widget_factory: WidgetFactory | None = None,
     ) -> None:
         if every is None and on is None:
             raise ValueError("watch_tool() needs every=SECONDS, on=URI, or both")
         if every is not None and not every >= MIN_EVERY:
             raise ValueError(f"every must be at least {MIN_EVERY} seconds")
-        super().__init__(session, rate=rate, max_rows=max_rows)
+        super().__init__(session, rate=rate, max_rows=max_rows, widget_factory=widget_factory)
         self.session = session
         self.name = name
         self.arguments = dict(arguments or {})
