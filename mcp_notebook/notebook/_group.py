@@ -14,7 +14,7 @@ import functools
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _html
@@ -265,6 +265,11 @@ class Group:
         self._check_open()
         self._forget_closed_session(name)
         self._engine.call(self.core.reconnect, name)
+
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        """Start ``fn(*args)`` in the background on the group's engine, from any thread (a widget's
+        click handler); returns a future (``.cancel()`` cancels it)."""
+        return self._engine.spawn(fn, *args)
 
     async def areconnect(self, name: str) -> None:
         """:meth:`reconnect` for async code and widget callbacks (also on the engine thread)."""

@@ -625,6 +625,12 @@ class Session:
         ``widget_factory`` that draws them (this layer draws no widgets)."""
         return {}
 
+    def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        """Start ``fn(*args)`` in the background on the session's engine, from any thread (a widget's
+        click handler); returns a future (``.cancel()`` cancels it). How widgets run a call without
+        blocking the kernel, and without reaching into the engine themselves."""
+        return self._engine.spawn(fn, *args)
+
     @property
     def views(self) -> list[Any]:
         """The live frames, watches and MCP App views running over this session."""

@@ -3,7 +3,7 @@
 Why it is built on ``session.model`` alone: the model is the one bridge between the engine thread
 and the UI, so the explorer follows the server (a tool added at run time appears, the history grows)
 without re-running the cell and without touching the connection. Calls run on the engine through
-``session._engine.spawn(...)``: the kernel stays free while a tool runs, and Cancel cancels the
+``session.spawn(...)``: the kernel stays free while a tool runs, and Cancel cancels the
 returned future, which cancels the request on the server. Arguments are checked against the tool's
 inputSchema before anything is sent.
 
@@ -555,12 +555,12 @@ class Explorer(Fallback, W.VBox):
         self._close_app()
         if getattr(entry.tool, "ui_resource_uri", None):  # an MCP App: its View is the result
             self.status.value = f"opening the app {shown}…"
-            future = session._engine.spawn(self._run_app, session, name, arguments)
+            future = session.spawn(self._run_app, session, name, arguments)
         elif as_task:
-            future = session._engine.spawn(self._run_task, session, name, arguments)
+            future = session.spawn(self._run_task, session, name, arguments)
         else:
             self._watch_for_task(session, name)
-            future = session._engine.spawn(self._run, session, name, arguments)
+            future = session.spawn(self._run, session, name, arguments)
         self._future = future
         self._idle_buttons()
         future.add_done_callback(self._finished)
@@ -679,7 +679,7 @@ class Explorer(Fallback, W.VBox):
             self._cancel_asked = True
         if not asked and task is not None and task.task_id and not task.done:
             self.status.value = "cancelling the task…"
-            self._call_session._engine.spawn(self._cancel_task, task)
+            self._call_session.spawn(self._cancel_task, task)
             return
         if not asked and self._as_task and task is None:
             self.status.value = "cancelling the task…"  # once the task has started (see _run_task)

@@ -178,7 +178,7 @@ class GroupStatusWidget(Fallback, W.VBox):
         """What a row's Retry button does: ``group.areconnect(server)`` on the engine (not waited for)."""
         self.message.value = f"retrying {short(server, 200)}…"
         try:
-            future: Any = self.group._engine.spawn(self.group.areconnect, server)
+            future: Any = self.group.spawn(self.group.areconnect, server)
         except Exception as exc:  # the engine is gone (interpreter exit)
             self.message.value = f"could not retry {short(server, 200)}: {short(str(exc), 300)}"
             return None

@@ -10,7 +10,7 @@ why (``mcpnb-task-error``).
 Why the model and not the handles: the model is the one bridge between the engine thread, where
 the client's poller keeps each task current, and the UI; the panel follows it without re-running
 the cell. Rows are kept per task id and updated in place, so a button is never replaced under a
-click. Cancel runs on the engine (``session._engine.spawn``), like the explorer's calls, so the
+click. Cancel runs on the engine (``session.spawn``), like the explorer's calls, so the
 kernel stays free while the server answers. Every string from a server is escaped.
 """
 
@@ -349,7 +349,7 @@ class TasksWidget(Fallback, W.VBox):
             return None
         if row is not None:
             row.cancelling()
-        future: Any = self.session._engine.spawn(task.acancel)
+        future: Any = self.session.spawn(task.acancel)
         if row is not None and hasattr(future, "add_done_callback"):
             future.add_done_callback(row.cancel_finished)
         return future  # type: ignore[no-any-return]
@@ -359,7 +359,7 @@ class TasksWidget(Fallback, W.VBox):
     def _start_ticker(self) -> None:
         if self._ticker is not None or self._closed or getattr(self.session, "_closed", False):
             return
-        self._ticker = self.session._engine.spawn(self._tick)
+        self._ticker = self.session.spawn(self._tick)
 
     async def _tick(self) -> None:
         try:
