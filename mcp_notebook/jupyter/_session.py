@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..notebook import _group, _session
 
 if TYPE_CHECKING:
+    from ..notebook._dialogs import DialogsFactory
     from ..widgets._app import AppView
 
 __all__ = ["Group", "Session", "connect", "connect_all"]
@@ -29,8 +30,19 @@ def _live_view_widget(view: Any, header: str, body: str) -> Any:
     return LiveViewWidget(view, header, body)
 
 
+def _notebook_dialogs(name: str) -> Any:
+    """The dialogs factory sessions get: widgets that ask the person at the notebook."""
+    from ..widgets._dialogs import NotebookDialogs
+
+    return NotebookDialogs(name)
+
+
 class Session(_session.Session):
     """One MCP server (see :class:`mcp_notebook.notebook.Session`), with its widgets one call away."""
+
+    @classmethod
+    def dialogs_factory(cls) -> DialogsFactory | None:
+        return _notebook_dialogs
 
     def _view_options(self) -> dict[str, Any]:
         return {"widget_factory": _live_view_widget}

@@ -21,10 +21,11 @@ from .. import _html
 from ..group import ClientGroup, GroupMember
 from ..protocol.errors import McpError
 from ..results import Tool, ToolResult
+from ._dialogs import dialogs_for
 from ._engine import Engine, get_engine, on_exit
 from ._model import GroupModel
 from ._registry import REGISTRY
-from ._session import Session, _dialogs_for, target_label
+from ._session import Session, target_label
 
 if TYPE_CHECKING:
     import os
@@ -165,7 +166,7 @@ class Group:
         for name, spec in entries.items():
             # Each server gets dialogs of its own (titled with its name), unless handlers are given.
             own = {kind: options.get(kind) for kind in ("elicitation", "sampling")}
-            self._dialogs[name] = _dialogs_for(dialogs, own, name)
+            self._dialogs[name] = dialogs_for(dialogs, own, name, self.session_class.dialogs_factory())
             wrapped[name] = _MemberSpec(spec, {k: v for k, v in own.items() if v is not None})
         errors = getattr(servers, "errors", None)
         self.core = ClientGroup(wrapped, errors=errors, separator=separator, **options)

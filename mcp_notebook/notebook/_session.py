@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import sys
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -37,6 +36,7 @@ from ..results import (
 )
 from ..tasks import TaskHandle
 from . import _config, _uipoll
+from ._dialogs import Dialogs, DialogsFactory, dialogs_for
 from ._engine import Engine, get_engine, on_exit
 from ._model import SessionModel
 from ._registry import REGISTRY, describe_target
@@ -45,7 +45,6 @@ from ._session_tasks import SessionTask, task_row
 if TYPE_CHECKING:
     import pandas
 
-    from ..widgets._dialogs import NotebookDialogs
     from ._views import LiveFrame, ResourceWatch, ToolWatch
 
 __all__ = ["Session", "connect"]
@@ -131,11 +130,11 @@ class Session:
         register: bool = True,
         **options: Any,
     ) -> None:
-        #: The NotebookDialogs answering the server's elicitation and sampling requests, or None.
-        #: Installed by default inside a Jupyter kernel (``dialogs=False``: never; ``True``: also
+        #: The dialogs (``NotebookDialogs``) answering the server's elicitation and sampling requests, or
+        #: None. Installed by default inside a Jupyter kernel (``dialogs=False``: never; ``True``: also
         #: outside one; or pass your own ``NotebookDialogs``); a handler passed as
         #: ``elicitation=``/``sampling=`` always wins over the dialog for that request kind.
-        dialogs_used = _dialogs_for(dialogs, options, name or target_label(target))
+        dialogs_used = dialogs_for(dialogs, options, name or target_label(target), self.dialogs_factory())
         self._setup(
             Client(target, **options),
             name=name or target_label(target),
@@ -164,12 +163,18 @@ class Session:
             self._register("Session()")
 
     @classmethod
+    def dialogs_factory(cls) -> DialogsFactory | None:
+        """What makes this session's dialogs from its name: none here (this layer draws no
+        widgets); the top layer's Session (``mcp_notebook.Session``) returns ``NotebookDialogs``."""
+        return None
+
+    @classmethod
     def adopt(
         cls,
         client: Client,
         *,
         name: str,
-        dialogs: NotebookDialogs | None = None,
+        dialogs: Dialogs | None = None,
         roots: Any = None,
         show_progress: bool = True,
         redact_arguments: bool = False,
@@ -200,12 +205,12 @@ class Session:
         client: Client,
         *,
         name: str,
-        dialogs: NotebookDialogs | None,
+        dialogs: Dialogs | None,
         roots: Any,
         show_progress: bool,
         redact_arguments: bool,
     ) -> None:
-        self.dialogs: NotebookDialogs | None = dialogs
+        self.dialogs: Dialogs | None = dialogs
         #: What was passed as ``roots=`` (a ``RootsList`` is editable in :meth:`roots_widget`).
         self.roots: Any = roots
         self.client = client
@@ -855,36 +860,6 @@ def _result_size(result: Any) -> int | None:
         return len(json.dumps(raw, default=str))
     except (TypeError, ValueError):
         return None
-
-
-def _dialogs_for(dialogs: Any, options: dict[str, Any], name: str) -> NotebookDialogs | None:
-    """The dialogs to install (setting ``options``' missing handlers to theirs), or None.
-
-    ``None`` installs them only inside a Jupyter kernel with ipywidgets available: a script has no
-    one to click, so there the server learns the client cannot elicit or sample.
-    """
-    if dialogs is False:
-        return None
-    wants = [kind for kind in ("elicitation", "sampling") if options.get(kind) is None]
-    if not wants:
-        return None
-    if dialogs is None or dialogs is True:
-        if dialogs is None:
-            # No IPython, no kernel: nobody to click, and no widgets to import.
-            if "IPython" not in sys.modules or not _uipoll.in_kernel():
-                return None
-            try:
-                import ipywidgets  # noqa: F401  (the dialogs are widgets)
-            except ImportError:
-                return None
-        from ..widgets._dialogs import NotebookDialogs
-
-        dialogs = NotebookDialogs(name)
-    if "elicitation" in wants:
-        options["elicitation"] = dialogs.elicit
-    if "sampling" in wants:
-        options["sampling"] = dialogs.sample
-    return cast("NotebookDialogs", dialogs)  # ours, or the caller's own dialogs object
 
 
 def target_label(target: Any) -> str:
