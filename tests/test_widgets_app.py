@@ -21,6 +21,7 @@ import pytest
 
 pytest.importorskip("anywidget")
 
+from mcp_notebook.notebook import _apps
 from mcp_notebook.notebook._engine import get_engine
 from mcp_notebook.notebook.model import SessionModel
 
@@ -65,7 +66,7 @@ class StandInHost:
 
 @pytest.fixture
 def view(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(_app, "AppHost", StandInHost)
+    monkeypatch.setattr(_apps, "AppHost", StandInHost)  # the notebook layer runs the host
     session = SimpleNamespace(_engine=get_engine(), client=object(), model=SessionModel())
     made = AppView(session, "show", {"n": 1})
     sent: list[Any] = []
