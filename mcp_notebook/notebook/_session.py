@@ -9,7 +9,6 @@ the engine, without the user asking, and records every call in the model's histo
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import time
@@ -38,6 +37,7 @@ from ..tasks import TaskHandle
 from . import _config, _uipoll
 from ._dialogs import Dialogs, DialogsFactory, dialogs_for
 from ._engine import Engine, get_engine, on_exit
+from ._map import ProgressBar, map_tool
 from ._model import SessionModel
 from ._registry import REGISTRY, describe_target
 from ._session_tasks import SessionTask, task_row
@@ -389,7 +389,7 @@ class Session:
         progress = options.pop("progress", None)
         bar = None
         if progress is None and self.show_progress:
-            bar = _ProgressBar(f"{self.name}: {name}")
+            bar = ProgressBar(f"{self.name}: {name}")
             progress = bar.update
         try:
             return await self._recorded(
@@ -657,55 +657,8 @@ class Session:
         that are not tool parameters are left out. Returns a DataFrame aligned to ``frame.index``
         with ``result`` (the result's data), ``is_error`` and ``error`` (the McpError text).
         """
-        import pandas as pd
-
-        if concurrency < 1:
-            raise ValueError("concurrency must be >= 1")
-        self._check_open()
-        tool = next((t for t in self.list_tools() if t.name == name), None)
-        parameters = set(tool.parameters) if tool is not None else None
-        renames = dict(columns or {})
-        rows: list[dict[str, Any]] = []
-        for record in frame.to_dict(orient="records"):
-            arguments = {renames.get(k, k): _plain(v) for k, v in record.items()}
-            if parameters is not None:
-                arguments = {k: v for k, v in arguments.items() if k in parameters}
-            rows.append(arguments)
-        bar = _ProgressBar(f"{self.name}: {name} × {len(rows)}", total=len(rows)) if progress else None
-        outcomes: list[tuple[Any, bool, str | None]] = [(None, False, None)] * len(rows)
-
-        async def run_all() -> None:
-            limiter = anyio.CapacityLimiter(concurrency)
-
-            async def one(index: int, arguments: dict[str, Any]) -> None:
-                async with limiter:
-                    try:
-                        result = await self._call_tool(
-                            name, arguments, {"timeout": timeout, "progress": _ignore}
-                        )
-                        error = result.text if result.is_error else None
-                        outcomes[index] = (_unwrapped(result), result.is_error, error)
-                    except McpError as exc:
-                        outcomes[index] = (None, True, str(exc))
-                    if bar is not None:
-                        bar.advance()
-
-            async with anyio.create_task_group() as tg:
-                for index, arguments in enumerate(rows):
-                    tg.start_soon(one, index, arguments)
-
-        try:
-            self._run(run_all)
-        finally:
-            if bar is not None:
-                bar.close()
-        return pd.DataFrame(
-            {
-                "result": [o[0] for o in outcomes],
-                "is_error": [o[1] for o in outcomes],
-                "error": [o[2] for o in outcomes],
-            },
-            index=frame.index,
+        return map_tool(
+            self, name, frame, concurrency=concurrency, columns=columns, progress=progress, timeout=timeout
         )
 
     # --- lifetime -------------------------------------------------------------------------------
@@ -784,72 +737,6 @@ class Session:
         if model.last_error:
             rows.append(("last error", model.last_error))
         return _html.Markup("<div><b>MCP session {}</b>{}</div>").format(self.name, _html.table(rows))
-
-
-class _ProgressBar:
-    """A tqdm.auto bar created on the first progress report (no bar for calls without progress)."""
-
-    def __init__(self, description: str, total: int | None = None) -> None:
-        self._description = description
-        self._bar: Any = None
-        self._total = total
-        if total is not None:
-            self._open(total)
-
-    def _open(self, total: float | None) -> None:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            return
-        self._bar = tqdm(total=total, desc=self._description, leave=False)
-
-    def update(self, progress: float, total: float | None, message: str | None) -> None:
-        if self._bar is None:
-            self._open(total)
-            if self._bar is None:
-                return
-        if total is not None and self._bar.total != total:
-            self._bar.total = total
-        self._bar.n = progress
-        if message:
-            self._bar.set_postfix_str(printable(message[:60]), refresh=False)  # tqdm may draw on a terminal
-        self._bar.refresh()
-
-    def advance(self) -> None:
-        if self._bar is not None:
-            self._bar.update(1)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-
-def _unwrapped(result: ToolResult) -> Any:
-    """The result's data; a ``{"result": value}`` wrapper (how SDK servers return non-objects) is opened."""
-    data = result.data
-    if isinstance(data, dict) and len(data) == 1 and "result" in data:
-        return data["result"]
-    return data
-
-
-def _ignore(progress: float, total: float | None, message: str | None) -> None:
-    return None
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars and pandas NA as plain JSON values."""
-    item = getattr(value, "item", None)
-    if callable(item):
-        with contextlib.suppress(ValueError, TypeError):
-            value = item()
-    try:
-        import pandas as pd
-
-        if value is pd.NA or (isinstance(value, float) and value != value):
-            return None
-    except ImportError:
-        pass
-    return value
 
 
 def _result_size(result: Any) -> int | None:
