@@ -13,14 +13,13 @@ import json
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 
 from .. import _html
 from ..client import Client
-from ..live import Event
 from ..protocol._printable import printable
 from ..protocol.errors import McpError
 from ..results import (
@@ -33,11 +32,11 @@ from ..results import (
     Tool,
     ToolResult,
 )
-from ..tasks import TaskHandle
 from . import _config, _uipoll
 from ._dialogs import Dialogs, DialogsFactory, dialogs_for
 from ._engine import Engine, get_engine, on_exit
 from ._map import ProgressBar, map_tool
+from ._mirror import Mirror
 from ._model import SessionModel
 from ._registry import REGISTRY, describe_target
 from ._session_tasks import SessionTask, task_row
@@ -54,7 +53,6 @@ logger = logging.getLogger("mcp_notebook.notebook")
 _T = TypeVar("_T")
 
 _OPEN: weakref.WeakSet[Session] = weakref.WeakSet()
-_MAX_TASK_ROWS = 1000  # rows in model.tasks, as the client keeps at most 1000 task handles
 _EXIT_GRACE = 0.3  # seconds a server gets to exit on its own at interpreter exit, then SIGTERM
 
 
@@ -155,9 +153,9 @@ class Session:
         self._dialogs_named = dialogs is None or dialogs is True
         if self.dialogs is not None and self._dialogs_named:
             self.dialogs.session_name = self.name
-        self._sync_connection()
-        self._sync_lists()
-        self._background.append(self._engine.spawn(self._follow_notifications))
+        self._mirror.sync_connection()
+        self._mirror.sync_lists()
+        self._background.append(self._engine.spawn(self._mirror.follow_notifications))
         _OPEN.add(self)
         if register:
             self._register("Session()")
@@ -193,10 +191,10 @@ class Session:
             show_progress=show_progress,
             redact_arguments=redact_arguments,
         )
-        self._sync_connection()
-        self._sync_lists()
+        self._mirror.sync_connection()
+        self._mirror.sync_lists()
         self._background.append(self._engine.spawn(self.refresh_lists))
-        self._background.append(self._engine.spawn(self._follow_notifications))
+        self._background.append(self._engine.spawn(self._mirror.follow_notifications))
         _OPEN.add(self)
         return self
 
@@ -226,113 +224,17 @@ class Session:
         self._dialogs_named = False
         self._background: list[Any] = []
         self._views: set[Any] = set()  # live frames and watches over this session, stopped with it
-        self.client.connection.on_state_change(self._on_state)
-        self.client.on_event(self._on_event)
-        self.client.on_task(self._on_task)
+        self._mirror = Mirror(client, self.model)
+        self._mirror.attach()
 
-    # --- mirroring the client into the model ----------------------------------------------------
+    # --- mirroring the client into the model (notebook/_mirror.py) --------------------------------
 
     async def refresh_lists(self) -> None:
         """Fetch the server's lists into the model (on the engine: ``session._engine`` runs it).
 
         Part of the surface a :class:`~mcp_notebook.notebook.Group` uses: it fetches every
         member's lists at once after connecting (the magics show the board complete)."""
-        capabilities = self.client.server_capabilities
-        fetches: list[tuple[str, Callable[[], Awaitable[Sequence[Any]]], str]] = [
-            ("tools", self.client.list_tools, "tools"),
-            ("resources", self.client.list_resources, "resources"),
-            ("resource_templates", self.client.list_resource_templates, "resources"),
-            ("prompts", self.client.list_prompts, "prompts"),
-        ]
-        fetched: dict[str, Any] = {}
-        for trait, fetch, capability in fetches:
-            if capability in capabilities:
-                try:
-                    fetched[trait] = list(await fetch())
-                except McpError as exc:
-                    logger.info("could not list %s: %s", trait, exc)
-        # Shown even if a change notice raced the fetch (the cache then re-fetches by itself).
-        self.model.update(**fetched)
-
-    def _on_state(self, state: str) -> None:
-        # Called on the engine thread, synchronously with the transition.
-        values: dict[str, Any] = {"status": state, "reconnects": self.client.stats.reconnects}
-        reason = self.client.closed_reason or self.client.last_error
-        if state == "ready":
-            values.update(self._connection_values())
-        elif state in ("reconnecting", "closed") and reason is not None and reason.kind != "closed":
-            values["last_error"] = reason.message
-        self.model.update(**values)
-
-    def _connection_values(self) -> dict[str, Any]:
-        client = self.client
-        return {
-            "era": client.era,
-            "protocol_version": client.protocol_version,
-            "server_info": client.server_info,
-            "capabilities": client.server_capabilities,
-            "instructions": client.instructions,
-        }
-
-    def _sync_connection(self) -> None:
-        self.model.update(status=self.client.status, **self._connection_values())
-
-    def _sync_lists(self) -> None:
-        client = self.client
-        values = {
-            # The model lists what the user (and a model) may call: no app-only tools (MCP Apps).
-            "tools": _visible(client.cached_tools),
-            "resources": client.cached_resources,
-            "resource_templates": client.cached_resource_templates,
-            "prompts": client.cached_prompts,
-        }
-        self.model.update(**{k: list(v) for k, v in values.items() if v is not None})
-
-    async def _on_event(self, event: Event) -> None:
-        if event.kind in ("request_start", "request"):
-            self.model.update(in_flight=self.client.stats.in_flight)
-        elif event.kind == "cache_refresh" and event.data.get("stored"):
-            self._sync_lists()
-        elif event.kind == "unchecked_call":
-            # The client's warning, where a notebook shows what happened (the log view and frame):
-            # a call that went unchecked must not pass for one that was checked.
-            message = f"tools/call {event.data.get('tool')!r} went unchecked: {event.data.get('reason')}"
-            entry = {"time": event.time, "level": "warning", "logger": "mcp_notebook.client", "data": message}
-            self.model.append("log", entry)
-
-    def _on_task(self, handle: TaskHandle) -> None:
-        # On the engine thread, after every change to any task: its row, replaced in a new list.
-        if not handle.task_id:
-            return  # a "task" the server ran at once: it is in the history, not a task
-        row = task_row(handle)
-        rows = list(self.model.tasks)
-        for index, existing in enumerate(rows):
-            if existing["task_id"] == handle.task_id:
-                rows[index] = row
-                break
-        else:
-            rows.append(row)
-            if len(rows) > _MAX_TASK_ROWS:  # the oldest finished rows go first
-                done = {i for i, r in enumerate(rows) if r["done"]}
-                dropped = set(sorted(done)[: len(rows) - _MAX_TASK_ROWS])
-                rows = [r for i, r in enumerate(rows) if i not in dropped]
-        self.model.update(tasks=rows)
-
-    async def _follow_notifications(self) -> None:
-        async with self.client.notifications(maxsize=10_000) as queue:
-            async for notification in queue:
-                params = notification.params or {}
-                if notification.method == "notifications/message":
-                    entry = {
-                        "time": time.time(),
-                        "level": params.get("level"),
-                        "logger": params.get("logger"),
-                        "data": params.get("data"),
-                    }
-                    self.model.append("log", entry)
-                else:
-                    entry = {"time": time.time(), "method": notification.method, "params": params}
-                    self.model.append("notifications", entry)
+        await self._mirror.refresh_lists()
 
     # --- calls ----------------------------------------------------------------------------------
 
@@ -781,8 +683,3 @@ def _close_all_at_exit() -> None:
 
 
 on_exit(_close_all_at_exit)
-
-
-def _visible(tools: list[Tool] | None) -> list[Tool] | None:
-    """``tools`` without the ones only an MCP App's View may call (None stays None)."""
-    return None if tools is None else [tool for tool in tools if not tool.app_only]
