@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..results import ResourceContents, ToolResult
     from ._engine import Engine
 
-__all__ = ["SessionPort", "ViewOwner", "ViewSession", "WidgetFactory"]
+__all__ = ["SessionPort", "TaskSession", "ViewOwner", "ViewSession", "WidgetFactory"]
 
 _T = TypeVar("_T")
 
@@ -33,6 +33,22 @@ class SessionPort(Protocol):
     def _run(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T: ...
 
     async def _arun(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T: ...
+
+
+class TaskSession(SessionPort, Protocol):
+    """What the session's task functions (``_session_tasks``) need: its client, model, history."""
+
+    @property
+    def client(self) -> Client: ...
+
+    @property
+    def model(self) -> Any: ...
+
+    async def _recorded(
+        self, method: str, name: str | None, arguments: Any, call: Callable[[], Awaitable[_T]]
+    ) -> _T: ...
+
+    def list_tasks(self) -> list[Any]: ...  # SessionTasks (their module imports this one)
 
 
 class ViewOwner(Protocol):

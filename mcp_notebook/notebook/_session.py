@@ -39,7 +39,7 @@ from ._map import ProgressBar, map_tool
 from ._mirror import Mirror
 from ._model import SessionModel
 from ._registry import REGISTRY, describe_target
-from ._session_tasks import SessionTask, task_row
+from ._session_tasks import SessionTask, start_task, started_tasks, tasks_frame
 
 if TYPE_CHECKING:
     import pandas
@@ -318,13 +318,7 @@ class Session:
     async def _start_tool(
         self, name: str, arguments: Mapping[str, Any] | None, options: dict[str, Any]
     ) -> SessionTask:
-        handle = await self._recorded(
-            "tools/call",
-            name,
-            dict(arguments or {}),
-            lambda: self.client.start_tool(name, arguments, **options),
-        )
-        return SessionTask(self, handle)
+        return await start_task(self, name, arguments, options)
 
     def start_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
@@ -358,7 +352,7 @@ class Session:
     @property
     def tasks(self) -> list[SessionTask]:
         """Every task this session started or attached to, oldest first."""
-        return [SessionTask(self, h) for h in self.client.tasks if h.task_id]
+        return started_tasks(self)
 
     def tasks_frame(self, *, server: bool = False) -> pandas.DataFrame:
         """The tasks as a DataFrame: task_id, tool, status, status_message, started, ended, elapsed.
@@ -366,11 +360,7 @@ class Session:
         ``server=True`` asks the server for its task list instead (``tasks/list``, where offered),
         which also finds tasks started before a kernel restart.
         """
-        from . import frames
-
-        if server:
-            return frames.tasks_frame(task_row(t.handle) for t in self.list_tasks())
-        return frames.tasks_frame(self.model.tasks)
+        return tasks_frame(self, server=server)
 
     def _recorded_call(
         self, method: str, name: str | None, arguments: Any, fn: Callable[[], Awaitable[_T]]

@@ -9,17 +9,20 @@ handle's repr names the task id, so a saved notebook can attach to it again afte
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import _html
 from ..protocol._printable import printable
 
 if TYPE_CHECKING:
+    import pandas
+
     from ..results import ToolResult
     from ..tasks import TaskHandle
-    from ._ports import SessionPort
+    from ._ports import SessionPort, TaskSession
 
-__all__ = ["SessionTask", "task_row"]
+__all__ = ["SessionTask", "start_task", "started_tasks", "task_row", "tasks_frame"]
 
 
 def task_row(handle: TaskHandle) -> dict[str, Any]:
@@ -116,3 +119,33 @@ class SessionTask:
         return self.handle._repr_html_() + (
             f"<div><small>session {_html.escape(self._session.name)}</small></div>"
         )
+
+
+# --- a session's task methods (Session.start_tool, .tasks, .tasks_frame delegate here) ------------
+
+
+async def start_task(
+    session: TaskSession, name: str, arguments: Mapping[str, Any] | None, options: dict[str, Any]
+) -> SessionTask:
+    """Start ``name`` as a task on the engine, recorded in the session's history like any call."""
+    handle = await session._recorded(
+        "tools/call",
+        name,
+        dict(arguments or {}),
+        lambda: session.client.start_tool(name, arguments, **options),
+    )
+    return SessionTask(session, handle)
+
+
+def started_tasks(session: TaskSession) -> list[SessionTask]:
+    """Every task the session started or attached to, oldest first."""
+    return [SessionTask(session, h) for h in session.client.tasks if h.task_id]
+
+
+def tasks_frame(session: TaskSession, *, server: bool = False) -> pandas.DataFrame:
+    """The session's tasks as a DataFrame (``server=True``: the server's ``tasks/list``)."""
+    from . import frames
+
+    if server:
+        return frames.tasks_frame(task_row(t.handle) for t in session.list_tasks())
+    return frames.tasks_frame(session.model.tasks)
