@@ -69,3 +69,15 @@ def test_a_live_view_draws_with_the_factory_the_top_session_hands_in(no_leaked_p
         view = top.live_frame("tools")
         assert widget_view in view._repr_mimebundle_()
         assert type(view.widget).__name__ == "LiveViewWidget"
+
+
+def test_no_widget_reaches_into_the_engine_or_writes_the_model() -> None:
+    # Widgets start work with the public session.spawn()/group.spawn() and leave the model to the
+    # notebook layer (AppRun writes an app's log); issue #27 removed the 13 `._engine` reaches.
+    from pathlib import Path
+
+    widgets = Path(mcp_notebook.__file__).parent / "widgets"
+    for source in sorted(widgets.glob("*.py")):
+        text = source.read_text()
+        assert "._engine" not in text, source.name
+        assert "model.append(" not in text and "model.update(" not in text, source.name
