@@ -76,10 +76,10 @@ def __getattr__(name: str) -> object:
     # The notebook layer (traitlets, pandas, ...) loads only when asked for, so the core stays light.
     if name in ("connect", "Session", "connect_all", "Group"):
         try:
-            from . import notebook
+            from . import jupyter
         except ImportError as exc:
             raise ImportError(
                 f"mcp_notebook.{name} needs the notebook extra: pip install 'mcp-notebook[notebook]' ({exc})"
             ) from exc
-        return getattr(notebook, name)
+        return getattr(jupyter, name)
     raise AttributeError(f"module 'mcp_notebook' has no attribute {name!r}")

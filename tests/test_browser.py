@@ -242,7 +242,7 @@ def test_tasks_panel_follows_tasks_and_cancels_one_then_the_dashboard_shows_them
 
 CONNECT_GROUP = (
     "import sys\n"
-    "from mcp_notebook.notebook import Group\n"
+    "from mcp_notebook import Group\n"
     "demo = [sys.executable, '-m', 'mcp_notebook.demo']\n"
     "servers = {'modern': demo, 'legacy': [*demo, '--legacy-only'], 'broken': ['/nonexistent/mcp-server']}\n"
     "group = Group(servers, max_reconnect_attempts=0)"

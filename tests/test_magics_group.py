@@ -27,8 +27,7 @@ import pandas as pd
 from IPython.core.completer import provisionalcompleter
 from IPython.core.interactiveshell import InteractiveShell
 
-from mcp_notebook import ToolResult
-from mcp_notebook.notebook import Group
+from mcp_notebook import Group, ToolResult  # Group: what connect_all() hands out (it opens widgets)
 from mcp_notebook.notebook import _magics_group as magics_group
 from mcp_notebook.notebook.magics import McpMagicError, McpMagics
 

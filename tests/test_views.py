@@ -316,7 +316,7 @@ def test_a_blob_is_sized_never_copied() -> None:
 
 
 def test_a_groups_live_tools_frame_follows_its_members() -> None:
-    from mcp_notebook.notebook import Group
+    from mcp_notebook import Group
 
     group = Group({"one": demo_server()}, show_progress=False, dialogs=False)
     try:

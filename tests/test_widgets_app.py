@@ -21,6 +21,7 @@ import pytest
 
 pytest.importorskip("anywidget")
 
+from mcp_notebook.notebook import _apps
 from mcp_notebook.notebook._engine import get_engine
 from mcp_notebook.notebook.model import SessionModel
 
@@ -65,7 +66,7 @@ class StandInHost:
 
 @pytest.fixture
 def view(monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(_app, "AppHost", StandInHost)
+    monkeypatch.setattr(_apps, "AppHost", StandInHost)  # the notebook layer runs the host
     session = SimpleNamespace(_engine=get_engine(), client=object(), model=SessionModel())
     made = AppView(session, "show", {"n": 1})
     sent: list[Any] = []
@@ -228,7 +229,7 @@ APPS_SERVER = ROOT / "tests" / "servers" / "apps_server.py"
 
 
 def _connect(*command: str) -> Any:
-    from mcp_notebook.notebook.session import connect
+    from mcp_notebook import connect
 
     env = {"PYTHONPATH": str(ROOT)}
     return connect([sys.executable, *command], env=env, register=False, dialogs=False, show_progress=False)
@@ -319,8 +320,8 @@ def test_explorer_hides_app_only_tools_and_shows_an_app_as_its_result() -> None:
 def test_mcp_app_magic_opens_the_app_and_refuses_a_tool_without_one() -> None:
     from IPython.core.interactiveshell import InteractiveShell
 
+    from mcp_notebook import connect
     from mcp_notebook.notebook.magics import McpMagicError
-    from mcp_notebook.notebook.session import connect
 
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "mcp_notebook")

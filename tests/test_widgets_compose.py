@@ -18,7 +18,7 @@ W = pytest.importorskip("ipywidgets")
 from ipywidgets.embed import dependency_state, embed_data  # noqa: E402
 
 import mcp_notebook  # noqa: E402
-from mcp_notebook.notebook import Group, Session  # noqa: E402
+from mcp_notebook import Group, Session  # noqa: E402
 from mcp_notebook.widgets._explorer import Explorer  # noqa: E402
 from mcp_notebook.widgets._group import GroupExplorer  # noqa: E402
 

@@ -326,12 +326,13 @@ def test_python_code_is_a_literal():
 
 
 class HostileSession:
-    """What the explorer uses of a Session (model, name, engine, acall_tool, history_frame), hostile."""
+    """What the explorer uses of a Session (model, name, spawn, acall_tool, history_frame), hostile."""
 
     def __init__(self, result):
         self.name = SCRIPT
         self.model = SessionModel()
         self._engine = get_engine()
+        self.spawn = self._engine.spawn
         self.result = result
         self.calls = []
         evil = Tool.from_dict(

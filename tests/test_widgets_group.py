@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from mcp_notebook.notebook import Group
+from mcp_notebook import Group
 from mcp_notebook.widgets._explorer import Explorer
 from mcp_notebook.widgets._group import (
     ALL_SERVERS,

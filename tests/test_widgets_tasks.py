@@ -285,12 +285,13 @@ def test_duration_words() -> None:
 
 
 class HostileSession:
-    """What the panel uses of a Session (model, name, tasks, engine), with hostile rows."""
+    """What the panel uses of a Session (model, name, tasks, spawn), with hostile rows."""
 
     def __init__(self) -> None:
         self.name = SCRIPT
         self.model = SessionModel()
         self._engine = get_engine()
+        self.spawn = self._engine.spawn
         self.tasks: list[Any] = []
 
 

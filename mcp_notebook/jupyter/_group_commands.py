@@ -28,15 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _html
 from ..group import resolve_tool_name
+from ..notebook._group import board_html
 from ..notebook._registry import GroupPort, SessionPort, server_names
-from ..notebook.group import board_html, connect_all
 from ._magic_args import one_line
+from ._session import connect_all
 
 if TYPE_CHECKING:
     import pandas
 
-    from ..notebook.group import Group
     from ..results import Tool
+    from ._session import Group
 
 __all__ = [
     "ServerBoard",

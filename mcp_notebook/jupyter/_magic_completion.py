@@ -26,8 +26,8 @@ from ._magic_args import OPTIONS, schema_types
 from ._magic_grammar import COMMANDS, TASK_ACTIONS, VALUE_OPTIONS
 
 if TYPE_CHECKING:
+    from ..notebook._model import SessionModel
     from ..notebook._registry import Registry
-    from ..notebook.model import SessionModel
     from ..results import Tool
 
 __all__ = ["Completer", "matcher"]

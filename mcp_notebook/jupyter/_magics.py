@@ -73,9 +73,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..notebook._registry import REGISTRY, Entry, Registry
+from ..notebook._session_tasks import SessionTask
 from ..notebook._targets import TargetError, connect_target, describe_command, describe_url, http_options
-from ..notebook._tasks import SessionTask
-from ..notebook.session import Session, connect
 from ..protocol.errors import McpError
 from . import _group_commands as _groups
 from ._magic_args import (
@@ -91,11 +90,12 @@ from ._magic_args import (
 )
 from ._magic_completion import Completer, matcher
 from ._magic_grammar import COMMANDS, CONNECT_ALL, TASK_ACTIONS, help_text, unknown_subcommand
+from ._session import Session, connect
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from ..notebook.group import Group
+    from ._session import Group
 
 __all__ = ["McpMagicError", "McpMagics", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -203,7 +203,7 @@ class McpMagics(Magics):
         group_name = self._names().get(name)
         if group_name is None:
             raise self._no_server(name)
-        return name, self.groups[group_name][name]  # an McpError says why a server is not up
+        return name, cast(Session, self.groups[group_name][name])  # an McpError says why a server is not up
 
     def _names(self) -> dict[str, str | None]:
         """Every usable server name -> its group (None: a session of its own); see _registry.server_names."""

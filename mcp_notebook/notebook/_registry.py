@@ -49,7 +49,7 @@ from ._targets import describe_command, describe_target, describe_url  # re-expo
 if TYPE_CHECKING:
     import pandas
 
-    from .model import GroupModel, SessionModel
+    from ._model import GroupModel, SessionModel
 
 __all__ = [
     "REGISTRY",

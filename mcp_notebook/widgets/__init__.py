@@ -19,7 +19,7 @@ from ._log import log_widget
 from ._prompts import prompts_widget
 from ._resources import expand_uri_template, resources_widget
 from ._status import status_widget
-from ._tasks import tasks_widget
+from ._tasks_panel import tasks_widget
 
 __all__ += [
     "NotebookDialogs",

@@ -45,7 +45,7 @@ import anywidget
 import traitlets as T
 
 from .._html import escape, short
-from ..apps import AppHost
+from ..notebook._apps import AppRun
 from ._dialogs import _link_target
 from ._fallback import Fallback
 
@@ -166,14 +166,15 @@ class AppView(Fallback, anywidget.AnyWidget):
         self._closing = False  # no more relaying: the View is gone
         self._teardown_started = False
         try:
-            self.host = AppHost(
-                session.client,
+            #: The run on the engine (notebook layer); ``view.host`` is its AppHost.
+            self.run = AppRun(
+                session,
                 tool,
-                dict(arguments or {}),
+                arguments,
+                name=self.tool,
                 send=self._to_front_end,
                 confirm_open_link=self._confirm_open_link,
                 on_change=self._on_host_change,
-                on_log=self._on_log,
                 host_info={"name": "mcp-notebook", "version": _version()},
                 theme=theme,
                 **host_options,
@@ -181,10 +182,8 @@ class AppView(Fallback, anywidget.AnyWidget):
         except BaseException:  # a bad tool or option: the widget made above must not linger
             anywidget.AnyWidget.close(self)
             raise
-        # Closed with its session: a View whose server is gone has nobody to answer it.
-        views = getattr(session, "_views", None)
-        if isinstance(views, set):
-            views.add(self)
+        self.host = self.run.host
+        self.run.attach(self)
         self.on_msg(self._from_front_end)
         self.observe(self._on_link_answer, names=["link_answer"])
 
@@ -193,7 +192,7 @@ class AppView(Fallback, anywidget.AnyWidget):
     async def aopen(self) -> AppResource:
         """Call the tool and load the View (on the engine thread). AppError for a tool without a
         usable ``ui://`` resource; a failing tool leaves the view in status "error"."""
-        resource = await self.host.open()
+        resource = await self.run.open()
         self._show(resource)
         return resource
 
@@ -238,8 +237,7 @@ class AppView(Fallback, anywidget.AnyWidget):
         """A message the View posted (on the kernel's thread): to the host, on the engine."""
         if self._closing:
             return
-        engine = self.session._engine
-        engine.spawn(self.host.receive, content)
+        self.run.receive_soon(content)
 
     def receive(self, message: Any) -> None:
         """Hand the host one message as if the View had posted it, and wait until it is handled.
@@ -247,7 +245,7 @@ class AppView(Fallback, anywidget.AnyWidget):
         For scripts, tests and notebooks run without a front end (nbclient, a terminal), where no
         View runs: whatever the host answers goes where the View's answers go, to the front end.
         """
-        self.session._engine.call(self.host.receive, message)
+        self.run.receive(message)
 
     def _to_front_end(self, message: dict[str, Any]) -> None:
         """The host's ``send``: one JSON-RPC message for the View."""
@@ -279,16 +277,6 @@ class AppView(Fallback, anywidget.AnyWidget):
             setattr(self, name, value)
         except T.TraitError:
             logger.warning("the app host reported a bad %s; ignored", name, exc_info=True)
-
-    def _on_log(self, params: dict[str, Any]) -> None:
-        """A View's ``notifications/message``: into the session's log, marked as the app's."""
-        entry = {
-            "time": time.time(),
-            "level": params.get("level") if isinstance(params, dict) else None,
-            "logger": (params.get("logger") if isinstance(params, dict) else None) or f"app:{self.tool}",
-            "data": params.get("data") if isinstance(params, dict) else params,
-        }
-        self.session.model.append("log", entry)
 
     # --- ui/open-link ---------------------------------------------------------------------------
 
@@ -335,7 +323,7 @@ class AppView(Fallback, anywidget.AnyWidget):
     async def aclose(self, reason: str = "closed") -> None:
         """Tear the View down (``ui/resource-teardown``), then stop relaying."""
         self._refuse_pending_link()
-        await self.host.close(reason)
+        await self.run.close(reason)
         self._closing = True
 
     def close(self) -> None:
@@ -362,16 +350,16 @@ class AppView(Fallback, anywidget.AnyWidget):
                 self._closing = True
                 anywidget.AnyWidget.close(self)
 
-        self.session._engine.spawn(teardown)
+        self.run.spawn(teardown)
 
     def _stop(self, give_back: bool = True) -> None:
         """The session closes (its views are stopped with it)."""
         self.close()
 
     def _forget(self) -> None:
-        views = getattr(self.session, "_views", None)
-        if isinstance(views, set):
-            views.discard(self)
+        run = getattr(self, "run", None)  # None: the host could not be made
+        if run is not None:
+            run.detach(self)
 
     def _discard(self) -> None:
         """Close the widget of a view that never opened (nothing to tear down)."""

@@ -16,7 +16,7 @@ from ._fallback import Fallback
 from ._log import log_widget
 from ._resources import resources_widget
 from ._status import status_widget
-from ._tasks import tasks_widget
+from ._tasks_panel import tasks_widget
 
 __all__ = ["Dashboard", "dashboard"]
 

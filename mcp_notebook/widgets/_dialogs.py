@@ -35,11 +35,10 @@ time it asks; telling a legacy server at once needs core support (see :class:`Ro
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -48,7 +47,8 @@ import anyio.to_thread
 import ipywidgets as W
 
 from .._html import display_url, escape, short
-from ..notebook import _uipoll
+from ..notebook._dialogs import Dialogs, sampler_name, sampling_result
+from ..notebook._roots import RootsList, root_entry
 from ..protocol.errors import McpError
 from ._fallback import Fallback, plural
 from ._form import SchemaForm
@@ -160,9 +160,11 @@ class Dialog:
         self.finish(escape(why), error=McpError("cancelled", why))
 
 
-class NotebookDialogs:
+class NotebookDialogs(Dialogs):
     """Elicitation and sampling handlers that ask the person at the notebook; see the module doc.
 
+    The waiting, ``open_dialogs``, ``history`` and ``on_open`` are the notebook layer's
+    :class:`~mcp_notebook.notebook._dialogs.Dialogs`; this class draws the dialogs.
     ``output``: where dialogs appear: None (``IPython.display.display``: the running cell), an
     ``ipywidgets.Output``, or any callable taking the widget. ``sampler``: a function ``(params)
     -> str | dict`` (sync or async) that drafts the sampling reply; with ``auto_sample`` it
@@ -177,82 +179,12 @@ class NotebookDialogs:
         sampler: Callable[[dict[str, Any]], Any] | None = None,
         auto_sample: bool = False,
     ) -> None:
-        self.session_name = session_name
+        super().__init__(session_name, sampler=sampler, auto_sample=auto_sample)
         self.output = output
-        self.sampler = sampler
-        self.auto_sample = auto_sample
         #: Dialogs waiting for an answer, oldest first.
         self.open_dialogs: list[Dialog] = []
         #: Every dialog shown, oldest first (bounded).
         self.history: list[Dialog] = []
-        self._callbacks: list[Callable[[Dialog], Any]] = []
-        self._lock = threading.Lock()
-
-    def __repr__(self) -> str:
-        return f"<NotebookDialogs for {self.session_name!r}: {len(self.open_dialogs)} open>"
-
-    def on_open(self, callback: Callable[[Dialog], Any]) -> Callable[[], None]:
-        """Call ``callback(dialog)`` as each dialog opens (on the engine thread); returns an undo."""
-        self._callbacks.append(callback)
-        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
-
-    # --- handlers -------------------------------------------------------------------------------
-
-    async def elicit(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The ``elicitation=`` handler: form or URL mode."""
-        url_mode = params.get("mode") == "url"
-        return await self._ask(self._url_dialog(params) if url_mode else self._form_dialog(params))
-
-    async def sample(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The ``sampling=`` handler."""
-        draft: Any = None
-        if self.sampler is not None:
-            try:
-                draft = await self._draft(params)
-            except Exception:
-                if self.auto_sample:
-                    raise
-                # A failing draft must not cost the user the question: ask with an empty reply.
-                logger.exception("the sampler raised; asking without a draft")
-            if self.auto_sample:
-                if isinstance(draft, dict):
-                    return draft
-                return _sampling_result(str(draft or ""), _sampler_name(self.sampler))
-        return await self._ask(self._sampling_dialog(params, draft))
-
-    async def _draft(self, params: dict[str, Any]) -> Any:
-        sampler = self.sampler
-        assert sampler is not None
-        if inspect.iscoroutinefunction(sampler):
-            return await sampler(params)
-        draft = await anyio.to_thread.run_sync(sampler, params, abandon_on_cancel=True)
-        return await draft if inspect.isawaitable(draft) else draft
-
-    async def _ask(self, dialog: Dialog) -> dict[str, Any]:
-        with self._lock:
-            self.open_dialogs.append(dialog)
-            self.history = [*self.history[-99:], dialog]
-        _uipoll.dialog_opened()
-        try:
-            self._show(dialog.widget)
-            for callback in list(self._callbacks):
-                try:
-                    callback(dialog)
-                except Exception:
-                    logger.exception("an on_open callback of the dialogs raised; ignored")
-            await dialog.wait()
-        except BaseException:
-            dialog.expire("The server stopped waiting for this answer.")
-            raise
-        finally:
-            with self._lock:
-                if dialog in self.open_dialogs:
-                    self.open_dialogs.remove(dialog)
-            _uipoll.dialog_closed()
-        if dialog.error is not None:
-            raise dialog.error
-        assert dialog.result is not None
-        return dialog.result
 
     def _show(self, widget: W.Widget) -> None:
         output = self.output
@@ -387,7 +319,7 @@ class NotebookDialogs:
         elif draft is not None:
             reply.value = str(draft)
         if self.sampler is not None and drafted_model is None:
-            drafted_model = _sampler_name(self.sampler)
+            drafted_model = sampler_name(self.sampler)
         drafted_text = reply.value
         dialog.reply = reply
         dialog.body.children = (
@@ -405,7 +337,7 @@ class NotebookDialogs:
             model = drafted_model if drafted_model and text == drafted_text else "notebook-user"
             dialog.finish(
                 f"Sent the reply ({len(text)} characters).",
-                _sampling_result(text, model),
+                sampling_result(text, model),
             )
 
         def on_reject(_button: Any) -> None:
@@ -417,19 +349,6 @@ class NotebookDialogs:
         send.on_click(on_send)
         reject.on_click(on_reject)
         return dialog
-
-
-def _sampling_result(text: str, model: str) -> dict[str, Any]:
-    return {
-        "role": "assistant",
-        "content": {"type": "text", "text": text},
-        "model": model,
-        "stopReason": "endTurn",
-    }
-
-
-def _sampler_name(sampler: Any) -> str:
-    return str(getattr(sampler, "__name__", None) or type(sampler).__name__)
 
 
 def _message_html(message: Any) -> str:
@@ -447,57 +366,6 @@ def _json(value: Any) -> str:
 # --- roots ----------------------------------------------------------------------------------------
 
 
-class RootsList:
-    """An editable list of roots, usable as a client's ``roots=`` handler.
-
-    ``Client(..., roots=RootsList(["/data", "file:///srv/shared"]))`` declares the roots capability
-    and answers every ``roots/list`` with the list as it is then; :func:`roots_widget` edits it.
-    A modern server asks whenever it needs roots, so it sees edits on its next request; a legacy
-    server asks when it likes, typically once. Telling it at once needs core support that does not
-    exist yet: declaring ``roots.listChanged: true`` for such a handler and a
-    ``Client.notify_roots_changed()`` that sends ``notifications/roots/list_changed``.
-    """
-
-    def __init__(self, roots: Iterable[Any] = ()) -> None:
-        self._lock = threading.Lock()
-        self._roots: list[dict[str, Any]] = [_root_entry(r) for r in roots]
-        self._callbacks: list[Callable[[list[dict[str, Any]]], Any]] = []
-
-    def __call__(self, _params: dict[str, Any]) -> dict[str, Any]:
-        return {"roots": self.roots}
-
-    @property
-    def roots(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return [dict(r) for r in self._roots]
-
-    def set(self, roots: Iterable[Any]) -> None:
-        entries = [_root_entry(r) for r in roots]
-        with self._lock:
-            self._roots = entries
-        for callback in list(self._callbacks):
-            callback(self.roots)
-
-    def add(self, root: Any) -> None:
-        self.set([*self.roots, _root_entry(root)])
-
-    def remove(self, uri: str) -> None:
-        self.set([r for r in self.roots if r.get("uri") != uri])
-
-    def on_change(self, callback: Callable[[list[dict[str, Any]]], Any]) -> None:
-        self._callbacks.append(callback)
-
-    def __repr__(self) -> str:
-        return f"RootsList({[r['uri'] for r in self.roots]!r})"
-
-
-def _root_entry(value: Any) -> dict[str, Any]:
-    # The one rule for what a root may be lives with the handlers; reuse it.
-    from ..connection._handlers import _root
-
-    return _root(value)
-
-
 class RootsWidget(Fallback, W.VBox):
     """Shows a session's roots; edits them when they are a :class:`RootsList` (class ``mcpnb-roots``)."""
 
@@ -508,7 +376,7 @@ class RootsWidget(Fallback, W.VBox):
         self._static: list[dict[str, Any]] = []
         if self.roots is None and option is not None and not callable(option):
             try:
-                self._static = [_root_entry(r) for r in ([option] if isinstance(option, str) else option)]
+                self._static = [root_entry(r) for r in ([option] if isinstance(option, str) else option)]
             except (TypeError, ValueError):
                 self._static = []
         self.listing = _html("", "mcpnb-roots-list")

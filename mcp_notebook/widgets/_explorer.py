@@ -3,7 +3,7 @@
 Why it is built on ``session.model`` alone: the model is the one bridge between the engine thread
 and the UI, so the explorer follows the server (a tool added at run time appears, the history grows)
 without re-running the cell and without touching the connection. Calls run on the engine through
-``session._engine.spawn(...)``: the kernel stays free while a tool runs, and Cancel cancels the
+``session.spawn(...)``: the kernel stays free while a tool runs, and Cancel cancels the
 returned future, which cancels the request on the server. Arguments are checked against the tool's
 inputSchema before anything is sent.
 
@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 import ipywidgets as W
 
 from .._html import escape, markdown_html, short
-from ..notebook._tasks import SessionTask
+from ..notebook._session_tasks import SessionTask
 from ..protocol.errors import McpError
 from ..results import Tool, ToolResult
 from ._explorer_runs import ToolRuns

@@ -63,12 +63,12 @@ class ToolRuns:
         """Run ``name`` on ``session``'s engine: as an MCP App, as a task, or as a plain call."""
         future: concurrent.futures.Future[Any]
         if app:
-            future = session._engine.spawn(self._run_app, session, name, arguments)
+            future = session.spawn(self._run_app, session, name, arguments)
         elif self.as_task:
-            future = session._engine.spawn(self._run_task, session, name, arguments)
+            future = session.spawn(self._run_task, session, name, arguments)
         else:
             self._watch_for_task(session, name)
-            future = session._engine.spawn(self._run, session, name, arguments)
+            future = session.spawn(self._run, session, name, arguments)
         return future
 
     async def _run(self, session: Any, name: str, arguments: dict[str, Any]) -> ToolResult:
@@ -168,7 +168,7 @@ class ToolRuns:
             self._cancel_asked = True
         if not asked and task is not None and task.task_id and not task.done:
             self._status.value = "cancelling the task…"
-            self._call_session._engine.spawn(self._cancel_task, task)
+            self._call_session.spawn(self._cancel_task, task)
             return True
         if not asked and self.as_task and task is None:
             self._status.value = "cancelling the task…"  # once the task has started (see _run_task)

@@ -45,7 +45,7 @@ def spawn(session: Any, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         except Exception:
             logger.exception("a widget's background work on the engine failed")
 
-    return session._engine.spawn(guarded)
+    return session.spawn(guarded)
 
 
 def messages_widget(messages: list[Any]) -> W.VBox:

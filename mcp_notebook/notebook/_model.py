@@ -1,0 +1,136 @@
+"""``session.model``: a traitlets object mirroring one connection, for widgets and observers.
+
+It is the only bridge between the engine and the UI: the session writes it (from the engine
+thread) as the connection's state, cached lists, notifications and calls change; widgets and user
+code observe it and never reach into the connection. Lists are replaced, never mutated, so every
+change fires exactly one notification, and bounded logs keep the newest entries last.
+
+An observer that raises is logged and skipped: a bug in a widget must not disturb the connection
+(traitlets would otherwise propagate the exception into the code that set the trait).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from traitlets import All, Dict, Float, HasTraits, Int, List, Unicode
+
+if TYPE_CHECKING:
+    from traitlets.utils.sentinel import Sentinel
+
+    from ..results import Prompt, Resource, ResourceTemplate, Tool
+
+__all__ = ["GroupModel", "SessionModel"]
+
+logger = logging.getLogger("mcp_notebook.notebook")
+
+_Handler = Callable[[Any], Any]
+_Row = dict[str, Any]
+
+
+class _Model(HasTraits):
+    """Observers that cannot break the engine, and writes as one consistent change."""
+
+    updated_at = Float(0.0, help="when anything in the model last changed")
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # Keyed by the handler itself: bound methods are new objects on every access but equal.
+        self._wrapped: dict[tuple[_Handler, Sentinel | str], _Handler] = {}
+
+    def observe(self, handler: _Handler, names: Any = None, type: Sentinel | str = "change") -> None:
+        safe = self._wrapped.get((handler, type))
+        if safe is None:
+            safe = self._wrapped[(handler, type)] = _guarded(handler)
+        super().observe(safe, names=All if names is None else names, type=type)
+
+    def unobserve(self, handler: _Handler, names: Any = None, type: Sentinel | str = "change") -> None:
+        safe = self._wrapped.get((handler, type), handler)
+        super().unobserve(safe, names=All if names is None else names, type=type)
+
+    def update(self, **values: Any) -> None:
+        """Set several traits as one consistent change."""
+        with self.hold_trait_notifications():
+            for name, value in values.items():
+                setattr(self, name, value)
+            self.updated_at = time.time()
+
+
+class SessionModel(_Model):
+    """Observable state of one session. Times are ``time.time()`` seconds."""
+
+    status = Unicode("connecting", help="connecting, negotiating, ready, reconnecting or closed")
+    era = Unicode(None, allow_none=True, help="'modern' or 'legacy'")
+    protocol_version = Unicode(None, allow_none=True)
+    server_info = Dict(help="the server's name, version, title, ...")
+    capabilities = Dict(help="the server's capabilities")
+    instructions = Unicode(None, allow_none=True)
+    tools: List[Tool] = List(help="Tool objects, kept fresh by the server's change notices")
+    resources: List[Resource] = List()
+    resource_templates: List[ResourceTemplate] = List()
+    prompts: List[Prompt] = List()
+    in_flight = Int(0, help="requests waiting for their answer")
+    reconnects = Int(0)
+    last_error = Unicode(None, allow_none=True, help="why the connection was last lost")
+    notifications: List[_Row] = List(help="recent notifications, newest last: {time, method, params}")
+    log: List[_Row] = List(help="recent server log messages, newest last: {time, level, logger, data}")
+    history: List[_Row] = List(help="tool calls, resource reads and prompt gets: {time, method, name, ...}")
+    tasks: List[_Row] = List(
+        help="tasks started or attached to, oldest first, one row each: {task_id, tool, status, "
+        "status_message, started, ended, elapsed, error, result}; kept live by the client's poller"
+    )
+
+    def __init__(self, *, max_log: int = 500, max_history: int = 10_000, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._max_log = max_log
+        self._max_history = max_history
+
+    def append(self, name: str, entry: dict[str, Any]) -> None:
+        """Add to a bounded log (notifications, log, history), newest last."""
+        limit = self._max_history if name == "history" else self._max_log
+        items = getattr(self, name)
+        self.update(**{name: [*items[-(limit - 1) :], entry] if limit > 1 else [entry]})
+
+
+class GroupModel(_Model):
+    """Observable state of a group of servers (``group.model``), written from the engine thread.
+
+    ``servers`` is the status board: one row per server, in config order, rebuilt whenever a
+    server's status, lists or counters change. ``log`` merges the servers' log messages and
+    notifications, each entry with its ``server``.
+    """
+
+    servers: List[_Row] = List(
+        help="one row per server: {server, status, era, protocol_version, server_name, "
+        "server_version, tools, in_flight, reconnects, failures, last_error, target}"
+    )
+    statuses = Dict(help="server name -> connecting, negotiating, ready, reconnecting or closed")
+    sessions = Dict(help="server name -> Session, for the servers that came up")
+    tools: List[Tool] = List(help="every server's tools as Tool objects named SERVER.TOOL")
+    total_tools = Int(0)
+    log: List[_Row] = List(
+        help="recent log messages and notifications of every server, newest last: {server, time, ...}"
+    )
+
+    def __init__(self, *, max_log: int = 1000, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._max_log = max_log
+
+    def append_log(self, entries: list[dict[str, Any]]) -> None:
+        if entries:
+            self.update(log=[*self.log, *entries][-self._max_log :])
+
+
+def _guarded(handler: _Handler) -> _Handler:
+    def call(change: Any) -> Any:
+        try:
+            return handler(change)
+        except Exception:
+            logger.exception("an observer of the session model raised; ignored")
+            return None
+
+    call.__wrapped__ = handler  # type: ignore[attr-defined]
+    return call
