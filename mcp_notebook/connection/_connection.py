@@ -16,14 +16,11 @@ message.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import logging
 import math
-import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -65,6 +62,7 @@ from ._options import ConnectionOptions
 from ._pending import EXPIRED, PendingRequest
 from ._progress import GuardedProgress, ProgressCallback
 from ._states import ConnectionState, ForbiddenTransition, Lifecycle, LifecycleEvent
+from ._telemetry import ConnectionEvent, ConnectionStats, Telemetry, clock_and_events, with_trace_context
 
 __all__ = ["Connection", "ConnectionEvent", "ConnectionState", "ConnectionStats", "ProgressCallback"]
 
@@ -90,64 +88,6 @@ _LOG_LEVELS = {
     "alert": logging.CRITICAL,
     "emergency": logging.CRITICAL,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionStats:
-    """Counters since the client was created (a snapshot)."""
-
-    requests: int
-    #: Requests waiting for their answer (long-lived streams are counted in ``streams``).
-    in_flight: int
-    #: Open long-lived requests (``subscriptions/listen`` streams).
-    streams: int
-    timeouts: int
-    cancellations: int
-    late_responses: int
-    reconnects: int
-    overloaded: int
-    notifications: int
-    server_requests: int
-    malformed_frames: int
-    oversized_frames: int
-    #: How each request sent on the wire ended: ``"ok"`` (a result), ``"server"`` (a JSON-RPC
-    #: error), the :class:`McpError` kind it failed with (``"timeout"``, ``"cancelled"``,
-    #: ``"transport"``, ``"protocol"``, ``"closed"``, ...), or ``"error"`` (another exception: a
-    #: bug). Together with ``in_flight`` and ``streams`` these add up to ``requests``.
-    outcomes: dict[str, int]
-    #: Progress notifications dropped because no waiting request asked for them under that token
-    #: (a request that sent no ``progressToken``, one that ended, or a token that was never ours):
-    #: such progress never reaches a callback nor extends a deadline.
-    dropped_progress: int = 0
-
-
-@dataclass(slots=True)
-class _Counters:
-    requests: int = 0
-    timeouts: int = 0
-    cancellations: int = 0
-    late_responses: int = 0
-    reconnects: int = 0
-    overloaded: int = 0
-    notifications: int = 0
-    server_requests: int = 0
-    malformed_frames: int = 0
-    oversized_frames: int = 0
-    dropped_progress: int = 0
-    #: Requests answered with a result: the common ending, a plain field to keep the hot path cheap.
-    ok: int = 0
-    #: Every other ending, by kind (rare, so a dict is fine).
-    failed: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionEvent:
-    """A telemetry event: ``kind`` (state, request_start, request, cancel, late_response, ...), the
-    wall-clock ``time``, and ``data`` with ids, methods, durations and outcomes, never payloads."""
-
-    kind: str
-    time: float
-    data: dict[str, Any]
 
 
 #: How long a cancellation notice may wait to be written into a congested channel.
@@ -192,7 +132,6 @@ class Connection:
         # Requests sent whose caller has not yet seen how they ended: counted apart from the
         # pending map, which an answer leaves a moment before its caller wakes up to count it.
         self._active = 0
-        self._counters = _Counters()
         self._life = Lifecycle()  # the state, moved only through _move (see _states.py)
         self._state_changed = anyio.Event()
         self._state_listeners: list[Callable[[ConnectionState], None]] = []
@@ -216,7 +155,6 @@ class Connection:
         self._handlers_waiting = 0
         self._sweeper: DeadlineSweeper | None = None
         self._streams: set[RequestId] = set()  # ids of long-lived requests (subscriptions/listen)
-        self._event_listeners: list[Callable[[ConnectionEvent], None]] = []
         # Chosen once the event loop is known (in run): on asyncio the loop's own clock and events
         # skip anyio's per-call backend lookup on the hot path.
         self._clock: Callable[[], float] = anyio.current_time
@@ -238,6 +176,8 @@ class Connection:
             noun="log messages from the server",
             burst=_SERVER_LOG_BURST,
         )
+        self._telemetry = Telemetry(lambda: self._clock(), self._warnings)
+        self._counters = self._telemetry.counters
 
     # --- observation ----------------------------------------------------------------------------
 
@@ -276,23 +216,7 @@ class Connection:
         return self._negotiated.capabilities if self._negotiated is not None else {}
 
     def stats(self) -> ConnectionStats:
-        c = self._counters
-        return ConnectionStats(
-            requests=c.requests,
-            in_flight=self._active - len(self._streams),
-            streams=len(self._streams),
-            timeouts=c.timeouts,
-            cancellations=c.cancellations,
-            late_responses=c.late_responses,
-            reconnects=c.reconnects,
-            overloaded=c.overloaded,
-            notifications=c.notifications,
-            server_requests=c.server_requests,
-            malformed_frames=c.malformed_frames,
-            oversized_frames=c.oversized_frames,
-            outcomes={"ok": c.ok, **c.failed},
-            dropped_progress=c.dropped_progress,
-        )
+        return self._telemetry.snapshot(active=self._active, streams=len(self._streams))
 
     def on_state_change(self, callback: Callable[[ConnectionState], None]) -> Callable[[], None]:
         """Call ``callback(state)`` on every transition; returns a function that unsubscribes."""
@@ -309,34 +233,7 @@ class Connection:
 
         Events name methods, ids, durations and outcomes; never arguments, results or headers.
         """
-        self._event_listeners.append(callback)
-        return lambda: self._event_listeners.remove(callback) if callback in self._event_listeners else None
-
-    def _emit(self, kind: str, **data: Any) -> None:
-        event = ConnectionEvent(kind, time.time(), data)
-        for listener in list(self._event_listeners):
-            try:
-                listener(event)
-            except Exception:
-                self._warnings.log(
-                    logging.ERROR,
-                    "event listener failure",
-                    "an event listener raised; ignored",
-                    exc_info=True,
-                )
-
-    def _emit_request_end(self, request_id: RequestId, method: str, started: float, outcome: Any) -> None:
-        if isinstance(outcome, Response):
-            result = "ok"
-        elif outcome is EXPIRED:
-            result = "timeout"
-        elif isinstance(outcome, ErrorResponse):
-            result = "server"
-        elif isinstance(outcome, McpError):
-            result = outcome.kind
-        else:
-            result = "unknown"
-        self._emit("request", id=request_id, method=method, duration=self._clock() - started, outcome=result)
+        return self._telemetry.on_event(callback)
 
     def _move(self, event: LifecycleEvent) -> None:
         """Apply a lifecycle event (the table in ``_states.py``) and tell whoever listens."""
@@ -352,8 +249,8 @@ class Connection:
         self._state_changed.set()
         self._state_changed = anyio.Event()
         logger.debug("connection to %s: %s", self._transport.describe(), state)
-        if self._event_listeners:
-            self._emit("state", state=state)
+        if self._telemetry.listeners:
+            self._telemetry.emit("state", state=state)
         for listener in list(self._state_listeners):
             try:
                 listener(state)
@@ -370,7 +267,7 @@ class Connection:
         if self._closing:
             raise self._closed_error()
         self._running = True
-        self._clock, self._new_event = _clock_and_events()
+        self._clock, self._new_event = clock_and_events()
         failures = 0
         try:
             while True:
@@ -875,7 +772,7 @@ class Connection:
         )
         trace = self._opts.trace_context
         if trace is not None:
-            stamped = _with_trace_context(stamped, trace)
+            stamped = with_trace_context(stamped, trace)
         if stamped is not None:
             message["params"] = stamped
         if on_id is not None:
@@ -897,8 +794,8 @@ class Connection:
         self._pending[request_id] = pending
         self._active += 1
         self._counters.requests += 1
-        if self._event_listeners:
-            self._emit("request_start", id=request_id, method=method)
+        if self._telemetry.listeners:
+            self._telemetry.emit("request_start", id=request_id, method=method)
         sweeper = self._sweeper
         exchange = getattr(channel, "exchange", None) if progress is None and not stream else None
         try:
@@ -947,8 +844,10 @@ class Connection:
             self._ended("cancelled")
             if self._pending.pop(request_id, None) is not None and method != "initialize":
                 self._counters.cancellations += 1
-                if self._event_listeners:
-                    self._emit("cancel", id=request_id, method=method, reason="cancelled by the client")
+                if self._telemetry.listeners:
+                    self._telemetry.emit(
+                        "cancel", id=request_id, method=method, reason="cancelled by the client"
+                    )
                 await self._cancel_on_server(channel, request_id, "cancelled by the client")
             raise
         except _NotSent:
@@ -965,8 +864,8 @@ class Connection:
         if isinstance(outcome, Response):
             self._counters.ok += 1
             self._active -= 1
-            if self._event_listeners:
-                self._emit_request_end(request_id, method, now, outcome)
+            if self._telemetry.listeners:
+                self._telemetry.emit_request_end(request_id, method, now, outcome)
             return outcome.result
         if isinstance(outcome, ErrorResponse):
             self._ended("server")
@@ -976,8 +875,8 @@ class Connection:
         else:
             assert isinstance(outcome, McpError)
             self._ended(outcome.kind)
-        if self._event_listeners:
-            self._emit_request_end(request_id, method, now, outcome)
+        if self._telemetry.listeners:
+            self._telemetry.emit_request_end(request_id, method, now, outcome)
         if isinstance(outcome, ErrorResponse):
             raise McpError.from_jsonrpc(outcome.error, context=f"{label}: ")
         if outcome is EXPIRED:
@@ -995,8 +894,7 @@ class Connection:
     def _ended(self, kind: str) -> None:
         """Count a request that ended other than with a result (once, in the step it ended in)."""
         self._active -= 1
-        failed = self._counters.failed
-        failed[kind] = failed.get(kind, 0) + 1
+        self._telemetry.ended(kind)
 
     async def _cancel_on_server(self, channel: Channel, request_id: RequestId, reason: str) -> None:
         # A congested channel (a server that stopped reading) gets the notice queued, not waited
@@ -1111,8 +1009,8 @@ class Connection:
             "dropped a response to request %r, which is no longer waiting",
             message.id,
         )
-        if self._event_listeners:
-            self._emit("late_response", id=message.id)
+        if self._telemetry.listeners:
+            self._telemetry.emit("late_response", id=message.id)
 
     def _on_notification(self, message: Notification) -> None:
         self._counters.notifications += 1
@@ -1321,30 +1219,6 @@ class Connection:
             logger.debug("could not answer the server: %s", exc)
 
 
-def _with_trace_context(
-    params: dict[str, Any] | None, trace: Callable[[], dict[str, str] | None]
-) -> dict[str, Any] | None:
-    """W3C trace context (SEP-414) in ``_meta``: ``traceparent``/``tracestate`` from the callable."""
-    try:
-        context = trace()
-    except Exception:
-        logger.exception("the trace_context callable raised; no trace context sent")
-        return params
-    if not context:
-        return params
-    fields = {
-        k: v
-        for k, v in context.items()
-        if k in ("traceparent", "tracestate", "baggage") and isinstance(v, str)
-    }
-    if not fields:
-        return params
-    stamped = dict(params) if params else {}
-    meta = stamped.get("_meta")
-    stamped["_meta"] = {**meta, **fields} if isinstance(meta, dict) else fields
-    return stamped
-
-
 def _only_mcp_error(group: BaseExceptionGroup[BaseException]) -> McpError | None:
     """The first McpError of a group that holds nothing else (nested groups included), else None."""
     matched, rest = group.split(McpError)
@@ -1368,15 +1242,6 @@ def _hinted(transport: Transport, pin: Pin) -> Negotiated | None:
         return None
     era, version = hint
     return Negotiated(era=era, version=version)
-
-
-def _clock_and_events() -> tuple[Callable[[], float], Callable[[], Any]]:
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return anyio.current_time, anyio.Event
-    # anyio's asyncio backend reads this same clock; asyncio events are what anyio.Event wraps.
-    return loop.time, asyncio.Event
 
 
 async def _report_progress(callback: GuardedProgress, params: dict[str, Any]) -> None:
