@@ -54,7 +54,7 @@ from ..protocol.jsonrpc import (
 from ..protocol.negotiation import Adopt, Pin, after_discover
 from ..protocol.versions import Era, pick_mutual_modern
 from ..transports.base import Channel, NotDelivered, OversizedFrame, RequestFailed, Transport
-from ._deadlines import DeadlineSweeper
+from ._deadlines import DeadlinePause, DeadlineSweeper
 from ._handlers import ELICITATION, SAMPLING, ClientHandlers
 from ._log_budget import LogBudget
 from ._negotiate import Negotiated, negotiate, negotiated_from_discover
@@ -149,7 +149,6 @@ class Connection:
         self._last_error: McpError | None = None
         self._running = False
         self._queued = 0
-        self._paused = 0
         self._handler_scopes: dict[RequestId, anyio.CancelScope] = {}
         self._handler_limiter = anyio.CapacityLimiter(options.max_concurrent_handlers)
         self._handlers_waiting = 0
@@ -178,6 +177,9 @@ class Connection:
         )
         self._telemetry = Telemetry(lambda: self._clock(), self._warnings)
         self._counters = self._telemetry.counters
+        self._pauses = DeadlinePause(
+            lambda: self._clock(), lambda: self._pending.values(), lambda: self._sweeper
+        )
 
     # --- observation ----------------------------------------------------------------------------
 
@@ -482,16 +484,7 @@ class Connection:
         mid-session: the requests waiting for it must wait for the person, not time out. The
         returned function is idempotent.
         """
-        self._pause_deadlines()
-        released = False
-
-        def release() -> None:
-            nonlocal released
-            if not released:
-                released = True
-                self._resume_deadlines()
-
-        return release
+        return self._pauses.hold()
 
     async def request(
         self,
@@ -789,7 +782,7 @@ class Connection:
             new_event=self._new_event,
             token=token,
         )
-        if self._paused:
+        if self._pauses.paused:
             pending.pause(now)
         self._pending[request_id] = pending
         self._active += 1
@@ -1149,7 +1142,7 @@ class Connection:
                 with anyio.CancelScope() as scope:  # cancelled by the server's notifications/cancelled
                     self._handler_scopes[request.id] = scope
                     if human:
-                        self._pause_deadlines()
+                        self._pauses.pause()
                     try:
                         await self._reply(request.id, await self._answer_with_timeout(request))
                     except McpError as exc:
@@ -1170,7 +1163,7 @@ class Connection:
                         if self._handler_scopes.get(request.id) is scope:  # not a duplicate id's
                             del self._handler_scopes[request.id]
                         if human:
-                            self._resume_deadlines()
+                            self._pauses.resume()
         finally:
             if not started:
                 self._handlers_waiting -= 1
@@ -1186,22 +1179,6 @@ class Connection:
                 f"{self._opts.handler_timeout:g}s",
                 code=REQUEST_TIMEOUT,
             ) from None
-
-    def _pause_deadlines(self) -> None:
-        self._paused += 1
-        if self._paused == 1:
-            now = self._clock()
-            for pending in self._pending.values():
-                pending.pause(now)
-
-    def _resume_deadlines(self) -> None:
-        self._paused -= 1
-        if self._paused == 0:
-            now = self._clock()
-            for pending in self._pending.values():
-                pending.resume(now)
-                if self._sweeper is not None:
-                    self._sweeper.watch(pending)
 
     async def _reply(self, request_id: RequestId, result: dict[str, Any]) -> None:
         await self._send_quietly({"jsonrpc": "2.0", "id": request_id, "result": result})
