@@ -32,9 +32,7 @@ from ..protocol.envelope import without_extensions as without_extensions_of
 from ..protocol.errors import (
     CONNECTION_CLOSED,
     HEADER_MISMATCH,
-    INTERNAL_ERROR,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
@@ -47,7 +45,6 @@ from ..protocol.jsonrpc import (
     Request,
     RequestId,
     Response,
-    error_response,
     json_number,
     probable_response_id,
 )
@@ -61,6 +58,7 @@ from ._negotiate import Negotiated, negotiate, negotiated_from_discover
 from ._options import ConnectionOptions
 from ._pending import EXPIRED, PendingRequest
 from ._progress import GuardedProgress, ProgressCallback
+from ._server_requests import ServerRequests
 from ._states import ConnectionState, ForbiddenTransition, Lifecycle, LifecycleEvent
 from ._telemetry import ConnectionEvent, ConnectionStats, Telemetry, clock_and_events, with_trace_context
 
@@ -149,9 +147,6 @@ class Connection:
         self._last_error: McpError | None = None
         self._running = False
         self._queued = 0
-        self._handler_scopes: dict[RequestId, anyio.CancelScope] = {}
-        self._handler_limiter = anyio.CapacityLimiter(options.max_concurrent_handlers)
-        self._handlers_waiting = 0
         self._sweeper: DeadlineSweeper | None = None
         self._streams: set[RequestId] = set()  # ids of long-lived requests (subscriptions/listen)
         # Chosen once the event loop is known (in run): on asyncio the loop's own clock and events
@@ -179,6 +174,14 @@ class Connection:
         self._counters = self._telemetry.counters
         self._pauses = DeadlinePause(
             lambda: self._clock(), lambda: self._pending.values(), lambda: self._sweeper
+        )
+        self._serving = ServerRequests(
+            handlers,
+            options,
+            counters=self._counters,
+            warnings=self._warnings,
+            pauses=self._pauses,
+            channel=lambda: self._channel,
         )
 
     # --- observation ----------------------------------------------------------------------------
@@ -586,7 +589,7 @@ class Connection:
                         f"{self._opts.max_input_rounds} times",
                     )
                 asked = self._clock()
-                current = await self._answer_input_required(params, result, label)
+                current = await self._serving.answer_input_required(params, result, label)
                 deadline += self._clock() - asked
                 if "inputResponses" not in current:
                     # State-only round (load shedding / polling): back off a little instead of
@@ -902,37 +905,6 @@ class Connection:
                 }
             )
 
-    async def _answer_input_required(
-        self, params: dict[str, Any] | None, result: dict[str, Any], label: str
-    ) -> dict[str, Any]:
-        """The params of the next round: the original ones plus our answers and the server's state."""
-        requests = result.get("inputRequests")
-        state = result.get("requestState")
-        if requests is not None and not isinstance(requests, dict):
-            raise McpError("protocol", f"{label}: inputRequests is not an object")
-        if not requests and state is None:
-            raise McpError("protocol", f"{label}: input_required without inputRequests or requestState")
-        following = {k: v for k, v in (params or {}).items() if k not in ("inputResponses", "requestState")}
-        if requests:
-            following["inputResponses"] = await self.fulfil(requests, label)
-        if state is not None:
-            following["requestState"] = state
-        return following
-
-    async def fulfil(self, input_requests: dict[str, Any], label: str) -> dict[str, Any]:
-        """Answer a modern ``inputRequests`` map through the client's handlers, within
-        ``handler_timeout``: for an ``input_required`` round and for a task that waits for input."""
-        try:
-            with anyio.fail_after(self._opts.handler_timeout):
-                return await self._handlers.fulfil(input_requests)
-        except TimeoutError:
-            raise McpError(
-                "timeout",
-                f"{label}: the client's handlers did not answer within handler_timeout="
-                f"{self._opts.handler_timeout:g}s",
-                code=REQUEST_TIMEOUT,
-            ) from None
-
     async def _rediscover(self, error: McpError) -> None:
         data = error.data if isinstance(error.data, dict) else {}
         version = pick_mutual_modern(data.get("supported"))
@@ -945,6 +917,11 @@ class Connection:
         if not isinstance(decision, Adopt):
             raise error
         self._negotiated = self._known = negotiated_from_discover(decision.version, decision.result)
+
+    async def fulfil(self, input_requests: dict[str, Any], label: str) -> dict[str, Any]:
+        """Answer a modern ``inputRequests`` map through the client's handlers, within
+        ``handler_timeout``: for an ``input_required`` round and for a task that waits for input."""
+        return await self._serving.fulfil(input_requests, label)
 
     # --- the reader -----------------------------------------------------------------------------
 
@@ -965,7 +942,7 @@ class Connection:
                     elif kind is Notification:
                         self._on_notification(message)  # type: ignore[arg-type]
                     elif kind is Request:
-                        self._on_server_request(message, attempt)  # type: ignore[arg-type]
+                        self._serving.on_request(message, attempt.task_group)  # type: ignore[arg-type]
                     else:
                         self._on_bad_frame(message, attempt)  # type: ignore[arg-type]
                 except Exception as exc:  # a bug, or a value we did not foresee
@@ -1035,7 +1012,7 @@ class Connection:
                     text = f": {reason}" if isinstance(reason, str) else ""
                     stream.deliver(McpError("cancelled", f"the server ended the stream{text}"))
             else:
-                scope = self._handler_scopes.get(request_id)
+                scope = self._serving.scopes.get(request_id)
                 if scope is not None:
                     scope.cancel()
         elif method == "notifications/message":
@@ -1107,93 +1084,11 @@ class Connection:
         if error.request_id is not None and attempt.task_group is not None:
             # A request of the server's that we cannot read: say so, or it waits for an answer.
             attempt.task_group.start_soon(
-                self._reply_error, error.request_id, INVALID_REQUEST, f"invalid request: {error.reason}"
+                self._serving.reply_error,
+                error.request_id,
+                INVALID_REQUEST,
+                f"invalid request: {error.reason}",
             )
-
-    def _on_server_request(self, request: Request, attempt: _Attempt) -> None:
-        self._counters.server_requests += 1
-        tg = attempt.task_group
-        if tg is None:
-            return
-        if request.method == "ping":
-            tg.start_soon(self._reply, request.id, {})
-        elif not self._handlers.supports(request.method):
-            tg.start_soon(
-                self._reply_error,
-                request.id,
-                METHOD_NOT_FOUND,
-                f"the client does not support {request.method!r}",
-            )
-        elif self._handlers_waiting >= 4 * self._opts.max_concurrent_handlers:
-            tg.start_soon(
-                self._reply_error, request.id, INTERNAL_ERROR, "the client is busy; try again later"
-            )
-        else:
-            tg.start_soon(self._run_handler, request)
-
-    async def _run_handler(self, request: Request) -> None:
-        self._handlers_waiting += 1
-        started = False
-        try:
-            async with self._handler_limiter:
-                self._handlers_waiting -= 1
-                started = True
-                human = request.method in _HUMAN_METHODS
-                with anyio.CancelScope() as scope:  # cancelled by the server's notifications/cancelled
-                    self._handler_scopes[request.id] = scope
-                    if human:
-                        self._pauses.pause()
-                    try:
-                        await self._reply(request.id, await self._answer_with_timeout(request))
-                    except McpError as exc:
-                        await self._reply_error(request.id, exc.code or INTERNAL_ERROR, exc.message)
-                    except Exception as exc:
-                        self._warnings.log(
-                            logging.ERROR,
-                            "handler failure",
-                            "the %s handler raised %s",
-                            request.method,
-                            type(exc).__name__,
-                            exc_info=True,
-                        )
-                        await self._reply_error(
-                            request.id, INTERNAL_ERROR, f"the client's handler failed ({type(exc).__name__})"
-                        )
-                    finally:
-                        if self._handler_scopes.get(request.id) is scope:  # not a duplicate id's
-                            del self._handler_scopes[request.id]
-                        if human:
-                            self._pauses.resume()
-        finally:
-            if not started:
-                self._handlers_waiting -= 1
-
-    async def _answer_with_timeout(self, request: Request) -> dict[str, Any]:
-        try:
-            with anyio.fail_after(self._opts.handler_timeout):
-                return await self._handlers.answer(request.method, request.params)
-        except TimeoutError:
-            raise McpError(
-                "timeout",
-                f"the client's {request.method} handler did not answer within "
-                f"{self._opts.handler_timeout:g}s",
-                code=REQUEST_TIMEOUT,
-            ) from None
-
-    async def _reply(self, request_id: RequestId, result: dict[str, Any]) -> None:
-        await self._send_quietly({"jsonrpc": "2.0", "id": request_id, "result": result})
-
-    async def _reply_error(self, request_id: RequestId, code: int, message: str) -> None:
-        await self._send_quietly(error_response(request_id, code, message))
-
-    async def _send_quietly(self, message: dict[str, Any]) -> None:
-        channel = self._channel
-        if channel is None:
-            return
-        try:
-            await channel.send(message)
-        except McpError as exc:
-            logger.debug("could not answer the server: %s", exc)
 
 
 def _only_mcp_error(group: BaseExceptionGroup[BaseException]) -> McpError | None:
