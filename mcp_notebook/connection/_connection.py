@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-import math
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -32,7 +31,6 @@ from ..protocol.envelope import without_extensions as without_extensions_of
 from ..protocol.errors import (
     CONNECTION_CLOSED,
     HEADER_MISMATCH,
-    INVALID_REQUEST,
     REQUEST_TIMEOUT,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
@@ -45,16 +43,15 @@ from ..protocol.jsonrpc import (
     Request,
     RequestId,
     Response,
-    json_number,
-    probable_response_id,
 )
 from ..protocol.negotiation import Adopt, Pin, after_discover
 from ..protocol.versions import Era, pick_mutual_modern
-from ..transports.base import Channel, NotDelivered, OversizedFrame, RequestFailed, Transport
+from ..transports.base import Channel, NotDelivered, RequestFailed, Transport
 from ._deadlines import DeadlinePause, DeadlineSweeper
-from ._handlers import ELICITATION, SAMPLING, ClientHandlers
+from ._handlers import ClientHandlers
 from ._log_budget import LogBudget
 from ._negotiate import Negotiated, negotiate, negotiated_from_discover
+from ._notifications import NotificationRouter, report_progress
 from ._options import ConnectionOptions
 from ._pending import EXPIRED, PendingRequest
 from ._progress import GuardedProgress, ProgressCallback
@@ -68,25 +65,9 @@ logger = logging.getLogger("mcp_notebook.connection")
 _MAX_RELIST_PAGES = 1000
 #: How a server says no to a handshake (as opposed to being unreachable or slow).
 _REFUSALS = frozenset({"version", "protocol", "server"})
-server_log = logging.getLogger("mcp_notebook.server")
 #: The server's own log messages of one level logged in full before only a summary is (they are
 #: the server's content, so more than our own warnings; listeners still receive every one).
 _SERVER_LOG_BURST = 20
-
-#: ``progress(progress, total, message)``, sync or async.
-
-_HUMAN_METHODS = frozenset({SAMPLING, ELICITATION})
-_LOG_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
-
 
 #: How long a cancellation notice may wait to be written into a congested channel.
 _CANCEL_WAIT_CONGESTED = 0.1
@@ -132,8 +113,6 @@ class Connection:
         self._active = 0
         self._life = Lifecycle()  # the state, moved only through _move (see _states.py)
         self._state_changed = anyio.Event()
-        self._state_listeners: list[Callable[[ConnectionState], None]] = []
-        self._listeners: list[Callable[[Notification], None]] = []
         self._negotiated: Negotiated | None = None
         self._known: Negotiated | None = None  # the era found, remembered across reconnects
         self._session_generation = 0  # bumped by each renewal of a legacy HTTP session
@@ -164,7 +143,7 @@ class Connection:
             hint=" (client.stats has the exact counts)",
         )
         self._server_logs = LogBudget(
-            server_log,
+            logging.getLogger("mcp_notebook.server"),
             lambda: self._clock(),
             where=transport.describe,
             noun="log messages from the server",
@@ -182,6 +161,16 @@ class Connection:
             warnings=self._warnings,
             pauses=self._pauses,
             channel=lambda: self._channel,
+        )
+        self._notes = NotificationRouter(
+            counters=self._counters,
+            warnings=self._warnings,
+            server_logs=self._server_logs,
+            clock=lambda: self._clock(),
+            pending=lambda: self._pending,
+            streams=self._streams,
+            scopes=self._serving.scopes,
+            extend_on_progress=options.reset_timeout_on_progress,
         )
 
     # --- observation ----------------------------------------------------------------------------
@@ -225,13 +214,11 @@ class Connection:
 
     def on_state_change(self, callback: Callable[[ConnectionState], None]) -> Callable[[], None]:
         """Call ``callback(state)`` on every transition; returns a function that unsubscribes."""
-        self._state_listeners.append(callback)
-        return lambda: self._state_listeners.remove(callback) if callback in self._state_listeners else None
+        return self._notes.on_state_change(callback)
 
     def on_notification(self, callback: Callable[[Notification], None]) -> Callable[[], None]:
         """Call ``callback(notification)`` from the reader: for quick, non-blocking library code only."""
-        self._listeners.append(callback)
-        return lambda: self._listeners.remove(callback) if callback in self._listeners else None
+        return self._notes.on_notification(callback)
 
     def on_event(self, callback: Callable[[ConnectionEvent], None]) -> Callable[[], None]:
         """Call ``callback(event)`` for telemetry events; quick, non-blocking library code only.
@@ -256,11 +243,7 @@ class Connection:
         logger.debug("connection to %s: %s", self._transport.describe(), state)
         if self._telemetry.listeners:
             self._telemetry.emit("state", state=state)
-        for listener in list(self._state_listeners):
-            try:
-                listener(state)
-            except Exception:
-                logger.exception("a connection state listener raised; ignored")
+        self._notes.tell_state(state)
 
     # --- lifetime -------------------------------------------------------------------------------
 
@@ -642,12 +625,7 @@ class Connection:
                 cursor = result.get("nextCursor")
                 if not isinstance(cursor, str) or not cursor:
                     break
-        changed = Notification("notifications/tools/list_changed", None)
-        for listener in list(self._listeners):
-            try:
-                listener(changed)
-            except Exception:
-                logger.exception("a notification listener raised; ignored")
+        self._notes.announce(Notification("notifications/tools/list_changed", None))
 
     async def _channel_replaced(self, dead: Channel | None, timeout: float) -> bool:
         """Wait until ``dead`` is no longer the current channel; False if it still is at the timeout.
@@ -832,10 +810,10 @@ class Connection:
                 await pending.wait()
                 if progress is not None:
                     for item in pending.take_progress():
-                        await _report_progress(progress, item)
+                        await report_progress(progress, item)
             if progress is not None:  # updates that arrived while a callback ran, before the result
                 for item in pending.take_progress():
-                    await _report_progress(progress, item)
+                    await report_progress(progress, item)
         except anyio.get_cancelled_exc_class():
             self._ended("cancelled")
             if self._pending.pop(request_id, None) is not None and method != "initialize":
@@ -958,6 +936,12 @@ class Connection:
         except McpError as exc:
             self._end_attempt(attempt, exc)
 
+    def _on_notification(self, message: Notification) -> None:
+        self._notes.route(message)
+
+    def _on_bad_frame(self, error: FrameError | RequestFailed, attempt: _Attempt) -> None:
+        self._notes.on_bad_frame(error, self._serving.reply_error, attempt.task_group)
+
     def _on_response(self, message: Response | ErrorResponse) -> None:
         pending = self._pending.pop(message.id, None) if message.id is not None else None
         if pending is not None:
@@ -981,114 +965,6 @@ class Connection:
         )
         if self._telemetry.listeners:
             self._telemetry.emit("late_response", id=message.id)
-
-    def _on_notification(self, message: Notification) -> None:
-        self._counters.notifications += 1
-        method = message.method
-        params = message.params or {}
-        if method == "notifications/progress":
-            token = params.get("progressToken")
-            if type(token) is int or type(token) is str:
-                # Only a request that sent this very token takes it (ours are request ids, sent
-                # only with a callback): a server cannot keep any other call alive by naming its id.
-                pending = self._pending.get(token) if type(token) is int else None
-                if pending is not None and pending.token == token:
-                    pending.add_progress(params, self._clock(), extend=self._opts.reset_timeout_on_progress)
-                else:
-                    self._counters.dropped_progress += 1
-            else:
-                self._malformed(f"a progress notification with a {type(token).__name__} token")
-            return
-        if method == "notifications/cancelled":
-            request_id = params.get("requestId")
-            if type(request_id) is not int and type(request_id) is not str:
-                self._malformed(f"a cancellation with a {type(request_id).__name__} request id")
-                return
-            if request_id in self._streams:
-                # A modern server tears down one of our subscriptions/listen streams this way.
-                stream = self._pending.pop(request_id, None)
-                if stream is not None:
-                    reason = params.get("reason")
-                    text = f": {reason}" if isinstance(reason, str) else ""
-                    stream.deliver(McpError("cancelled", f"the server ended the stream{text}"))
-            else:
-                scope = self._serving.scopes.get(request_id)
-                if scope is not None:
-                    scope.cancel()
-        elif method == "notifications/message":
-            self._log_server_message(params)
-        for listener in list(self._listeners):
-            try:
-                listener(message)
-            except Exception:
-                self._warnings.log(
-                    logging.ERROR,
-                    "listener failure",
-                    "a notification listener raised; ignored",
-                    exc_info=True,
-                )
-
-    def _log_server_message(self, params: dict[str, Any]) -> None:
-        """A ``notifications/message`` onto the ``mcp_notebook.server`` logger, within its budget
-        (one per level, so a flood of debug chatter cannot hide the server's errors)."""
-        name = params.get("level")
-        level = _LOG_LEVELS.get(name) if isinstance(name, str) else None
-        if level is None:
-            name, level = "info", logging.INFO
-        if not server_log.isEnabledFor(level):
-            return  # nobody would see it: spare the escaping
-        # One line per record, escapes shown: a server cannot forge log lines or drive a terminal.
-        source, data = printable(params.get("logger") or "server"), printable(params.get("data"))
-        self._server_logs.log(level, f"{name} message", "%s: %s", source, data)
-
-    def _malformed(self, what: str) -> None:
-        """A frame that parsed but carries a value the spec does not allow: dropped, counted."""
-        self._counters.malformed_frames += 1
-        self._warnings.log(
-            logging.WARNING, "malformed notification", "dropped %s from the server (malformed)", what
-        )
-
-    def _on_bad_frame(self, error: FrameError | RequestFailed, attempt: _Attempt) -> None:
-        if isinstance(error, RequestFailed):
-            failed = self._pending.pop(error.id, None)
-            if failed is not None:
-                failed.deliver(error.error)
-            return
-        if isinstance(error, OversizedFrame):
-            self._counters.oversized_frames += 1
-            request_id = probable_response_id(error.head, error.tail)
-            pending = self._pending.pop(request_id, None) if request_id is not None else None
-            self._warnings.log(
-                logging.WARNING, "oversized message", "discarded a message from the server: %s", error.reason
-            )
-            if pending is not None:
-                pending.deliver(
-                    McpError(
-                        "transport",
-                        f"the server's answer was too large: {error.reason}; "
-                        "raise max_message_bytes to accept it",
-                    )
-                )
-            return
-        self._counters.malformed_frames += 1
-        self._warnings.log(
-            logging.WARNING,
-            "bad frame",
-            "skipped a line from the server that is not JSON-RPC (%s): %r",
-            error.reason,
-            error.head[:120],
-        )
-        failed = self._pending.pop(error.id, None) if error.id is not None else None
-        if failed is not None:  # it answers one of our requests: fail that one now, not at its deadline
-            failed.deliver(McpError("protocol", f"the server's answer was malformed ({error.reason})"))
-        if error.request_id is not None and attempt.task_group is not None:
-            # A request of the server's that we cannot read: say so, or it waits for an answer.
-            attempt.task_group.start_soon(
-                self._serving.reply_error,
-                error.request_id,
-                INVALID_REQUEST,
-                f"invalid request: {error.reason}",
-            )
 
 
 def _only_mcp_error(group: BaseExceptionGroup[BaseException]) -> McpError | None:
@@ -1114,13 +990,3 @@ def _hinted(transport: Transport, pin: Pin) -> Negotiated | None:
         return None
     era, version = hint
     return Negotiated(era=era, version=version)
-
-
-async def _report_progress(callback: GuardedProgress, params: dict[str, Any]) -> None:
-    progress = json_number(params.get("progress"))
-    message = params.get("message")
-    await callback(
-        math.nan if progress is None else progress,
-        json_number(params.get("total")),
-        message if isinstance(message, str) else None,
-    )
