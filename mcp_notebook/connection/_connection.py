@@ -30,7 +30,9 @@ from ..protocol.envelope import result_type, stamp
 from ..protocol.envelope import without_extensions as without_extensions_of
 from ..protocol.errors import (
     CONNECTION_CLOSED,
+    FATAL_KINDS,
     HEADER_MISMATCH,
+    REFUSAL_KINDS,
     REQUEST_TIMEOUT,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
@@ -63,8 +65,6 @@ __all__ = ["Connection", "ConnectionEvent", "ConnectionState", "ConnectionStats"
 
 logger = logging.getLogger("mcp_notebook.connection")
 _MAX_RELIST_PAGES = 1000
-#: How a server says no to a handshake (as opposed to being unreachable or slow).
-_REFUSALS = frozenset({"version", "protocol", "server"})
 #: The server's own log messages of one level logged in full before only a summary is (they are
 #: the server's content, so more than our own warnings; listeners still receive every one).
 _SERVER_LOG_BURST = 20
@@ -373,7 +373,7 @@ class Connection:
                     try:
                         return await self._negotiate_from(known)
                     except McpError as exc:
-                        if known is None or known.era != "legacy" or exc.kind not in _REFUSALS:
+                        if known is None or known.era != "legacy" or exc.kind not in REFUSAL_KINDS:
                             raise
                         # The handshake that worked before is refused now: the server may have
                         # been upgraded. Probe its era afresh (a modern server never falls back).
@@ -398,7 +398,7 @@ class Connection:
                     ),
                 )
             except McpError as exc:
-                fatal = exc.kind in ("version", "protocol", "server", "auth")
+                fatal = exc.kind in FATAL_KINDS
                 self._end_attempt(attempt, exc, fatal=fatal)
         return None
 
