@@ -373,7 +373,7 @@ class Connection:
                     try:
                         return await self._negotiate_from(known)
                     except McpError as exc:
-                        if known is None or known.era != "legacy" or exc.kind not in REFUSAL_KINDS:
+                        if known is None or not known.reprobes_after_refusal or exc.kind not in REFUSAL_KINDS:
                             raise
                         # The handshake that worked before is refused now: the server may have
                         # been upgraded. Probe its era afresh (a modern server never falls back).
@@ -416,7 +416,7 @@ class Connection:
 
     async def _after_ready(self, negotiated: Negotiated) -> None:
         level = self._opts.log_level
-        if level and negotiated.era == "legacy" and "logging" in negotiated.capabilities:
+        if level and negotiated.sends_log_level:
             try:
                 await self._exchange(
                     "logging/setLevel",
@@ -546,13 +546,13 @@ class Connection:
             except McpError as exc:
                 if (
                     exc.code == UNSUPPORTED_PROTOCOL_VERSION
-                    and negotiated.era == "modern"
+                    and negotiated.rediscovers_on_unsupported_version
                     and not rediscovered
                 ):
                     rediscovered = True
                     await self._rediscover(exc)
                     continue
-                if is_session_expiry(exc) and negotiated.era == "legacy" and not renewed:
+                if is_session_expiry(exc) and negotiated.renews_expired_session and not renewed:
                     # The server forgot the session and refused the request unexecuted (§4.2).
                     renewed = True
                     await self._renew_session(session)
@@ -563,7 +563,7 @@ class Connection:
                     await self._relist_tools(negotiated)
                     continue
                 raise
-            if negotiated.era == "modern" and result_type(result) == "input_required":
+            if negotiated.answers_input_required and result_type(result) == "input_required":
                 rounds += 1
                 if rounds > self._opts.max_input_rounds:
                     raise McpError(
@@ -593,7 +593,7 @@ class Connection:
             if self._session_generation != sent_under:
                 return  # another request renewed it already
             negotiated = self._negotiated
-            if negotiated is None or negotiated.era != "legacy" or self._life.state != "ready":
+            if negotiated is None or not negotiated.renews_expired_session or self._life.state != "ready":
                 return
             self._move("renew")
             try:

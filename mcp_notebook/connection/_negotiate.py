@@ -8,7 +8,6 @@ agreed. A server whose era is already known (a reconnect) is not probed again.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.envelope import META_SERVER_INFO
@@ -19,6 +18,7 @@ from ..protocol.negotiation import (
     DiscoverAgain,
     Fail,
     Initialize,
+    Negotiated,
     Pin,
     after_discover,
     check_initialize_result,
@@ -31,17 +31,6 @@ __all__ = ["Exchange", "Negotiated", "negotiate", "negotiated_from_discover"]
 #: ``exchange(method, params, era=, version=, timeout=)`` sends one request and returns its result.
 Exchange = Callable[..., Awaitable[dict[str, Any]]]
 Notify = Callable[[str, dict[str, Any] | None], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class Negotiated:
-    """What the server and we agreed on."""
-
-    era: Era
-    version: str
-    server_info: dict[str, Any] = field(default_factory=dict)
-    capabilities: dict[str, Any] = field(default_factory=dict)
-    instructions: str | None = None
 
 
 async def negotiate(
@@ -58,7 +47,7 @@ async def negotiate(
     step: Decision
     if known is not None:
         # A server found modern stays modern: a lost probe is a failed attempt, never a fallback.
-        if known.era == "modern":
+        if known.reconnects_by_discover:
             pin = Pin("modern", known.version)
             step = DiscoverAgain(known.version)
         else:
