@@ -31,13 +31,10 @@ from ..protocol.envelope import without_extensions as without_extensions_of
 from ..protocol.errors import (
     CONNECTION_CLOSED,
     FATAL_KINDS,
-    HEADER_MISMATCH,
     REFUSAL_KINDS,
     REQUEST_TIMEOUT,
-    UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from ..protocol.http_binding import is_session_expiry
 from ..protocol.jsonrpc import (
     ErrorResponse,
     FrameError,
@@ -57,6 +54,7 @@ from ._notifications import NotificationRouter, report_progress
 from ._options import ConnectionOptions
 from ._pending import EXPIRED, PendingRequest
 from ._progress import GuardedProgress, ProgressCallback
+from ._recovery import NotSent, Recovery, allowed_recovery, classify_failure, relist_tools
 from ._server_requests import ServerRequests
 from ._states import ConnectionState, ForbiddenTransition, Lifecycle, LifecycleEvent
 from ._telemetry import ConnectionEvent, ConnectionStats, Telemetry, clock_and_events, with_trace_context
@@ -64,7 +62,6 @@ from ._telemetry import ConnectionEvent, ConnectionStats, Telemetry, clock_and_e
 __all__ = ["Connection", "ConnectionEvent", "ConnectionState", "ConnectionStats", "ProgressCallback"]
 
 logger = logging.getLogger("mcp_notebook.connection")
-_MAX_RELIST_PAGES = 1000
 #: The server's own log messages of one level logged in full before only a summary is (they are
 #: the server's content, so more than our own warnings; listeners still receive every one).
 _SERVER_LOG_BURST = 20
@@ -74,15 +71,6 @@ _CANCEL_WAIT_CONGESTED = 0.1
 
 #: Said of a request whose fate is unknown: the reason it is failed rather than sent again.
 _MAY_HAVE_RUN = "it may or may not have run on the server, so it was not sent again"
-
-
-class _NotSent(Exception):
-    """A request whose message was provably not written to ``channel``: it never reached the server."""
-
-    def __init__(self, error: McpError, channel: Channel | None = None) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.channel = channel
 
 
 class _Attempt:
@@ -501,8 +489,7 @@ class Connection:
         progress = GuardedProgress.wrap(progress)  # one guard for every resend of this request
         label = label or method
         rounds = 0
-        rediscovered = renewed = relisted = False
-        unsent_retried = False
+        used: frozenset[Recovery] = frozenset()  # each recovery at most once per request
         current = params
         # One deadline for the whole logical request, across input rounds and resends; time spent
         # in the client's own handlers (a person answering) is added back, as a pause.
@@ -533,36 +520,15 @@ class Connection:
                     on_id=on_id,
                     without_extensions=without_extensions,
                 )
-            except _NotSent as not_sent:
-                # The channel was gone before any byte of our message was written: it never
-                # reached the server, so sending it on the next channel is safe (once). A send
-                # that failed part-way is not _NotSent: it fails the call instead.
-                if unsent_retried or not self._opts.reconnect:
-                    raise not_sent.error from None
-                unsent_retried = True
-                if not await self._channel_replaced(not_sent.channel, max(deadline - self._clock(), 0.0)):
-                    raise not_sent.error from None
+            except (NotSent, McpError) as exc:
+                failure = classify_failure(exc, negotiated, method)
+                recovery = allowed_recovery(failure, used, reconnect=self._opts.reconnect)
+                if recovery is None or not await self._recover(recovery, exc, session, deadline):
+                    if isinstance(exc, NotSent):
+                        raise exc.error from None
+                    raise
+                used |= {recovery}
                 continue
-            except McpError as exc:
-                if (
-                    exc.code == UNSUPPORTED_PROTOCOL_VERSION
-                    and negotiated.rediscovers_on_unsupported_version
-                    and not rediscovered
-                ):
-                    rediscovered = True
-                    await self._rediscover(exc)
-                    continue
-                if is_session_expiry(exc) and negotiated.renews_expired_session and not renewed:
-                    # The server forgot the session and refused the request unexecuted (§4.2).
-                    renewed = True
-                    await self._renew_session(session)
-                    continue
-                if exc.code == HEADER_MISMATCH and method == "tools/call" and not relisted:
-                    # Our Mcp-Param-* headers disagree with the tool as the server has it now (§3.5).
-                    relisted = True
-                    await self._relist_tools(negotiated)
-                    continue
-                raise
             if negotiated.answers_input_required and result_type(result) == "input_required":
                 rounds += 1
                 if rounds > self._opts.max_input_rounds:
@@ -609,23 +575,31 @@ class Connection:
             if self._in_state("negotiating"):  # not if the channel died meanwhile
                 self._move("negotiated")
 
-    async def _relist_tools(self, negotiated: Negotiated) -> None:
-        """Fetch ``tools/list`` again so the transport learns the tools' header parameters anew,
-        and tell the cache the list changed (a ``-32020`` means the server's tools did)."""
-        async with self._relist_lock:
-            cursor: Any = None
-            for _ in range(_MAX_RELIST_PAGES):
-                result = await self._exchange(
-                    "tools/list",
-                    {"cursor": cursor} if cursor else None,
-                    era=negotiated.era,
-                    version=negotiated.version,
-                    timeout=self._opts.timeout,
+    async def _recover(
+        self, recovery: Recovery, exc: NotSent | McpError, sent_under: int, deadline: float
+    ) -> bool:
+        """Do what lets a refused request be sent again (see _recovery.py); False: it cannot be."""
+        negotiated = self._negotiated
+        assert negotiated is not None
+        if isinstance(exc, NotSent):
+            # The channel was gone before any byte of our message was written: it never reached
+            # the server, so sending it on the next channel is safe. A send that failed part-way
+            # is not NotSent: it fails the call instead.
+            return await self._channel_replaced(exc.channel, max(deadline - self._clock(), 0.0))
+        if recovery == "rediscover":
+            await self._rediscover(exc)
+        elif recovery == "renew_session":
+            # The server forgot the session and refused the request unexecuted (§4.2).
+            await self._renew_session(sent_under)
+        else:
+            # Our Mcp-Param-* headers disagree with the tool as the server has it now (§3.5):
+            # learn the tools anew, and tell the cache the list changed (the server's tools did).
+            async with self._relist_lock:
+                await relist_tools(
+                    self._exchange, era=negotiated.era, version=negotiated.version, timeout=self._opts.timeout
                 )
-                cursor = result.get("nextCursor")
-                if not isinstance(cursor, str) or not cursor:
-                    break
-        self._notes.announce(Notification("notifications/tools/list_changed", None))
+            self._notes.announce(Notification("notifications/tools/list_changed", None))
+        return True
 
     async def _channel_replaced(self, dead: Channel | None, timeout: float) -> bool:
         """Wait until ``dead`` is no longer the current channel; False if it still is at the timeout.
@@ -694,7 +668,7 @@ class Connection:
         """One request on the current channel, for negotiation and housekeeping (no retry)."""
         try:
             return await self._send_request(method, params, era=era, version=version, timeout=timeout)
-        except _NotSent as not_sent:
+        except NotSent as not_sent:
             raise not_sent.error from None
 
     async def _send_request(
@@ -711,14 +685,15 @@ class Connection:
         on_id: Callable[[RequestId], None] | None = None,
         without_extensions: Collection[str] = (),
     ) -> dict[str, Any]:
-        """One JSON-RPC request on the current channel, with its deadline and cancellation.
+        """One JSON-RPC request on the current channel, with its deadline and cancellation: write
+        it, await its outcome, and turn the outcome into a result or an McpError.
 
-        Raises :class:`_NotSent` when the message could not be written at all.
+        Raises :class:`NotSent` when the message could not be written at all.
         """
         label = label or method
         channel = self._channel
         if channel is None:
-            raise _NotSent(McpError("transport", f"{label}: not connected", code=CONNECTION_CLOSED))
+            raise NotSent(McpError("transport", f"{label}: not connected", code=CONNECTION_CLOSED))
         if len(self._pending) >= self._opts.max_in_flight:
             self._counters.overloaded += 1
             raise McpError(
@@ -728,8 +703,49 @@ class Connection:
             )
         request_id = next(self._ids)
         # Our token is the request's id, sent only with a callback to report to: progress under
-        # any other token, or for a request that sent none, is dropped (see _on_notification).
+        # any other token, or for a request that sent none, is dropped (see NotificationRouter).
         token = request_id if progress is not None else None
+        message = self._message(request_id, method, params, era, version, token, without_extensions)
+        if on_id is not None:
+            on_id(request_id)
+        if stream:
+            self._streams.add(request_id)
+        pending = self._register(request_id, method, timeout, token)
+        try:
+            await self._write(channel, message, pending, label, direct=progress is None and not stream)
+            await self._await_answer(pending, progress)
+        except anyio.get_cancelled_exc_class():
+            self._ended("cancelled")
+            if self._pending.pop(request_id, None) is not None and method != "initialize":
+                self._counters.cancellations += 1
+                if self._telemetry.listeners:
+                    self._telemetry.emit(
+                        "cancel", id=request_id, method=method, reason="cancelled by the client"
+                    )
+                await self._cancel_on_server(channel, request_id, "cancelled by the client")
+            raise
+        except NotSent:
+            raise  # counted where it was raised
+        except BaseException:
+            self._ended("error")  # not an McpError: a bug, or arguments that cannot be encoded
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+            if stream:
+                self._streams.discard(request_id)
+        return await self._settle(channel, pending, label, timeout)
+
+    def _message(
+        self,
+        request_id: RequestId,
+        method: str,
+        params: dict[str, Any] | None,
+        era: Era,
+        version: str,
+        token: RequestId | None,
+        without_extensions: Collection[str],
+    ) -> dict[str, Any]:
+        """The request as sent: params stamped for the era, with the trace context if configured."""
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         stamped = stamp(
             params,
@@ -749,10 +765,12 @@ class Connection:
             stamped = with_trace_context(stamped, trace)
         if stamped is not None:
             message["params"] = stamped
-        if on_id is not None:
-            on_id(request_id)
-        if stream:
-            self._streams.add(request_id)
+        return message
+
+    def _register(
+        self, request_id: RequestId, method: str, timeout: float, token: RequestId | None
+    ) -> PendingRequest:
+        """Enter a request into the pending map (paused if deadlines are on hold) and count it."""
         now = self._clock()
         pending = PendingRequest(
             request_id,
@@ -770,76 +788,75 @@ class Connection:
         self._counters.requests += 1
         if self._telemetry.listeners:
             self._telemetry.emit("request_start", id=request_id, method=method)
+        return pending
+
+    async def _write(
+        self, channel: Channel, message: dict[str, Any], pending: PendingRequest, label: str, *, direct: bool
+    ) -> None:
+        """Write the request, bounded by its deadline; from then on the sweeper times it.
+
+        ``direct``: a plain request on a channel that can exchange it in place (HTTP) does so here.
+        """
         sweeper = self._sweeper
-        exchange = getattr(channel, "exchange", None) if progress is None and not stream else None
+        exchange = getattr(channel, "exchange", None) if direct else None
         try:
-            try:
-                if exchange is not None:
-                    # HTTP: the exchange runs right here, bounded by the request's deadline (the
-                    # sweeper's expiry cancels it); see _StreamableChannel.exchange.
-                    if sweeper is not None:
-                        sweeper.watch(pending)
-                        sweeper = None
-                    answer = None
-                    with anyio.CancelScope() as pending.scope:
-                        answer = await exchange(message)
-                    pending.scope = None
-                    if (  # (None: the answer comes through the reader)
-                        isinstance(answer, Response | ErrorResponse | McpError) and pending.outcome is None
-                    ):
-                        self._pending.pop(request_id, None)
-                        pending.deliver(answer)
-                elif channel.congested:  # a write that may block is bounded by the request's deadline
-                    with anyio.CancelScope(deadline=pending.deadline) as send_scope:
-                        await channel.send(message)
-                    if send_scope.cancelled_caught:
-                        pending.expire()
-                else:
+            if exchange is not None:
+                # HTTP: the exchange runs right here, bounded by the request's deadline (the
+                # sweeper's expiry cancels it); see _StreamableChannel.exchange.
+                if sweeper is not None:
+                    sweeper.watch(pending)
+                    sweeper = None
+                answer = None
+                with anyio.CancelScope() as pending.scope:
+                    answer = await exchange(message)
+                pending.scope = None
+                if (  # (None: the answer comes through the reader)
+                    isinstance(answer, Response | ErrorResponse | McpError) and pending.outcome is None
+                ):
+                    self._pending.pop(pending.id, None)
+                    pending.deliver(answer)
+            elif channel.congested:  # a write that may block is bounded by the request's deadline
+                with anyio.CancelScope(deadline=pending.deadline) as send_scope:
                     await channel.send(message)
-            except NotDelivered as exc:  # nothing was written: safe to send on the next channel
-                self._ended(exc.kind)
-                error = McpError(exc.kind, f"{label}: {exc.message}", code=exc.code)
-                raise _NotSent(error, channel) from None
-            except McpError as exc:  # some or all of it may have reached the server: never resend
-                self._ended(exc.kind)
-                note = f" ({_MAY_HAVE_RUN})" if exc.kind == "transport" else ""
-                raise McpError(exc.kind, f"{label}: {exc.message}{note}", code=exc.code) from None
-            if sweeper is not None:
-                sweeper.watch(pending)
-            while pending.outcome is None:
-                await pending.wait()
-                if progress is not None:
-                    for item in pending.take_progress():
-                        await report_progress(progress, item)
-            if progress is not None:  # updates that arrived while a callback ran, before the result
+                if send_scope.cancelled_caught:
+                    pending.expire()
+            else:
+                await channel.send(message)
+        except NotDelivered as exc:  # nothing was written: safe to send on the next channel
+            self._ended(exc.kind)
+            error = McpError(exc.kind, f"{label}: {exc.message}", code=exc.code)
+            raise NotSent(error, channel) from None
+        except McpError as exc:  # some or all of it may have reached the server: never resend
+            self._ended(exc.kind)
+            note = f" ({_MAY_HAVE_RUN})" if exc.kind == "transport" else ""
+            raise McpError(exc.kind, f"{label}: {exc.message}{note}", code=exc.code) from None
+        if sweeper is not None:
+            sweeper.watch(pending)
+
+    @staticmethod
+    async def _await_answer(pending: PendingRequest, progress: GuardedProgress | None) -> None:
+        """Wait for the request's outcome, reporting its progress in the caller's task meanwhile."""
+        while pending.outcome is None:
+            await pending.wait()
+            if progress is not None:
                 for item in pending.take_progress():
                     await report_progress(progress, item)
-        except anyio.get_cancelled_exc_class():
-            self._ended("cancelled")
-            if self._pending.pop(request_id, None) is not None and method != "initialize":
-                self._counters.cancellations += 1
-                if self._telemetry.listeners:
-                    self._telemetry.emit(
-                        "cancel", id=request_id, method=method, reason="cancelled by the client"
-                    )
-                await self._cancel_on_server(channel, request_id, "cancelled by the client")
-            raise
-        except _NotSent:
-            raise  # counted where it was raised
-        except BaseException:
-            self._ended("error")  # not an McpError: a bug, or arguments that cannot be encoded
-            raise
-        finally:
-            self._pending.pop(request_id, None)
-            if stream:
-                self._streams.discard(request_id)
+        if progress is not None:  # updates that arrived while a callback ran, before the result
+            for item in pending.take_progress():
+                await report_progress(progress, item)
+
+    async def _settle(
+        self, channel: Channel, pending: PendingRequest, label: str, timeout: float
+    ) -> dict[str, Any]:
+        """Count how the request ended and return its result or raise its error."""
         outcome = pending.take_outcome()
+        request_id, method = pending.id, pending.method
         # Counted before the "request" event goes out, so a listener reading stats sees it ended.
         if isinstance(outcome, Response):
             self._counters.ok += 1
             self._active -= 1
             if self._telemetry.listeners:
-                self._telemetry.emit_request_end(request_id, method, now, outcome)
+                self._telemetry.emit_request_end(request_id, method, pending.started, outcome)
             return outcome.result
         if isinstance(outcome, ErrorResponse):
             self._ended("server")
@@ -850,7 +867,7 @@ class Connection:
             assert isinstance(outcome, McpError)
             self._ended(outcome.kind)
         if self._telemetry.listeners:
-            self._telemetry.emit_request_end(request_id, method, now, outcome)
+            self._telemetry.emit_request_end(request_id, method, pending.started, outcome)
         if isinstance(outcome, ErrorResponse):
             raise McpError.from_jsonrpc(outcome.error, context=f"{label}: ")
         if outcome is EXPIRED:
