@@ -56,7 +56,7 @@ from ._pending import EXPIRED, PendingRequest
 from ._progress import GuardedProgress, ProgressCallback
 from ._recovery import NotSent, Recovery, allowed_recovery, classify_failure, relist_tools
 from ._server_requests import ServerRequests
-from ._states import ConnectionState, ForbiddenTransition, Lifecycle, LifecycleEvent
+from ._states import ConnectionState, Lifecycle, LifecycleEvent
 from ._telemetry import ConnectionEvent, ConnectionStats, Telemetry, clock_and_events, with_trace_context
 
 __all__ = ["Connection", "ConnectionEvent", "ConnectionState", "ConnectionStats", "ProgressCallback"]
@@ -108,11 +108,10 @@ class Connection:
         self._relist_lock = anyio.Lock()
         self._channel: Channel | None = None
         self._attempt: _Attempt | None = None
-        self._closing = False
         self._close_requested = anyio.Event()
         self._closed_reason: McpError | None = None
         self._last_error: McpError | None = None
-        self._running = False
+        self._running = False  # has run() started? (a close before it ends the connection at once)
         self._queued = 0
         self._sweeper: DeadlineSweeper | None = None
         self._streams: set[RequestId] = set()  # ids of long-lived requests (subscriptions/listen)
@@ -215,15 +214,18 @@ class Connection:
         """
         return self._telemetry.on_event(callback)
 
+    @property
+    def _closing(self) -> bool:
+        """Has the user closed it? (The state says ``closing`` until the shutdown is over.)"""
+        return self._close_requested.is_set()
+
     def _move(self, event: LifecycleEvent) -> None:
-        """Apply a lifecycle event (the table in ``_states.py``) and tell whoever listens."""
+        """Apply a lifecycle event (the table in ``_states.py``) and tell whoever listens.
+
+        An event the table forbids raises :class:`ForbiddenTransition`: a bug in this module.
+        """
         before = self._life.state
-        try:
-            state = self._life.apply(event)
-        except ForbiddenTransition:
-            # A bug in this module, never the server's doing: keep the state, say so loudly.
-            logger.error("connection state machine: %r while %r was refused", event, before, exc_info=True)
-            return
+        state = self._life.apply(event)
         if state == before:
             return
         self._state_changed.set()
@@ -293,17 +295,17 @@ class Connection:
             if self._closed_reason is None:
                 self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
             self._fail_pending(self._closed_reason)
-            self._move("close" if self._closing else "give_up")
+            self._move("finished" if self._closing else "give_up")
             self._warnings.close()
             self._server_logs.close()
 
     async def close(self) -> None:
         """Ask ``run`` to shut down gracefully; returns at once (the owner awaits ``run``)."""
-        self._closing = True
         self._close_requested.set()
-        if self._life.state == "connecting" and self._attempt is None and not self._running:
+        self._move("close")
+        if not self._running and self._in_state("closing"):  # nothing runs that would finish it
             self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
-            self._move("close")
+            self._move("finished")
         if self._attempt is not None:
             self._end_attempt(
                 self._attempt, McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
@@ -324,7 +326,7 @@ class Connection:
                 tg.start_soon(self._server_logs.run)
                 self._move("channel_open")
                 negotiated = await self._negotiate(attempt)
-                if negotiated is not None:
+                if negotiated is not None and not self._closing:
                     self._negotiated = self._known = negotiated
                     await self._after_ready(negotiated)
                     ready = True
