@@ -31,7 +31,6 @@ from ..protocol.envelope import without_extensions as without_extensions_of
 from ..protocol.errors import (
     CONNECTION_CLOSED,
     FATAL_KINDS,
-    REFUSAL_KINDS,
     REQUEST_TIMEOUT,
     McpError,
 )
@@ -43,13 +42,13 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
 )
-from ..protocol.negotiation import Adopt, Pin, after_discover
-from ..protocol.versions import Era, pick_mutual_modern
+from ..protocol.negotiation import Pin
+from ..protocol.versions import Era
 from ..transports.base import Channel, NotDelivered, RequestFailed, Transport
 from ._deadlines import DeadlinePause, DeadlineSweeper
 from ._handlers import ClientHandlers
 from ._log_budget import LogBudget
-from ._negotiate import Negotiated, negotiate, negotiated_from_discover
+from ._negotiate import Negotiated, Negotiator
 from ._notifications import NotificationRouter, report_progress
 from ._options import ConnectionOptions
 from ._pending import EXPIRED, PendingRequest
@@ -88,12 +87,18 @@ class Connection:
     def __init__(self, transport: Transport, options: ConnectionOptions, handlers: ClientHandlers) -> None:
         self._transport = transport
         self._opts = options
-        self._pin: Pin = options.pin
         self._handlers = handlers
         self._caps: dict[Era, dict[str, Any]] = {
             "modern": handlers.capabilities("modern"),
             "legacy": handlers.capabilities("legacy"),
         }
+        self._handshakes = Negotiator(
+            transport,
+            options,
+            capabilities=self._caps.__getitem__,
+            exchange=self._exchange,
+            notify=self.notify,
+        )
         self._ids = itertools.count(1)
         self._pending: dict[RequestId, PendingRequest] = {}
         # Requests sent whose caller has not yet seen how they ended: counted apart from the
@@ -102,7 +107,6 @@ class Connection:
         self._life = Lifecycle()  # the state, moved only through _move (see _states.py)
         self._state_changed = anyio.Event()
         self._negotiated: Negotiated | None = None
-        self._known: Negotiated | None = None  # the era found, remembered across reconnects
         self._session_generation = 0  # bumped by each renewal of a legacy HTTP session
         self._renew_lock = anyio.Lock()
         self._relist_lock = anyio.Lock()
@@ -327,8 +331,8 @@ class Connection:
                 self._move("channel_open")
                 negotiated = await self._negotiate(attempt)
                 if negotiated is not None and not self._closing:
-                    self._negotiated = self._known = negotiated
-                    await self._after_ready(negotiated)
+                    self._negotiated = self._handshakes.known = negotiated
+                    await self._handshakes.after_ready(negotiated)
                     ready = True
                     first = not self._life.ever_ready
                     self._move("negotiated")
@@ -355,28 +359,11 @@ class Connection:
         return ready
 
     async def _negotiate(self, attempt: _Attempt) -> Negotiated | None:
-        known = self._known or _hinted(self._transport, self._pin)
+        """Agree on an era on the new channel; None (the attempt ended) if that failed."""
         with anyio.CancelScope() as scope:
             attempt.negotiation_scope = scope
             try:
-                with anyio.fail_after(self._opts.connect_timeout):
-                    try:
-                        return await self._negotiate_from(known)
-                    except McpError as exc:
-                        if known is None or not known.reprobes_after_refusal or exc.kind not in REFUSAL_KINDS:
-                            raise
-                        # The handshake that worked before is refused now: the server may have
-                        # been upgraded. Probe its era afresh (a modern server never falls back).
-                        logger.info(
-                            "%s refused the handshake it accepted before (%s); probing its era again",
-                            self._transport.describe(),
-                            exc,  # str(): the server's text with its escapes made visible
-                        )
-                        self._known = None
-                        forget = getattr(self._transport, "forget", None)
-                        if callable(forget):
-                            forget()
-                        return await self._negotiate_from(None)
+                return await self._handshakes.on_new_channel()
             except TimeoutError:
                 self._end_attempt(
                     attempt,
@@ -388,35 +375,8 @@ class Connection:
                     ),
                 )
             except McpError as exc:
-                fatal = exc.kind in FATAL_KINDS
-                self._end_attempt(attempt, exc, fatal=fatal)
+                self._end_attempt(attempt, exc, fatal=exc.kind in FATAL_KINDS)
         return None
-
-    async def _negotiate_from(self, known: Negotiated | None, pin: Pin | None = None) -> Negotiated:
-        return await negotiate(
-            pin=pin or self._pin,
-            known=known,
-            exchange=self._exchange,
-            notify=self.notify,
-            capabilities=self._caps.__getitem__,
-            client_info=self._opts.client_info,
-            probe_timeout=self._opts.probe_timeout,
-            handshake_timeout=self._opts.connect_timeout,
-        )
-
-    async def _after_ready(self, negotiated: Negotiated) -> None:
-        level = self._opts.log_level
-        if level and negotiated.sends_log_level:
-            try:
-                await self._exchange(
-                    "logging/setLevel",
-                    {"level": level},
-                    era="legacy",
-                    version=negotiated.version,
-                    timeout=self._opts.probe_timeout,
-                )
-            except McpError as exc:
-                logger.warning("the server refused logging/setLevel: %s", exc)
 
     def _end_attempt(self, attempt: _Attempt, reason: McpError, *, fatal: bool = False) -> None:
         """The channel is finished: fail its requests now, stop negotiating, wake the attempt."""
@@ -565,14 +525,14 @@ class Connection:
                 return
             self._move("renew")
             try:
-                renewed = await self._negotiate_from(negotiated, Pin("legacy", negotiated.version))
+                renewed = await self._handshakes.handshake(negotiated, Pin("legacy", negotiated.version))
             except McpError as exc:
                 if self._attempt is not None:
                     self._end_attempt(self._attempt, exc)
                 raise
             finally:
                 self._session_generation += 1
-            self._negotiated = self._known = renewed
+            self._negotiated = self._handshakes.known = renewed
             logger.info("%s forgot our session; started a new one", self._transport.describe())
             if self._in_state("negotiating"):  # not if the channel died meanwhile
                 self._move("negotiated")
@@ -589,7 +549,7 @@ class Connection:
             # is not NotSent: it fails the call instead.
             return await self._channel_replaced(exc.channel, max(deadline - self._clock(), 0.0))
         if recovery == "rediscover":
-            await self._rediscover(exc)
+            self._negotiated = await self._handshakes.rediscover(exc)
         elif recovery == "renew_session":
             # The server forgot the session and refused the request unexecuted (§4.2).
             await self._renew_session(sent_under)
@@ -902,19 +862,6 @@ class Connection:
                 }
             )
 
-    async def _rediscover(self, error: McpError) -> None:
-        data = error.data if isinstance(error.data, dict) else {}
-        version = pick_mutual_modern(data.get("supported"))
-        if version is None:
-            raise error
-        result = await self._exchange(
-            "server/discover", None, era="modern", version=version, timeout=self._opts.probe_timeout
-        )
-        decision = after_discover(Pin("modern", None), result=result)
-        if not isinstance(decision, Adopt):
-            raise error
-        self._negotiated = self._known = negotiated_from_discover(decision.version, decision.result)
-
     async def fulfil(self, input_requests: dict[str, Any], label: str) -> dict[str, Any]:
         """Answer a modern ``inputRequests`` map through the client's handlers, within
         ``handler_timeout``: for an ``input_required`` round and for a task that waits for input."""
@@ -995,17 +942,3 @@ def _only_mcp_error(group: BaseExceptionGroup[BaseException]) -> McpError | None
     while isinstance(leaf, BaseExceptionGroup):
         leaf = leaf.exceptions[0]
     return leaf if isinstance(leaf, McpError) else None
-
-
-def _hinted(transport: Transport, pin: Pin) -> Negotiated | None:
-    """What the transport remembers of this server's era (HTTP, per endpoint), as a known result.
-
-    Only ``protocol="auto"`` asks: a pinned era or version is the user's word, not a guess.
-    """
-    if pin.mode != "auto" or pin.version is not None:
-        return None
-    hint = transport.era_hint()
-    if hint is None:
-        return None
-    era, version = hint
-    return Negotiated(era=era, version=version)
