@@ -1,11 +1,16 @@
 """The router: one live conversation with one server, across reconnects.
 
-What it owns: the transport's channel and the reader task, the pending map, request ids (one
-counter, never reset, so a late answer from an earlier attempt never matches), deadlines,
-cancellation, progress routing, server-to-client requests, notification fan-out, the state
-machine and reconnects.
+What it owns: the transport's channel and the reader task, the run/attempt loop, the state
+machine (``_states.py``) and reconnects, and the request path: wait for ``ready``, send, recover
+as the table in ``_recovery.py`` allows, answer ``input_required`` rounds. Each other job is a part
+it owns and gives callables to (none imports this module): the wire (``_requests.Outbox``: ids,
+one counter never reset so a late answer from an earlier attempt never matches, the pending map,
+deadlines, cancellation), what the server sends on its own (``_notifications``), the server's
+requests (``_server_requests``), deadline pausing (``_deadlines``), era negotiation
+(``_negotiate.Negotiator``) and telemetry (``_telemetry``).
 
-States: ``connecting -> negotiating -> ready -> (reconnecting -> negotiating -> ready)* -> closed``.
+States: ``connecting -> negotiating -> ready -> (reconnecting -> negotiating -> ready)* ->
+closing -> closed``.
 
 What it must never do: run user code in the reader task (progress callbacks run in the caller's
 task, handlers in their own), resend a request that may have run (only a ``-32022`` answer, which
@@ -16,8 +21,6 @@ message.
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import logging
 from collections.abc import Callable, Collection
 from typing import Any
@@ -26,8 +29,7 @@ import anyio
 import anyio.abc
 
 from ..protocol._printable import printable
-from ..protocol.envelope import result_type, stamp
-from ..protocol.envelope import without_extensions as without_extensions_of
+from ..protocol.envelope import result_type
 from ..protocol.errors import (
     CONNECTION_CLOSED,
     FATAL_KINDS,
@@ -44,19 +46,19 @@ from ..protocol.jsonrpc import (
 )
 from ..protocol.negotiation import Pin
 from ..protocol.versions import Era
-from ..transports.base import Channel, NotDelivered, RequestFailed, Transport
+from ..transports.base import Channel, RequestFailed, Transport
 from ._deadlines import DeadlinePause, DeadlineSweeper
 from ._handlers import ClientHandlers
 from ._log_budget import LogBudget
 from ._negotiate import Negotiated, Negotiator
-from ._notifications import NotificationRouter, report_progress
+from ._notifications import NotificationRouter
 from ._options import ConnectionOptions
-from ._pending import EXPIRED, PendingRequest
 from ._progress import GuardedProgress, ProgressCallback
 from ._recovery import NotSent, Recovery, allowed_recovery, classify_failure, relist_tools
+from ._requests import Outbox
 from ._server_requests import ServerRequests
 from ._states import ConnectionState, Lifecycle, LifecycleEvent
-from ._telemetry import ConnectionEvent, ConnectionStats, Telemetry, clock_and_events, with_trace_context
+from ._telemetry import ConnectionEvent, ConnectionStats, Telemetry, clock_and_events
 
 __all__ = ["Connection", "ConnectionEvent", "ConnectionState", "ConnectionStats", "ProgressCallback"]
 
@@ -64,12 +66,6 @@ logger = logging.getLogger("mcp_notebook.connection")
 #: The server's own log messages of one level logged in full before only a summary is (they are
 #: the server's content, so more than our own warnings; listeners still receive every one).
 _SERVER_LOG_BURST = 20
-
-#: How long a cancellation notice may wait to be written into a congested channel.
-_CANCEL_WAIT_CONGESTED = 0.1
-
-#: Said of a request whose fate is unknown: the reason it is failed rather than sent again.
-_MAY_HAVE_RUN = "it may or may not have run on the server, so it was not sent again"
 
 
 class _Attempt:
@@ -99,11 +95,6 @@ class Connection:
             exchange=self._exchange,
             notify=self.notify,
         )
-        self._ids = itertools.count(1)
-        self._pending: dict[RequestId, PendingRequest] = {}
-        # Requests sent whose caller has not yet seen how they ended: counted apart from the
-        # pending map, which an answer leaves a moment before its caller wakes up to count it.
-        self._active = 0
         self._life = Lifecycle()  # the state, moved only through _move (see _states.py)
         self._state_changed = anyio.Event()
         self._negotiated: Negotiated | None = None
@@ -118,11 +109,9 @@ class Connection:
         self._running = False  # has run() started? (a close before it ends the connection at once)
         self._queued = 0
         self._sweeper: DeadlineSweeper | None = None
-        self._streams: set[RequestId] = set()  # ids of long-lived requests (subscriptions/listen)
         # Chosen once the event loop is known (in run): on asyncio the loop's own clock and events
         # skip anyio's per-call backend lookup on the hot path.
         self._clock: Callable[[], float] = anyio.current_time
-        self._new_event: Callable[[], Any] = anyio.Event
         # What a server can cause once per message is logged within a budget (the first few in
         # full, then a summary per interval), so a flood cannot flood a notebook cell through
         # logging; the counters above stay exact.
@@ -145,6 +134,16 @@ class Connection:
         self._pauses = DeadlinePause(
             lambda: self._clock(), lambda: self._pending.values(), lambda: self._sweeper
         )
+        self._outbox = Outbox(
+            options,
+            self._caps,
+            telemetry=self._telemetry,
+            sweeper=lambda: self._sweeper,
+            paused=lambda: self._pauses.paused,
+        )
+        # The outbox's own map and set (never replaced), read by the reader and the parts.
+        self._pending = self._outbox.pending
+        self._streams = self._outbox.streams
         self._serving = ServerRequests(
             handlers,
             options,
@@ -201,7 +200,7 @@ class Connection:
         return self._negotiated.capabilities if self._negotiated is not None else {}
 
     def stats(self) -> ConnectionStats:
-        return self._telemetry.snapshot(active=self._active, streams=len(self._streams))
+        return self._telemetry.snapshot(active=self._outbox.active, streams=len(self._streams))
 
     def on_state_change(self, callback: Callable[[ConnectionState], None]) -> Callable[[], None]:
         """Call ``callback(state)`` on every transition; returns a function that unsubscribes."""
@@ -249,7 +248,8 @@ class Connection:
         if self._closing:
             raise self._closed_error()
         self._running = True
-        self._clock, self._new_event = clock_and_events()
+        self._clock, new_event = clock_and_events()
+        self._outbox.use(self._clock, new_event)
         failures = 0
         try:
             while True:
@@ -298,7 +298,7 @@ class Connection:
         finally:
             if self._closed_reason is None:
                 self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
-            self._fail_pending(self._closed_reason)
+            self._outbox.fail_all(self._closed_reason)
             self._move("finished" if self._closing else "give_up")
             self._warnings.close()
             self._server_logs.close()
@@ -396,20 +396,7 @@ class Connection:
             self._channel = None
             if self._life.ever_ready and not self._closing and self._opts.reconnect and not attempt.fatal:
                 self._move("lost")
-        self._fail_pending(reason)
-
-    def _fail_pending(self, reason: McpError) -> None:
-        if not self._pending:
-            return
-        if reason.kind == "transport":
-            reason = McpError(
-                "transport",
-                f"{reason.message} (the request was in flight; {_MAY_HAVE_RUN})",
-                code=reason.code or CONNECTION_CLOSED,
-            )
-        pending, self._pending = self._pending, {}
-        for request in pending.values():
-            request.deliver(reason)
+        self._outbox.fail_all(reason)
 
     # --- requests -------------------------------------------------------------------------------
 
@@ -470,7 +457,8 @@ class Connection:
             assert negotiated is not None
             session = self._session_generation
             try:
-                result = await self._send_request(
+                result = await self._outbox.send(
+                    self._channel,
                     method,
                     current,
                     era=negotiated.era,
@@ -629,238 +617,11 @@ class Connection:
     ) -> dict[str, Any]:
         """One request on the current channel, for negotiation and housekeeping (no retry)."""
         try:
-            return await self._send_request(method, params, era=era, version=version, timeout=timeout)
+            return await self._outbox.send(
+                self._channel, method, params, era=era, version=version, timeout=timeout
+            )
         except NotSent as not_sent:
             raise not_sent.error from None
-
-    async def _send_request(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        *,
-        era: Era,
-        version: str,
-        timeout: float,
-        progress: GuardedProgress | None = None,
-        label: str | None = None,
-        stream: bool = False,
-        on_id: Callable[[RequestId], None] | None = None,
-        without_extensions: Collection[str] = (),
-    ) -> dict[str, Any]:
-        """One JSON-RPC request on the current channel, with its deadline and cancellation: write
-        it, await its outcome, and turn the outcome into a result or an McpError.
-
-        Raises :class:`NotSent` when the message could not be written at all.
-        """
-        label = label or method
-        channel = self._channel
-        if channel is None:
-            raise NotSent(McpError("transport", f"{label}: not connected", code=CONNECTION_CLOSED))
-        if len(self._pending) >= self._opts.max_in_flight:
-            self._counters.overloaded += 1
-            raise McpError(
-                "overloaded",
-                f"{label}: {len(self._pending)} requests are in flight "
-                f"(max_in_flight={self._opts.max_in_flight})",
-            )
-        request_id = next(self._ids)
-        # Our token is the request's id, sent only with a callback to report to: progress under
-        # any other token, or for a request that sent none, is dropped (see NotificationRouter).
-        token = request_id if progress is not None else None
-        message = self._message(request_id, method, params, era, version, token, without_extensions)
-        if on_id is not None:
-            on_id(request_id)
-        if stream:
-            self._streams.add(request_id)
-        pending = self._register(request_id, method, timeout, token)
-        try:
-            await self._write(channel, message, pending, label, direct=progress is None and not stream)
-            await self._await_answer(pending, progress)
-        except anyio.get_cancelled_exc_class():
-            self._ended("cancelled")
-            if self._pending.pop(request_id, None) is not None and method != "initialize":
-                self._counters.cancellations += 1
-                if self._telemetry.listeners:
-                    self._telemetry.emit(
-                        "cancel", id=request_id, method=method, reason="cancelled by the client"
-                    )
-                await self._cancel_on_server(channel, request_id, "cancelled by the client")
-            raise
-        except NotSent:
-            raise  # counted where it was raised
-        except BaseException:
-            self._ended("error")  # not an McpError: a bug, or arguments that cannot be encoded
-            raise
-        finally:
-            self._pending.pop(request_id, None)
-            if stream:
-                self._streams.discard(request_id)
-        return await self._settle(channel, pending, label, timeout)
-
-    def _message(
-        self,
-        request_id: RequestId,
-        method: str,
-        params: dict[str, Any] | None,
-        era: Era,
-        version: str,
-        token: RequestId | None,
-        without_extensions: Collection[str],
-    ) -> dict[str, Any]:
-        """The request as sent: params stamped for the era, with the trace context if configured."""
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        stamped = stamp(
-            params,
-            era=era,
-            version=version,
-            capabilities=(
-                without_extensions_of(self._caps[era], without_extensions)
-                if without_extensions
-                else self._caps[era]
-            ),
-            client_info=self._opts.client_info,
-            progress_token=token,
-            log_level=self._opts.log_level,
-        )
-        trace = self._opts.trace_context
-        if trace is not None:
-            stamped = with_trace_context(stamped, trace)
-        if stamped is not None:
-            message["params"] = stamped
-        return message
-
-    def _register(
-        self, request_id: RequestId, method: str, timeout: float, token: RequestId | None
-    ) -> PendingRequest:
-        """Enter a request into the pending map (paused if deadlines are on hold) and count it."""
-        now = self._clock()
-        pending = PendingRequest(
-            request_id,
-            method,
-            now=now,
-            timeout=timeout,
-            max_total=self._opts.max_total_timeout,
-            new_event=self._new_event,
-            token=token,
-        )
-        if self._pauses.paused:
-            pending.pause(now)
-        self._pending[request_id] = pending
-        self._active += 1
-        self._counters.requests += 1
-        if self._telemetry.listeners:
-            self._telemetry.emit("request_start", id=request_id, method=method)
-        return pending
-
-    async def _write(
-        self, channel: Channel, message: dict[str, Any], pending: PendingRequest, label: str, *, direct: bool
-    ) -> None:
-        """Write the request, bounded by its deadline; from then on the sweeper times it.
-
-        ``direct``: a plain request on a channel that can exchange it in place (HTTP) does so here.
-        """
-        sweeper = self._sweeper
-        exchange = getattr(channel, "exchange", None) if direct else None
-        try:
-            if exchange is not None:
-                # HTTP: the exchange runs right here, bounded by the request's deadline (the
-                # sweeper's expiry cancels it); see _StreamableChannel.exchange.
-                if sweeper is not None:
-                    sweeper.watch(pending)
-                    sweeper = None
-                answer = None
-                with anyio.CancelScope() as pending.scope:
-                    answer = await exchange(message)
-                pending.scope = None
-                if (  # (None: the answer comes through the reader)
-                    isinstance(answer, Response | ErrorResponse | McpError) and pending.outcome is None
-                ):
-                    self._pending.pop(pending.id, None)
-                    pending.deliver(answer)
-            elif channel.congested:  # a write that may block is bounded by the request's deadline
-                with anyio.CancelScope(deadline=pending.deadline) as send_scope:
-                    await channel.send(message)
-                if send_scope.cancelled_caught:
-                    pending.expire()
-            else:
-                await channel.send(message)
-        except NotDelivered as exc:  # nothing was written: safe to send on the next channel
-            self._ended(exc.kind)
-            error = McpError(exc.kind, f"{label}: {exc.message}", code=exc.code)
-            raise NotSent(error, channel) from None
-        except McpError as exc:  # some or all of it may have reached the server: never resend
-            self._ended(exc.kind)
-            note = f" ({_MAY_HAVE_RUN})" if exc.kind == "transport" else ""
-            raise McpError(exc.kind, f"{label}: {exc.message}{note}", code=exc.code) from None
-        if sweeper is not None:
-            sweeper.watch(pending)
-
-    @staticmethod
-    async def _await_answer(pending: PendingRequest, progress: GuardedProgress | None) -> None:
-        """Wait for the request's outcome, reporting its progress in the caller's task meanwhile."""
-        while pending.outcome is None:
-            await pending.wait()
-            if progress is not None:
-                for item in pending.take_progress():
-                    await report_progress(progress, item)
-        if progress is not None:  # updates that arrived while a callback ran, before the result
-            for item in pending.take_progress():
-                await report_progress(progress, item)
-
-    async def _settle(
-        self, channel: Channel, pending: PendingRequest, label: str, timeout: float
-    ) -> dict[str, Any]:
-        """Count how the request ended and return its result or raise its error."""
-        outcome = pending.take_outcome()
-        request_id, method = pending.id, pending.method
-        # Counted before the "request" event goes out, so a listener reading stats sees it ended.
-        if isinstance(outcome, Response):
-            self._counters.ok += 1
-            self._active -= 1
-            if self._telemetry.listeners:
-                self._telemetry.emit_request_end(request_id, method, pending.started, outcome)
-            return outcome.result
-        if isinstance(outcome, ErrorResponse):
-            self._ended("server")
-        elif outcome is EXPIRED:
-            self._ended("timeout")
-            self._counters.timeouts += 1
-        else:
-            assert isinstance(outcome, McpError)
-            self._ended(outcome.kind)
-        if self._telemetry.listeners:
-            self._telemetry.emit_request_end(request_id, method, pending.started, outcome)
-        if isinstance(outcome, ErrorResponse):
-            raise McpError.from_jsonrpc(outcome.error, context=f"{label}: ")
-        if outcome is EXPIRED:
-            if method != "initialize":
-                await self._cancel_on_server(channel, request_id, f"timed out after {timeout:g}s")
-            raise McpError(
-                "timeout",
-                f"{label} timed out after {timeout:g}s; the server was asked to cancel it "
-                "(pass timeout= for a longer deadline)",
-                code=REQUEST_TIMEOUT,
-            )
-        assert isinstance(outcome, McpError)
-        raise McpError(outcome.kind, f"{label}: {outcome.message}", code=outcome.code, data=outcome.data)
-
-    def _ended(self, kind: str) -> None:
-        """Count a request that ended other than with a result (once, in the step it ended in)."""
-        self._active -= 1
-        self._telemetry.ended(kind)
-
-    async def _cancel_on_server(self, channel: Channel, request_id: RequestId, reason: str) -> None:
-        # A congested channel (a server that stopped reading) gets the notice queued, not waited
-        # for: the caller's deadline has passed already.
-        wait = _CANCEL_WAIT_CONGESTED if channel.congested else 1.0
-        with anyio.CancelScope(shield=True), anyio.move_on_after(wait), contextlib.suppress(McpError):
-            await channel.send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "notifications/cancelled",
-                    "params": {"requestId": request_id, "reason": reason},
-                }
-            )
 
     async def fulfil(self, input_requests: dict[str, Any], label: str) -> dict[str, Any]:
         """Answer a modern ``inputRequests`` map through the client's handlers, within
