@@ -149,8 +149,8 @@ class Outbox:
                     )
                 await self._cancel_on_server(channel, request_id, "cancelled by the client")
             raise
-        except NotSent:
-            raise  # counted where it was raised
+        except (NotSent, McpError):
+            raise  # a write that failed: counted where it was raised (_write)
         except BaseException:
             self.ended("error")  # not an McpError: a bug, or arguments that cannot be encoded
             raise
