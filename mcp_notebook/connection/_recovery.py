@@ -4,17 +4,13 @@ A request is resent only when the server provably did not run it (DESIGN.md, "ne
 request that may have run"), and each way of recovering is used at most once per request, so a
 server that keeps failing the same way fails the call instead of looping:
 
-=====================  =================================================  =================
-failure                what it means                                      recovery
-=====================  =================================================  =================
-``not_delivered``      the channel was gone before any byte was written   ``resend_unsent``
-                       (:class:`NotSent`)                                 (on the next channel)
-``unsupported_version`` a modern server answered ``-32022``: it changed    ``rediscover``
-                       versions and refused the request unexecuted
-``session_expired``    a legacy HTTP server forgot our session (404)      ``renew_session``
-``header_mismatch``    ``-32020`` to ``tools/call``: our ``Mcp-Param-*``   ``relist_tools``
-                       headers disagree with the tool as it is now
-=====================  =================================================  =================
+* ``not_delivered`` -> ``resend_unsent``: the channel was gone before any byte was written
+  (:class:`NotSent`); send it on the next channel.
+* ``unsupported_version`` -> ``rediscover``: a modern server answered ``-32022``; it changed
+  versions and refused the request unexecuted.
+* ``session_expired`` -> ``renew_session``: a legacy HTTP server forgot our session (404).
+* ``header_mismatch`` -> ``relist_tools``: ``-32020`` to ``tools/call``; our ``Mcp-Param-*``
+  headers disagree with the tool as the server has it now.
 
 The router classifies each failure with :func:`classify_failure`, asks :func:`allowed_recovery`
 with the recoveries the request has used so far, and performs the one it gets (or raises).
