@@ -43,7 +43,7 @@ __all__ = ["ClientGroup", "GroupMember", "MemberStatus", "resolve_tool_name"]
 logger = logging.getLogger("mcp_notebook.group")
 
 #: A member's state: its client's, or "connecting"/"reconnecting" while it has none that works.
-MemberStatus = Literal["connecting", "negotiating", "ready", "reconnecting", "closed"]
+MemberStatus = Literal["connecting", "negotiating", "ready", "reconnecting", "closing", "closed"]
 
 # A first attempt that fails this way is not retried: the same request would fail the same way.
 _FINAL_KINDS = ("version", "protocol", "auth")

@@ -6,24 +6,35 @@ import itertools
 
 import pytest
 
-from mcp_notebook.connection._states import EVENTS, STATES, TRANSITIONS, ForbiddenTransition, Lifecycle
+from mcp_notebook.connection._states import (
+    EVENTS,
+    STATES,
+    TRANSITIONS,
+    ConnectionBug,
+    ForbiddenTransition,
+    Lifecycle,
+)
 
 EXPECTED = {
     ("connecting", "channel_open"): "negotiating",
     ("connecting", "give_up"): "closed",
-    ("connecting", "close"): "closed",
+    ("connecting", "close"): "closing",
     ("negotiating", "negotiated"): "ready",
     ("negotiating", "lost"): "reconnecting",
     ("negotiating", "give_up"): "closed",
-    ("negotiating", "close"): "closed",
+    ("negotiating", "close"): "closing",
     ("ready", "lost"): "reconnecting",
     ("ready", "renew"): "negotiating",
     ("ready", "give_up"): "closed",
-    ("ready", "close"): "closed",
+    ("ready", "close"): "closing",
     ("reconnecting", "channel_open"): "negotiating",
     ("reconnecting", "lost"): "reconnecting",
     ("reconnecting", "give_up"): "closed",
-    ("reconnecting", "close"): "closed",
+    ("reconnecting", "close"): "closing",
+    ("closing", "finished"): "closed",
+    ("closing", "close"): "closing",
+    ("closing", "channel_open"): "closing",
+    ("closing", "lost"): "closing",
     ("closed", "close"): "closed",
     ("closed", "give_up"): "closed",
     ("closed", "lost"): "closed",
@@ -70,6 +81,7 @@ def test_a_life_with_a_crash_a_session_renewal_and_a_close() -> None:
         "renew",
         "negotiated",
         "close",
+        "finished",
     ]
     states = [machine.apply(step) for step in steps]  # type: ignore[arg-type]
     assert states == [
@@ -80,6 +92,20 @@ def test_a_life_with_a_crash_a_session_renewal_and_a_close() -> None:
         "ready",
         "negotiating",
         "ready",
+        "closing",
         "closed",
     ]
     assert machine.ever_ready
+
+
+def test_only_closing_leads_to_closed_after_a_close() -> None:
+    """A close never skips ``closing``: whatever the state, the shutdown is a state of its own."""
+    for state in ("connecting", "negotiating", "ready", "reconnecting"):
+        assert TRANSITIONS[state]["close"] == "closing"  # type: ignore[index]
+    assert set(TRANSITIONS["closing"].values()) <= {"closing", "closed"}
+
+
+def test_a_forbidden_transition_is_an_internal_error() -> None:
+    assert issubclass(ForbiddenTransition, ConnectionBug)
+    with pytest.raises(ConnectionBug):
+        at("closing").apply("negotiated")

@@ -1,11 +1,16 @@
 """The router: one live conversation with one server, across reconnects.
 
-What it owns: the transport's channel and the reader task, the pending map, request ids (one
-counter, never reset, so a late answer from an earlier attempt never matches), deadlines,
-cancellation, progress routing, server-to-client requests, notification fan-out, the state
-machine and reconnects.
+What it owns: the transport's channel and the reader task, the run/attempt loop, the state
+machine (``_states.py``) and reconnects, and the request path: wait for ``ready``, send, recover
+as the table in ``_recovery.py`` allows, answer ``input_required`` rounds. Each other job is a part
+it owns and gives callables to (none imports this module): the wire (``_requests.Outbox``: ids,
+one counter never reset so a late answer from an earlier attempt never matches, the pending map,
+deadlines, cancellation), what the server sends on its own (``_notifications``), the server's
+requests (``_server_requests``), deadline pausing (``_deadlines``), era negotiation
+(``_negotiate.Negotiator``) and telemetry (``_telemetry``).
 
-States: ``connecting -> negotiating -> ready -> (reconnecting -> negotiating -> ready)* -> closed``.
+States: ``connecting -> negotiating -> ready -> (reconnecting -> negotiating -> ready)* ->
+closing -> closed``.
 
 What it must never do: run user code in the reader task (progress callbacks run in the caller's
 task, handlers in their own), resend a request that may have run (only a ``-32022`` answer, which
@@ -16,33 +21,21 @@ message.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import itertools
 import logging
-import math
-import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.abc
 
 from ..protocol._printable import printable
-from ..protocol.envelope import result_type, stamp
-from ..protocol.envelope import without_extensions as without_extensions_of
+from ..protocol.envelope import result_type
 from ..protocol.errors import (
     CONNECTION_CLOSED,
-    HEADER_MISMATCH,
-    INTERNAL_ERROR,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
+    FATAL_KINDS,
     REQUEST_TIMEOUT,
-    UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from ..protocol.http_binding import is_session_expiry
 from ..protocol.jsonrpc import (
     ErrorResponse,
     FrameError,
@@ -50,120 +43,29 @@ from ..protocol.jsonrpc import (
     Request,
     RequestId,
     Response,
-    error_response,
-    json_number,
-    probable_response_id,
 )
-from ..protocol.negotiation import Adopt, Pin, after_discover
-from ..protocol.versions import Era, pick_mutual_modern
-from ..transports.base import Channel, NotDelivered, OversizedFrame, RequestFailed, Transport
-from ._deadlines import DeadlineSweeper
-from ._handlers import ELICITATION, SAMPLING, ClientHandlers
+from ..protocol.negotiation import Pin
+from ..protocol.versions import Era
+from ..transports.base import Channel, RequestFailed, Transport
+from ._deadlines import DeadlinePause, DeadlineSweeper
+from ._handlers import ClientHandlers
 from ._log_budget import LogBudget
-from ._negotiate import Negotiated, negotiate, negotiated_from_discover
+from ._negotiate import Negotiated, Negotiator
+from ._notifications import NotificationRouter
 from ._options import ConnectionOptions
-from ._pending import EXPIRED, PendingRequest
 from ._progress import GuardedProgress, ProgressCallback
-from ._states import ConnectionState, ForbiddenTransition, Lifecycle, LifecycleEvent
+from ._recovery import NotSent, Recovery, allowed_recovery, classify_failure, relist_tools
+from ._requests import Outbox
+from ._server_requests import ServerRequests
+from ._states import ConnectionState, Lifecycle, LifecycleEvent
+from ._telemetry import ConnectionEvent, ConnectionStats, Telemetry, clock_and_events
 
 __all__ = ["Connection", "ConnectionEvent", "ConnectionState", "ConnectionStats", "ProgressCallback"]
 
 logger = logging.getLogger("mcp_notebook.connection")
-_MAX_RELIST_PAGES = 1000
-#: How a server says no to a handshake (as opposed to being unreachable or slow).
-_REFUSALS = frozenset({"version", "protocol", "server"})
-server_log = logging.getLogger("mcp_notebook.server")
 #: The server's own log messages of one level logged in full before only a summary is (they are
 #: the server's content, so more than our own warnings; listeners still receive every one).
 _SERVER_LOG_BURST = 20
-
-#: ``progress(progress, total, message)``, sync or async.
-
-_HUMAN_METHODS = frozenset({SAMPLING, ELICITATION})
-_LOG_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionStats:
-    """Counters since the client was created (a snapshot)."""
-
-    requests: int
-    #: Requests waiting for their answer (long-lived streams are counted in ``streams``).
-    in_flight: int
-    #: Open long-lived requests (``subscriptions/listen`` streams).
-    streams: int
-    timeouts: int
-    cancellations: int
-    late_responses: int
-    reconnects: int
-    overloaded: int
-    notifications: int
-    server_requests: int
-    malformed_frames: int
-    oversized_frames: int
-    #: How each request sent on the wire ended: ``"ok"`` (a result), ``"server"`` (a JSON-RPC
-    #: error), the :class:`McpError` kind it failed with (``"timeout"``, ``"cancelled"``,
-    #: ``"transport"``, ``"protocol"``, ``"closed"``, ...), or ``"error"`` (another exception: a
-    #: bug). Together with ``in_flight`` and ``streams`` these add up to ``requests``.
-    outcomes: dict[str, int]
-    #: Progress notifications dropped because no waiting request asked for them under that token
-    #: (a request that sent no ``progressToken``, one that ended, or a token that was never ours):
-    #: such progress never reaches a callback nor extends a deadline.
-    dropped_progress: int = 0
-
-
-@dataclass(slots=True)
-class _Counters:
-    requests: int = 0
-    timeouts: int = 0
-    cancellations: int = 0
-    late_responses: int = 0
-    reconnects: int = 0
-    overloaded: int = 0
-    notifications: int = 0
-    server_requests: int = 0
-    malformed_frames: int = 0
-    oversized_frames: int = 0
-    dropped_progress: int = 0
-    #: Requests answered with a result: the common ending, a plain field to keep the hot path cheap.
-    ok: int = 0
-    #: Every other ending, by kind (rare, so a dict is fine).
-    failed: dict[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectionEvent:
-    """A telemetry event: ``kind`` (state, request_start, request, cancel, late_response, ...), the
-    wall-clock ``time``, and ``data`` with ids, methods, durations and outcomes, never payloads."""
-
-    kind: str
-    time: float
-    data: dict[str, Any]
-
-
-#: How long a cancellation notice may wait to be written into a congested channel.
-_CANCEL_WAIT_CONGESTED = 0.1
-
-#: Said of a request whose fate is unknown: the reason it is failed rather than sent again.
-_MAY_HAVE_RUN = "it may or may not have run on the server, so it was not sent again"
-
-
-class _NotSent(Exception):
-    """A request whose message was provably not written to ``channel``: it never reached the server."""
-
-    def __init__(self, error: McpError, channel: Channel | None = None) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.channel = channel
 
 
 class _Attempt:
@@ -181,46 +83,35 @@ class Connection:
     def __init__(self, transport: Transport, options: ConnectionOptions, handlers: ClientHandlers) -> None:
         self._transport = transport
         self._opts = options
-        self._pin: Pin = options.pin
         self._handlers = handlers
         self._caps: dict[Era, dict[str, Any]] = {
             "modern": handlers.capabilities("modern"),
             "legacy": handlers.capabilities("legacy"),
         }
-        self._ids = itertools.count(1)
-        self._pending: dict[RequestId, PendingRequest] = {}
-        # Requests sent whose caller has not yet seen how they ended: counted apart from the
-        # pending map, which an answer leaves a moment before its caller wakes up to count it.
-        self._active = 0
-        self._counters = _Counters()
+        self._handshakes = Negotiator(
+            transport,
+            options,
+            capabilities=self._caps.__getitem__,
+            exchange=self._exchange,
+            notify=self.notify,
+        )
         self._life = Lifecycle()  # the state, moved only through _move (see _states.py)
         self._state_changed = anyio.Event()
-        self._state_listeners: list[Callable[[ConnectionState], None]] = []
-        self._listeners: list[Callable[[Notification], None]] = []
         self._negotiated: Negotiated | None = None
-        self._known: Negotiated | None = None  # the era found, remembered across reconnects
         self._session_generation = 0  # bumped by each renewal of a legacy HTTP session
         self._renew_lock = anyio.Lock()
         self._relist_lock = anyio.Lock()
         self._channel: Channel | None = None
         self._attempt: _Attempt | None = None
-        self._closing = False
         self._close_requested = anyio.Event()
         self._closed_reason: McpError | None = None
         self._last_error: McpError | None = None
-        self._running = False
+        self._running = False  # has run() started? (a close before it ends the connection at once)
         self._queued = 0
-        self._paused = 0
-        self._handler_scopes: dict[RequestId, anyio.CancelScope] = {}
-        self._handler_limiter = anyio.CapacityLimiter(options.max_concurrent_handlers)
-        self._handlers_waiting = 0
         self._sweeper: DeadlineSweeper | None = None
-        self._streams: set[RequestId] = set()  # ids of long-lived requests (subscriptions/listen)
-        self._event_listeners: list[Callable[[ConnectionEvent], None]] = []
         # Chosen once the event loop is known (in run): on asyncio the loop's own clock and events
         # skip anyio's per-call backend lookup on the hot path.
         self._clock: Callable[[], float] = anyio.current_time
-        self._new_event: Callable[[], Any] = anyio.Event
         # What a server can cause once per message is logged within a budget (the first few in
         # full, then a summary per interval), so a flood cannot flood a notebook cell through
         # logging; the counters above stay exact.
@@ -232,11 +123,44 @@ class Connection:
             hint=" (client.stats has the exact counts)",
         )
         self._server_logs = LogBudget(
-            server_log,
+            logging.getLogger("mcp_notebook.server"),
             lambda: self._clock(),
             where=transport.describe,
             noun="log messages from the server",
             burst=_SERVER_LOG_BURST,
+        )
+        self._telemetry = Telemetry(lambda: self._clock(), self._warnings)
+        self._counters = self._telemetry.counters
+        self._pauses = DeadlinePause(
+            lambda: self._clock(), lambda: self._pending.values(), lambda: self._sweeper
+        )
+        self._outbox = Outbox(
+            options,
+            self._caps,
+            telemetry=self._telemetry,
+            sweeper=lambda: self._sweeper,
+            paused=lambda: self._pauses.paused,
+        )
+        # The outbox's own map and set (never replaced), read by the reader and the parts.
+        self._pending = self._outbox.pending
+        self._streams = self._outbox.streams
+        self._serving = ServerRequests(
+            handlers,
+            options,
+            counters=self._counters,
+            warnings=self._warnings,
+            pauses=self._pauses,
+            channel=lambda: self._channel,
+        )
+        self._notes = NotificationRouter(
+            counters=self._counters,
+            warnings=self._warnings,
+            server_logs=self._server_logs,
+            clock=lambda: self._clock(),
+            pending=lambda: self._pending,
+            streams=self._streams,
+            scopes=self._serving.scopes,
+            extend_on_progress=options.reset_timeout_on_progress,
         )
 
     # --- observation ----------------------------------------------------------------------------
@@ -276,89 +200,43 @@ class Connection:
         return self._negotiated.capabilities if self._negotiated is not None else {}
 
     def stats(self) -> ConnectionStats:
-        c = self._counters
-        return ConnectionStats(
-            requests=c.requests,
-            in_flight=self._active - len(self._streams),
-            streams=len(self._streams),
-            timeouts=c.timeouts,
-            cancellations=c.cancellations,
-            late_responses=c.late_responses,
-            reconnects=c.reconnects,
-            overloaded=c.overloaded,
-            notifications=c.notifications,
-            server_requests=c.server_requests,
-            malformed_frames=c.malformed_frames,
-            oversized_frames=c.oversized_frames,
-            outcomes={"ok": c.ok, **c.failed},
-            dropped_progress=c.dropped_progress,
-        )
+        return self._telemetry.snapshot(active=self._outbox.active, streams=len(self._streams))
 
     def on_state_change(self, callback: Callable[[ConnectionState], None]) -> Callable[[], None]:
         """Call ``callback(state)`` on every transition; returns a function that unsubscribes."""
-        self._state_listeners.append(callback)
-        return lambda: self._state_listeners.remove(callback) if callback in self._state_listeners else None
+        return self._notes.on_state_change(callback)
 
     def on_notification(self, callback: Callable[[Notification], None]) -> Callable[[], None]:
         """Call ``callback(notification)`` from the reader: for quick, non-blocking library code only."""
-        self._listeners.append(callback)
-        return lambda: self._listeners.remove(callback) if callback in self._listeners else None
+        return self._notes.on_notification(callback)
 
     def on_event(self, callback: Callable[[ConnectionEvent], None]) -> Callable[[], None]:
         """Call ``callback(event)`` for telemetry events; quick, non-blocking library code only.
 
         Events name methods, ids, durations and outcomes; never arguments, results or headers.
         """
-        self._event_listeners.append(callback)
-        return lambda: self._event_listeners.remove(callback) if callback in self._event_listeners else None
+        return self._telemetry.on_event(callback)
 
-    def _emit(self, kind: str, **data: Any) -> None:
-        event = ConnectionEvent(kind, time.time(), data)
-        for listener in list(self._event_listeners):
-            try:
-                listener(event)
-            except Exception:
-                self._warnings.log(
-                    logging.ERROR,
-                    "event listener failure",
-                    "an event listener raised; ignored",
-                    exc_info=True,
-                )
-
-    def _emit_request_end(self, request_id: RequestId, method: str, started: float, outcome: Any) -> None:
-        if isinstance(outcome, Response):
-            result = "ok"
-        elif outcome is EXPIRED:
-            result = "timeout"
-        elif isinstance(outcome, ErrorResponse):
-            result = "server"
-        elif isinstance(outcome, McpError):
-            result = outcome.kind
-        else:
-            result = "unknown"
-        self._emit("request", id=request_id, method=method, duration=self._clock() - started, outcome=result)
+    @property
+    def _closing(self) -> bool:
+        """Has the user closed it? (The state says ``closing`` until the shutdown is over.)"""
+        return self._close_requested.is_set()
 
     def _move(self, event: LifecycleEvent) -> None:
-        """Apply a lifecycle event (the table in ``_states.py``) and tell whoever listens."""
+        """Apply a lifecycle event (the table in ``_states.py``) and tell whoever listens.
+
+        An event the table forbids raises :class:`ForbiddenTransition`: a bug in this module.
+        """
         before = self._life.state
-        try:
-            state = self._life.apply(event)
-        except ForbiddenTransition:
-            # A bug in this module, never the server's doing: keep the state, say so loudly.
-            logger.error("connection state machine: %r while %r was refused", event, before, exc_info=True)
-            return
+        state = self._life.apply(event)
         if state == before:
             return
         self._state_changed.set()
         self._state_changed = anyio.Event()
         logger.debug("connection to %s: %s", self._transport.describe(), state)
-        if self._event_listeners:
-            self._emit("state", state=state)
-        for listener in list(self._state_listeners):
-            try:
-                listener(state)
-            except Exception:
-                logger.exception("a connection state listener raised; ignored")
+        if self._telemetry.listeners:
+            self._telemetry.emit("state", state=state)
+        self._notes.tell_state(state)
 
     # --- lifetime -------------------------------------------------------------------------------
 
@@ -370,7 +248,8 @@ class Connection:
         if self._closing:
             raise self._closed_error()
         self._running = True
-        self._clock, self._new_event = _clock_and_events()
+        self._clock, new_event = clock_and_events()
+        self._outbox.use(self._clock, new_event)
         failures = 0
         try:
             while True:
@@ -419,18 +298,18 @@ class Connection:
         finally:
             if self._closed_reason is None:
                 self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
-            self._fail_pending(self._closed_reason)
-            self._move("close" if self._closing else "give_up")
+            self._outbox.fail_all(self._closed_reason)
+            self._move("finished" if self._closing else "give_up")
             self._warnings.close()
             self._server_logs.close()
 
     async def close(self) -> None:
         """Ask ``run`` to shut down gracefully; returns at once (the owner awaits ``run``)."""
-        self._closing = True
         self._close_requested.set()
-        if self._life.state == "connecting" and self._attempt is None and not self._running:
+        self._move("close")
+        if not self._running and self._in_state("closing"):  # nothing runs that would finish it
             self._closed_reason = McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
-            self._move("close")
+            self._move("finished")
         if self._attempt is not None:
             self._end_attempt(
                 self._attempt, McpError("closed", "the client was closed", code=CONNECTION_CLOSED)
@@ -451,9 +330,9 @@ class Connection:
                 tg.start_soon(self._server_logs.run)
                 self._move("channel_open")
                 negotiated = await self._negotiate(attempt)
-                if negotiated is not None:
-                    self._negotiated = self._known = negotiated
-                    await self._after_ready(negotiated)
+                if negotiated is not None and not self._closing:
+                    self._negotiated = self._handshakes.known = negotiated
+                    await self._handshakes.after_ready(negotiated)
                     ready = True
                     first = not self._life.ever_ready
                     self._move("negotiated")
@@ -480,28 +359,11 @@ class Connection:
         return ready
 
     async def _negotiate(self, attempt: _Attempt) -> Negotiated | None:
-        known = self._known or _hinted(self._transport, self._pin)
+        """Agree on an era on the new channel; None (the attempt ended) if that failed."""
         with anyio.CancelScope() as scope:
             attempt.negotiation_scope = scope
             try:
-                with anyio.fail_after(self._opts.connect_timeout):
-                    try:
-                        return await self._negotiate_from(known)
-                    except McpError as exc:
-                        if known is None or known.era != "legacy" or exc.kind not in _REFUSALS:
-                            raise
-                        # The handshake that worked before is refused now: the server may have
-                        # been upgraded. Probe its era afresh (a modern server never falls back).
-                        logger.info(
-                            "%s refused the handshake it accepted before (%s); probing its era again",
-                            self._transport.describe(),
-                            exc,  # str(): the server's text with its escapes made visible
-                        )
-                        self._known = None
-                        forget = getattr(self._transport, "forget", None)
-                        if callable(forget):
-                            forget()
-                        return await self._negotiate_from(None)
+                return await self._handshakes.on_new_channel()
             except TimeoutError:
                 self._end_attempt(
                     attempt,
@@ -513,35 +375,8 @@ class Connection:
                     ),
                 )
             except McpError as exc:
-                fatal = exc.kind in ("version", "protocol", "server", "auth")
-                self._end_attempt(attempt, exc, fatal=fatal)
+                self._end_attempt(attempt, exc, fatal=exc.kind in FATAL_KINDS)
         return None
-
-    async def _negotiate_from(self, known: Negotiated | None, pin: Pin | None = None) -> Negotiated:
-        return await negotiate(
-            pin=pin or self._pin,
-            known=known,
-            exchange=self._exchange,
-            notify=self.notify,
-            capabilities=self._caps.__getitem__,
-            client_info=self._opts.client_info,
-            probe_timeout=self._opts.probe_timeout,
-            handshake_timeout=self._opts.connect_timeout,
-        )
-
-    async def _after_ready(self, negotiated: Negotiated) -> None:
-        level = self._opts.log_level
-        if level and negotiated.era == "legacy" and "logging" in negotiated.capabilities:
-            try:
-                await self._exchange(
-                    "logging/setLevel",
-                    {"level": level},
-                    era="legacy",
-                    version=negotiated.version,
-                    timeout=self._opts.probe_timeout,
-                )
-            except McpError as exc:
-                logger.warning("the server refused logging/setLevel: %s", exc)
 
     def _end_attempt(self, attempt: _Attempt, reason: McpError, *, fatal: bool = False) -> None:
         """The channel is finished: fail its requests now, stop negotiating, wake the attempt."""
@@ -561,20 +396,7 @@ class Connection:
             self._channel = None
             if self._life.ever_ready and not self._closing and self._opts.reconnect and not attempt.fatal:
                 self._move("lost")
-        self._fail_pending(reason)
-
-    def _fail_pending(self, reason: McpError) -> None:
-        if not self._pending:
-            return
-        if reason.kind == "transport":
-            reason = McpError(
-                "transport",
-                f"{reason.message} (the request was in flight; {_MAY_HAVE_RUN})",
-                code=reason.code or CONNECTION_CLOSED,
-            )
-        pending, self._pending = self._pending, {}
-        for request in pending.values():
-            request.deliver(reason)
+        self._outbox.fail_all(reason)
 
     # --- requests -------------------------------------------------------------------------------
 
@@ -585,16 +407,7 @@ class Connection:
         mid-session: the requests waiting for it must wait for the person, not time out. The
         returned function is idempotent.
         """
-        self._pause_deadlines()
-        released = False
-
-        def release() -> None:
-            nonlocal released
-            if not released:
-                released = True
-                self._resume_deadlines()
-
-        return release
+        return self._pauses.hold()
 
     async def request(
         self,
@@ -625,8 +438,7 @@ class Connection:
         progress = GuardedProgress.wrap(progress)  # one guard for every resend of this request
         label = label or method
         rounds = 0
-        rediscovered = renewed = relisted = False
-        unsent_retried = False
+        used: frozenset[Recovery] = frozenset()  # each recovery at most once per request
         current = params
         # One deadline for the whole logical request, across input rounds and resends; time spent
         # in the client's own handlers (a person answering) is added back, as a pause.
@@ -645,7 +457,8 @@ class Connection:
             assert negotiated is not None
             session = self._session_generation
             try:
-                result = await self._send_request(
+                result = await self._outbox.send(
+                    self._channel,
                     method,
                     current,
                     era=negotiated.era,
@@ -657,37 +470,16 @@ class Connection:
                     on_id=on_id,
                     without_extensions=without_extensions,
                 )
-            except _NotSent as not_sent:
-                # The channel was gone before any byte of our message was written: it never
-                # reached the server, so sending it on the next channel is safe (once). A send
-                # that failed part-way is not _NotSent: it fails the call instead.
-                if unsent_retried or not self._opts.reconnect:
-                    raise not_sent.error from None
-                unsent_retried = True
-                if not await self._channel_replaced(not_sent.channel, max(deadline - self._clock(), 0.0)):
-                    raise not_sent.error from None
+            except (NotSent, McpError) as exc:
+                failure = classify_failure(exc, negotiated, method)
+                recovery = allowed_recovery(failure, used, reconnect=self._opts.reconnect)
+                if recovery is None or not await self._recover(recovery, exc, session, deadline):
+                    if isinstance(exc, NotSent):
+                        raise exc.error from None
+                    raise
+                used |= {recovery}
                 continue
-            except McpError as exc:
-                if (
-                    exc.code == UNSUPPORTED_PROTOCOL_VERSION
-                    and negotiated.era == "modern"
-                    and not rediscovered
-                ):
-                    rediscovered = True
-                    await self._rediscover(exc)
-                    continue
-                if is_session_expiry(exc) and negotiated.era == "legacy" and not renewed:
-                    # The server forgot the session and refused the request unexecuted (§4.2).
-                    renewed = True
-                    await self._renew_session(session)
-                    continue
-                if exc.code == HEADER_MISMATCH and method == "tools/call" and not relisted:
-                    # Our Mcp-Param-* headers disagree with the tool as the server has it now (§3.5).
-                    relisted = True
-                    await self._relist_tools(negotiated)
-                    continue
-                raise
-            if negotiated.era == "modern" and result_type(result) == "input_required":
+            if negotiated.answers_input_required and result_type(result) == "input_required":
                 rounds += 1
                 if rounds > self._opts.max_input_rounds:
                     raise McpError(
@@ -696,7 +488,7 @@ class Connection:
                         f"{self._opts.max_input_rounds} times",
                     )
                 asked = self._clock()
-                current = await self._answer_input_required(params, result, label)
+                current = await self._serving.answer_input_required(params, result, label)
                 deadline += self._clock() - asked
                 if "inputResponses" not in current:
                     # State-only round (load shedding / polling): back off a little instead of
@@ -717,44 +509,47 @@ class Connection:
             if self._session_generation != sent_under:
                 return  # another request renewed it already
             negotiated = self._negotiated
-            if negotiated is None or negotiated.era != "legacy" or self._life.state != "ready":
+            if negotiated is None or not negotiated.renews_expired_session or self._life.state != "ready":
                 return
             self._move("renew")
             try:
-                renewed = await self._negotiate_from(negotiated, Pin("legacy", negotiated.version))
+                renewed = await self._handshakes.handshake(negotiated, Pin("legacy", negotiated.version))
             except McpError as exc:
                 if self._attempt is not None:
                     self._end_attempt(self._attempt, exc)
                 raise
             finally:
                 self._session_generation += 1
-            self._negotiated = self._known = renewed
+            self._negotiated = self._handshakes.known = renewed
             logger.info("%s forgot our session; started a new one", self._transport.describe())
             if self._in_state("negotiating"):  # not if the channel died meanwhile
                 self._move("negotiated")
 
-    async def _relist_tools(self, negotiated: Negotiated) -> None:
-        """Fetch ``tools/list`` again so the transport learns the tools' header parameters anew,
-        and tell the cache the list changed (a ``-32020`` means the server's tools did)."""
-        async with self._relist_lock:
-            cursor: Any = None
-            for _ in range(_MAX_RELIST_PAGES):
-                result = await self._exchange(
-                    "tools/list",
-                    {"cursor": cursor} if cursor else None,
-                    era=negotiated.era,
-                    version=negotiated.version,
-                    timeout=self._opts.timeout,
+    async def _recover(
+        self, recovery: Recovery, exc: NotSent | McpError, sent_under: int, deadline: float
+    ) -> bool:
+        """Do what lets a refused request be sent again (see _recovery.py); False: it cannot be."""
+        negotiated = self._negotiated
+        assert negotiated is not None
+        if isinstance(exc, NotSent):
+            # The channel was gone before any byte of our message was written: it never reached
+            # the server, so sending it on the next channel is safe. A send that failed part-way
+            # is not NotSent: it fails the call instead.
+            return await self._channel_replaced(exc.channel, max(deadline - self._clock(), 0.0))
+        if recovery == "rediscover":
+            self._negotiated = await self._handshakes.rediscover(exc)
+        elif recovery == "renew_session":
+            # The server forgot the session and refused the request unexecuted (§4.2).
+            await self._renew_session(sent_under)
+        else:
+            # Our Mcp-Param-* headers disagree with the tool as the server has it now (§3.5):
+            # learn the tools anew, and tell the cache the list changed (the server's tools did).
+            async with self._relist_lock:
+                await relist_tools(
+                    self._exchange, era=negotiated.era, version=negotiated.version, timeout=self._opts.timeout
                 )
-                cursor = result.get("nextCursor")
-                if not isinstance(cursor, str) or not cursor:
-                    break
-        changed = Notification("notifications/tools/list_changed", None)
-        for listener in list(self._listeners):
-            try:
-                listener(changed)
-            except Exception:
-                logger.exception("a notification listener raised; ignored")
+            self._notes.announce(Notification("notifications/tools/list_changed", None))
+        return True
 
     async def _channel_replaced(self, dead: Channel | None, timeout: float) -> bool:
         """Wait until ``dead`` is no longer the current channel; False if it still is at the timeout.
@@ -822,238 +617,16 @@ class Connection:
     ) -> dict[str, Any]:
         """One request on the current channel, for negotiation and housekeeping (no retry)."""
         try:
-            return await self._send_request(method, params, era=era, version=version, timeout=timeout)
-        except _NotSent as not_sent:
+            return await self._outbox.send(
+                self._channel, method, params, era=era, version=version, timeout=timeout
+            )
+        except NotSent as not_sent:
             raise not_sent.error from None
-
-    async def _send_request(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        *,
-        era: Era,
-        version: str,
-        timeout: float,
-        progress: GuardedProgress | None = None,
-        label: str | None = None,
-        stream: bool = False,
-        on_id: Callable[[RequestId], None] | None = None,
-        without_extensions: Collection[str] = (),
-    ) -> dict[str, Any]:
-        """One JSON-RPC request on the current channel, with its deadline and cancellation.
-
-        Raises :class:`_NotSent` when the message could not be written at all.
-        """
-        label = label or method
-        channel = self._channel
-        if channel is None:
-            raise _NotSent(McpError("transport", f"{label}: not connected", code=CONNECTION_CLOSED))
-        if len(self._pending) >= self._opts.max_in_flight:
-            self._counters.overloaded += 1
-            raise McpError(
-                "overloaded",
-                f"{label}: {len(self._pending)} requests are in flight "
-                f"(max_in_flight={self._opts.max_in_flight})",
-            )
-        request_id = next(self._ids)
-        # Our token is the request's id, sent only with a callback to report to: progress under
-        # any other token, or for a request that sent none, is dropped (see _on_notification).
-        token = request_id if progress is not None else None
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        stamped = stamp(
-            params,
-            era=era,
-            version=version,
-            capabilities=(
-                without_extensions_of(self._caps[era], without_extensions)
-                if without_extensions
-                else self._caps[era]
-            ),
-            client_info=self._opts.client_info,
-            progress_token=token,
-            log_level=self._opts.log_level,
-        )
-        trace = self._opts.trace_context
-        if trace is not None:
-            stamped = _with_trace_context(stamped, trace)
-        if stamped is not None:
-            message["params"] = stamped
-        if on_id is not None:
-            on_id(request_id)
-        if stream:
-            self._streams.add(request_id)
-        now = self._clock()
-        pending = PendingRequest(
-            request_id,
-            method,
-            now=now,
-            timeout=timeout,
-            max_total=self._opts.max_total_timeout,
-            new_event=self._new_event,
-            token=token,
-        )
-        if self._paused:
-            pending.pause(now)
-        self._pending[request_id] = pending
-        self._active += 1
-        self._counters.requests += 1
-        if self._event_listeners:
-            self._emit("request_start", id=request_id, method=method)
-        sweeper = self._sweeper
-        exchange = getattr(channel, "exchange", None) if progress is None and not stream else None
-        try:
-            try:
-                if exchange is not None:
-                    # HTTP: the exchange runs right here, bounded by the request's deadline (the
-                    # sweeper's expiry cancels it); see _StreamableChannel.exchange.
-                    if sweeper is not None:
-                        sweeper.watch(pending)
-                        sweeper = None
-                    answer = None
-                    with anyio.CancelScope() as pending.scope:
-                        answer = await exchange(message)
-                    pending.scope = None
-                    if (  # (None: the answer comes through the reader)
-                        isinstance(answer, Response | ErrorResponse | McpError) and pending.outcome is None
-                    ):
-                        self._pending.pop(request_id, None)
-                        pending.deliver(answer)
-                elif channel.congested:  # a write that may block is bounded by the request's deadline
-                    with anyio.CancelScope(deadline=pending.deadline) as send_scope:
-                        await channel.send(message)
-                    if send_scope.cancelled_caught:
-                        pending.expire()
-                else:
-                    await channel.send(message)
-            except NotDelivered as exc:  # nothing was written: safe to send on the next channel
-                self._ended(exc.kind)
-                error = McpError(exc.kind, f"{label}: {exc.message}", code=exc.code)
-                raise _NotSent(error, channel) from None
-            except McpError as exc:  # some or all of it may have reached the server: never resend
-                self._ended(exc.kind)
-                note = f" ({_MAY_HAVE_RUN})" if exc.kind == "transport" else ""
-                raise McpError(exc.kind, f"{label}: {exc.message}{note}", code=exc.code) from None
-            if sweeper is not None:
-                sweeper.watch(pending)
-            while pending.outcome is None:
-                await pending.wait()
-                if progress is not None:
-                    for item in pending.take_progress():
-                        await _report_progress(progress, item)
-            if progress is not None:  # updates that arrived while a callback ran, before the result
-                for item in pending.take_progress():
-                    await _report_progress(progress, item)
-        except anyio.get_cancelled_exc_class():
-            self._ended("cancelled")
-            if self._pending.pop(request_id, None) is not None and method != "initialize":
-                self._counters.cancellations += 1
-                if self._event_listeners:
-                    self._emit("cancel", id=request_id, method=method, reason="cancelled by the client")
-                await self._cancel_on_server(channel, request_id, "cancelled by the client")
-            raise
-        except _NotSent:
-            raise  # counted where it was raised
-        except BaseException:
-            self._ended("error")  # not an McpError: a bug, or arguments that cannot be encoded
-            raise
-        finally:
-            self._pending.pop(request_id, None)
-            if stream:
-                self._streams.discard(request_id)
-        outcome = pending.take_outcome()
-        # Counted before the "request" event goes out, so a listener reading stats sees it ended.
-        if isinstance(outcome, Response):
-            self._counters.ok += 1
-            self._active -= 1
-            if self._event_listeners:
-                self._emit_request_end(request_id, method, now, outcome)
-            return outcome.result
-        if isinstance(outcome, ErrorResponse):
-            self._ended("server")
-        elif outcome is EXPIRED:
-            self._ended("timeout")
-            self._counters.timeouts += 1
-        else:
-            assert isinstance(outcome, McpError)
-            self._ended(outcome.kind)
-        if self._event_listeners:
-            self._emit_request_end(request_id, method, now, outcome)
-        if isinstance(outcome, ErrorResponse):
-            raise McpError.from_jsonrpc(outcome.error, context=f"{label}: ")
-        if outcome is EXPIRED:
-            if method != "initialize":
-                await self._cancel_on_server(channel, request_id, f"timed out after {timeout:g}s")
-            raise McpError(
-                "timeout",
-                f"{label} timed out after {timeout:g}s; the server was asked to cancel it "
-                "(pass timeout= for a longer deadline)",
-                code=REQUEST_TIMEOUT,
-            )
-        assert isinstance(outcome, McpError)
-        raise McpError(outcome.kind, f"{label}: {outcome.message}", code=outcome.code, data=outcome.data)
-
-    def _ended(self, kind: str) -> None:
-        """Count a request that ended other than with a result (once, in the step it ended in)."""
-        self._active -= 1
-        failed = self._counters.failed
-        failed[kind] = failed.get(kind, 0) + 1
-
-    async def _cancel_on_server(self, channel: Channel, request_id: RequestId, reason: str) -> None:
-        # A congested channel (a server that stopped reading) gets the notice queued, not waited
-        # for: the caller's deadline has passed already.
-        wait = _CANCEL_WAIT_CONGESTED if channel.congested else 1.0
-        with anyio.CancelScope(shield=True), anyio.move_on_after(wait), contextlib.suppress(McpError):
-            await channel.send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "notifications/cancelled",
-                    "params": {"requestId": request_id, "reason": reason},
-                }
-            )
-
-    async def _answer_input_required(
-        self, params: dict[str, Any] | None, result: dict[str, Any], label: str
-    ) -> dict[str, Any]:
-        """The params of the next round: the original ones plus our answers and the server's state."""
-        requests = result.get("inputRequests")
-        state = result.get("requestState")
-        if requests is not None and not isinstance(requests, dict):
-            raise McpError("protocol", f"{label}: inputRequests is not an object")
-        if not requests and state is None:
-            raise McpError("protocol", f"{label}: input_required without inputRequests or requestState")
-        following = {k: v for k, v in (params or {}).items() if k not in ("inputResponses", "requestState")}
-        if requests:
-            following["inputResponses"] = await self.fulfil(requests, label)
-        if state is not None:
-            following["requestState"] = state
-        return following
 
     async def fulfil(self, input_requests: dict[str, Any], label: str) -> dict[str, Any]:
         """Answer a modern ``inputRequests`` map through the client's handlers, within
         ``handler_timeout``: for an ``input_required`` round and for a task that waits for input."""
-        try:
-            with anyio.fail_after(self._opts.handler_timeout):
-                return await self._handlers.fulfil(input_requests)
-        except TimeoutError:
-            raise McpError(
-                "timeout",
-                f"{label}: the client's handlers did not answer within handler_timeout="
-                f"{self._opts.handler_timeout:g}s",
-                code=REQUEST_TIMEOUT,
-            ) from None
-
-    async def _rediscover(self, error: McpError) -> None:
-        data = error.data if isinstance(error.data, dict) else {}
-        version = pick_mutual_modern(data.get("supported"))
-        if version is None:
-            raise error
-        result = await self._exchange(
-            "server/discover", None, era="modern", version=version, timeout=self._opts.probe_timeout
-        )
-        decision = after_discover(Pin("modern", None), result=result)
-        if not isinstance(decision, Adopt):
-            raise error
-        self._negotiated = self._known = negotiated_from_discover(decision.version, decision.result)
+        return await self._serving.fulfil(input_requests, label)
 
     # --- the reader -----------------------------------------------------------------------------
 
@@ -1074,7 +647,7 @@ class Connection:
                     elif kind is Notification:
                         self._on_notification(message)  # type: ignore[arg-type]
                     elif kind is Request:
-                        self._on_server_request(message, attempt)  # type: ignore[arg-type]
+                        self._serving.on_request(message, attempt.task_group)  # type: ignore[arg-type]
                     else:
                         self._on_bad_frame(message, attempt)  # type: ignore[arg-type]
                 except Exception as exc:  # a bug, or a value we did not foresee
@@ -1089,6 +662,12 @@ class Connection:
                     )
         except McpError as exc:
             self._end_attempt(attempt, exc)
+
+    def _on_notification(self, message: Notification) -> None:
+        self._notes.route(message)
+
+    def _on_bad_frame(self, error: FrameError | RequestFailed, attempt: _Attempt) -> None:
+        self._notes.on_bad_frame(error, self._serving.reply_error, attempt.task_group)
 
     def _on_response(self, message: Response | ErrorResponse) -> None:
         pending = self._pending.pop(message.id, None) if message.id is not None else None
@@ -1111,238 +690,8 @@ class Connection:
             "dropped a response to request %r, which is no longer waiting",
             message.id,
         )
-        if self._event_listeners:
-            self._emit("late_response", id=message.id)
-
-    def _on_notification(self, message: Notification) -> None:
-        self._counters.notifications += 1
-        method = message.method
-        params = message.params or {}
-        if method == "notifications/progress":
-            token = params.get("progressToken")
-            if type(token) is int or type(token) is str:
-                # Only a request that sent this very token takes it (ours are request ids, sent
-                # only with a callback): a server cannot keep any other call alive by naming its id.
-                pending = self._pending.get(token) if type(token) is int else None
-                if pending is not None and pending.token == token:
-                    pending.add_progress(params, self._clock(), extend=self._opts.reset_timeout_on_progress)
-                else:
-                    self._counters.dropped_progress += 1
-            else:
-                self._malformed(f"a progress notification with a {type(token).__name__} token")
-            return
-        if method == "notifications/cancelled":
-            request_id = params.get("requestId")
-            if type(request_id) is not int and type(request_id) is not str:
-                self._malformed(f"a cancellation with a {type(request_id).__name__} request id")
-                return
-            if request_id in self._streams:
-                # A modern server tears down one of our subscriptions/listen streams this way.
-                stream = self._pending.pop(request_id, None)
-                if stream is not None:
-                    reason = params.get("reason")
-                    text = f": {reason}" if isinstance(reason, str) else ""
-                    stream.deliver(McpError("cancelled", f"the server ended the stream{text}"))
-            else:
-                scope = self._handler_scopes.get(request_id)
-                if scope is not None:
-                    scope.cancel()
-        elif method == "notifications/message":
-            self._log_server_message(params)
-        for listener in list(self._listeners):
-            try:
-                listener(message)
-            except Exception:
-                self._warnings.log(
-                    logging.ERROR,
-                    "listener failure",
-                    "a notification listener raised; ignored",
-                    exc_info=True,
-                )
-
-    def _log_server_message(self, params: dict[str, Any]) -> None:
-        """A ``notifications/message`` onto the ``mcp_notebook.server`` logger, within its budget
-        (one per level, so a flood of debug chatter cannot hide the server's errors)."""
-        name = params.get("level")
-        level = _LOG_LEVELS.get(name) if isinstance(name, str) else None
-        if level is None:
-            name, level = "info", logging.INFO
-        if not server_log.isEnabledFor(level):
-            return  # nobody would see it: spare the escaping
-        # One line per record, escapes shown: a server cannot forge log lines or drive a terminal.
-        source, data = printable(params.get("logger") or "server"), printable(params.get("data"))
-        self._server_logs.log(level, f"{name} message", "%s: %s", source, data)
-
-    def _malformed(self, what: str) -> None:
-        """A frame that parsed but carries a value the spec does not allow: dropped, counted."""
-        self._counters.malformed_frames += 1
-        self._warnings.log(
-            logging.WARNING, "malformed notification", "dropped %s from the server (malformed)", what
-        )
-
-    def _on_bad_frame(self, error: FrameError | RequestFailed, attempt: _Attempt) -> None:
-        if isinstance(error, RequestFailed):
-            failed = self._pending.pop(error.id, None)
-            if failed is not None:
-                failed.deliver(error.error)
-            return
-        if isinstance(error, OversizedFrame):
-            self._counters.oversized_frames += 1
-            request_id = probable_response_id(error.head, error.tail)
-            pending = self._pending.pop(request_id, None) if request_id is not None else None
-            self._warnings.log(
-                logging.WARNING, "oversized message", "discarded a message from the server: %s", error.reason
-            )
-            if pending is not None:
-                pending.deliver(
-                    McpError(
-                        "transport",
-                        f"the server's answer was too large: {error.reason}; "
-                        "raise max_message_bytes to accept it",
-                    )
-                )
-            return
-        self._counters.malformed_frames += 1
-        self._warnings.log(
-            logging.WARNING,
-            "bad frame",
-            "skipped a line from the server that is not JSON-RPC (%s): %r",
-            error.reason,
-            error.head[:120],
-        )
-        failed = self._pending.pop(error.id, None) if error.id is not None else None
-        if failed is not None:  # it answers one of our requests: fail that one now, not at its deadline
-            failed.deliver(McpError("protocol", f"the server's answer was malformed ({error.reason})"))
-        if error.request_id is not None and attempt.task_group is not None:
-            # A request of the server's that we cannot read: say so, or it waits for an answer.
-            attempt.task_group.start_soon(
-                self._reply_error, error.request_id, INVALID_REQUEST, f"invalid request: {error.reason}"
-            )
-
-    def _on_server_request(self, request: Request, attempt: _Attempt) -> None:
-        self._counters.server_requests += 1
-        tg = attempt.task_group
-        if tg is None:
-            return
-        if request.method == "ping":
-            tg.start_soon(self._reply, request.id, {})
-        elif not self._handlers.supports(request.method):
-            tg.start_soon(
-                self._reply_error,
-                request.id,
-                METHOD_NOT_FOUND,
-                f"the client does not support {request.method!r}",
-            )
-        elif self._handlers_waiting >= 4 * self._opts.max_concurrent_handlers:
-            tg.start_soon(
-                self._reply_error, request.id, INTERNAL_ERROR, "the client is busy; try again later"
-            )
-        else:
-            tg.start_soon(self._run_handler, request)
-
-    async def _run_handler(self, request: Request) -> None:
-        self._handlers_waiting += 1
-        started = False
-        try:
-            async with self._handler_limiter:
-                self._handlers_waiting -= 1
-                started = True
-                human = request.method in _HUMAN_METHODS
-                with anyio.CancelScope() as scope:  # cancelled by the server's notifications/cancelled
-                    self._handler_scopes[request.id] = scope
-                    if human:
-                        self._pause_deadlines()
-                    try:
-                        await self._reply(request.id, await self._answer_with_timeout(request))
-                    except McpError as exc:
-                        await self._reply_error(request.id, exc.code or INTERNAL_ERROR, exc.message)
-                    except Exception as exc:
-                        self._warnings.log(
-                            logging.ERROR,
-                            "handler failure",
-                            "the %s handler raised %s",
-                            request.method,
-                            type(exc).__name__,
-                            exc_info=True,
-                        )
-                        await self._reply_error(
-                            request.id, INTERNAL_ERROR, f"the client's handler failed ({type(exc).__name__})"
-                        )
-                    finally:
-                        if self._handler_scopes.get(request.id) is scope:  # not a duplicate id's
-                            del self._handler_scopes[request.id]
-                        if human:
-                            self._resume_deadlines()
-        finally:
-            if not started:
-                self._handlers_waiting -= 1
-
-    async def _answer_with_timeout(self, request: Request) -> dict[str, Any]:
-        try:
-            with anyio.fail_after(self._opts.handler_timeout):
-                return await self._handlers.answer(request.method, request.params)
-        except TimeoutError:
-            raise McpError(
-                "timeout",
-                f"the client's {request.method} handler did not answer within "
-                f"{self._opts.handler_timeout:g}s",
-                code=REQUEST_TIMEOUT,
-            ) from None
-
-    def _pause_deadlines(self) -> None:
-        self._paused += 1
-        if self._paused == 1:
-            now = self._clock()
-            for pending in self._pending.values():
-                pending.pause(now)
-
-    def _resume_deadlines(self) -> None:
-        self._paused -= 1
-        if self._paused == 0:
-            now = self._clock()
-            for pending in self._pending.values():
-                pending.resume(now)
-                if self._sweeper is not None:
-                    self._sweeper.watch(pending)
-
-    async def _reply(self, request_id: RequestId, result: dict[str, Any]) -> None:
-        await self._send_quietly({"jsonrpc": "2.0", "id": request_id, "result": result})
-
-    async def _reply_error(self, request_id: RequestId, code: int, message: str) -> None:
-        await self._send_quietly(error_response(request_id, code, message))
-
-    async def _send_quietly(self, message: dict[str, Any]) -> None:
-        channel = self._channel
-        if channel is None:
-            return
-        try:
-            await channel.send(message)
-        except McpError as exc:
-            logger.debug("could not answer the server: %s", exc)
-
-
-def _with_trace_context(
-    params: dict[str, Any] | None, trace: Callable[[], dict[str, str] | None]
-) -> dict[str, Any] | None:
-    """W3C trace context (SEP-414) in ``_meta``: ``traceparent``/``tracestate`` from the callable."""
-    try:
-        context = trace()
-    except Exception:
-        logger.exception("the trace_context callable raised; no trace context sent")
-        return params
-    if not context:
-        return params
-    fields = {
-        k: v
-        for k, v in context.items()
-        if k in ("traceparent", "tracestate", "baggage") and isinstance(v, str)
-    }
-    if not fields:
-        return params
-    stamped = dict(params) if params else {}
-    meta = stamped.get("_meta")
-    stamped["_meta"] = {**meta, **fields} if isinstance(meta, dict) else fields
-    return stamped
+        if self._telemetry.listeners:
+            self._telemetry.emit("late_response", id=message.id)
 
 
 def _only_mcp_error(group: BaseExceptionGroup[BaseException]) -> McpError | None:
@@ -1354,36 +703,3 @@ def _only_mcp_error(group: BaseExceptionGroup[BaseException]) -> McpError | None
     while isinstance(leaf, BaseExceptionGroup):
         leaf = leaf.exceptions[0]
     return leaf if isinstance(leaf, McpError) else None
-
-
-def _hinted(transport: Transport, pin: Pin) -> Negotiated | None:
-    """What the transport remembers of this server's era (HTTP, per endpoint), as a known result.
-
-    Only ``protocol="auto"`` asks: a pinned era or version is the user's word, not a guess.
-    """
-    if pin.mode != "auto" or pin.version is not None:
-        return None
-    hint = transport.era_hint()
-    if hint is None:
-        return None
-    era, version = hint
-    return Negotiated(era=era, version=version)
-
-
-def _clock_and_events() -> tuple[Callable[[], float], Callable[[], Any]]:
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return anyio.current_time, anyio.Event
-    # anyio's asyncio backend reads this same clock; asyncio events are what anyio.Event wraps.
-    return loop.time, asyncio.Event
-
-
-async def _report_progress(callback: GuardedProgress, params: dict[str, Any]) -> None:
-    progress = json_number(params.get("progress"))
-    message = params.get("message")
-    await callback(
-        math.nan if progress is None else progress,
-        json_number(params.get("total")),
-        message if isinstance(message, str) else None,
-    )

@@ -16,13 +16,13 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import anyio
 
 from ._pending import PendingRequest
 
-__all__ = ["DeadlineSweeper"]
+__all__ = ["DeadlinePause", "DeadlineSweeper"]
 
 _COMPACT_SLACK = 64
 
@@ -71,3 +71,55 @@ class DeadlineSweeper:
             self._wakeup = anyio.Event()
             with anyio.move_on_at(self._target):
                 await self._wakeup.wait()
+
+
+class DeadlinePause:
+    """Stops every request's clock while a person answers (a human-in-the-loop handler, a sign-in).
+
+    Pauses nest: the deadlines run again when the last one ends. A request sent while paused
+    starts paused (the router asks :attr:`paused`). ``pending`` lists the requests waiting now and
+    ``sweeper`` is the current channel's sweeper, which watches each resumed request again.
+    """
+
+    __slots__ = ("_clock", "_pending", "_sweeper", "paused")
+
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        pending: Callable[[], Iterable[PendingRequest]],
+        sweeper: Callable[[], DeadlineSweeper | None],
+    ) -> None:
+        self._clock = clock
+        self._pending = pending
+        self._sweeper = sweeper
+        self.paused = 0
+
+    def pause(self) -> None:
+        self.paused += 1
+        if self.paused == 1:
+            now = self._clock()
+            for pending in self._pending():
+                pending.pause(now)
+
+    def resume(self) -> None:
+        self.paused -= 1
+        if self.paused == 0:
+            now = self._clock()
+            sweeper = self._sweeper()
+            for pending in self._pending():
+                pending.resume(now)
+                if sweeper is not None:
+                    sweeper.watch(pending)
+
+    def hold(self) -> Callable[[], None]:
+        """Pause now; the returned function (idempotent) resumes."""
+        self.pause()
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self.resume()
+
+        return release

@@ -7,41 +7,37 @@ agreed. A server whose era is already known (a reconnect) is not probed again.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+
 from ..protocol.envelope import META_SERVER_INFO
-from ..protocol.errors import UNSUPPORTED_PROTOCOL_VERSION, McpError
+from ..protocol.errors import REFUSAL_KINDS, UNSUPPORTED_PROTOCOL_VERSION, McpError
 from ..protocol.negotiation import (
     Adopt,
     Decision,
     DiscoverAgain,
     Fail,
     Initialize,
+    Negotiated,
     Pin,
     after_discover,
     check_initialize_result,
     first_step,
 )
-from ..protocol.versions import Era
+from ..protocol.versions import Era, pick_mutual_modern
+from ..transports.base import Transport
+from ._options import ConnectionOptions
 
-__all__ = ["Exchange", "Negotiated", "negotiate", "negotiated_from_discover"]
+__all__ = ["Exchange", "Negotiated", "Negotiator", "negotiate", "negotiated_from_discover"]
+
+logger = logging.getLogger("mcp_notebook.connection")
 
 #: ``exchange(method, params, era=, version=, timeout=)`` sends one request and returns its result.
 Exchange = Callable[..., Awaitable[dict[str, Any]]]
 Notify = Callable[[str, dict[str, Any] | None], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class Negotiated:
-    """What the server and we agreed on."""
-
-    era: Era
-    version: str
-    server_info: dict[str, Any] = field(default_factory=dict)
-    capabilities: dict[str, Any] = field(default_factory=dict)
-    instructions: str | None = None
 
 
 async def negotiate(
@@ -58,7 +54,7 @@ async def negotiate(
     step: Decision
     if known is not None:
         # A server found modern stays modern: a lost probe is a failed attempt, never a fallback.
-        if known.era == "modern":
+        if known.reconnects_by_discover:
             pin = Pin("modern", known.version)
             step = DiscoverAgain(known.version)
         else:
@@ -147,3 +143,110 @@ async def _initialize(
         capabilities=result.get("capabilities") or {},
         instructions=instructions if isinstance(instructions, str) else None,
     )
+
+
+class Negotiator:
+    """The era negotiation of one connection, across its channels.
+
+    What was agreed is remembered in :attr:`known` (by the router), so a reconnect repeats the
+    known handshake instead of probing again; a refusal of it probes afresh. ``exchange`` and
+    ``notify`` send on the current channel.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        options: ConnectionOptions,
+        *,
+        capabilities: Callable[[Era], dict[str, Any]],
+        exchange: Exchange,
+        notify: Notify,
+    ) -> None:
+        self._transport = transport
+        self._opts = options
+        self._pin = options.pin
+        self._capabilities = capabilities
+        self._exchange = exchange
+        self._notify = notify
+        #: The era found, remembered across reconnects.
+        self.known: Negotiated | None = None
+
+    async def on_new_channel(self) -> Negotiated:
+        """Negotiate on a fresh channel within ``connect_timeout`` (TimeoutError past it)."""
+        known = self.known or _hinted(self._transport, self._pin)
+        with anyio.fail_after(self._opts.connect_timeout):
+            try:
+                return await self.handshake(known)
+            except McpError as exc:
+                if known is None or not known.reprobes_after_refusal or exc.kind not in REFUSAL_KINDS:
+                    raise
+                # The handshake that worked before is refused now: the server may have been
+                # upgraded. Probe its era afresh (a modern server never falls back).
+                logger.info(
+                    "%s refused the handshake it accepted before (%s); probing its era again",
+                    self._transport.describe(),
+                    exc,  # str(): the server's text with its escapes made visible
+                )
+                self.known = None
+                forget = getattr(self._transport, "forget", None)
+                if callable(forget):
+                    forget()
+                return await self.handshake(None)
+
+    async def handshake(self, known: Negotiated | None, pin: Pin | None = None) -> Negotiated:
+        """Negotiate from what is known (None: probe), under ``pin`` or the user's option."""
+        return await negotiate(
+            pin=pin or self._pin,
+            known=known,
+            exchange=self._exchange,
+            notify=self._notify,
+            capabilities=self._capabilities,
+            client_info=self._opts.client_info,
+            probe_timeout=self._opts.probe_timeout,
+            handshake_timeout=self._opts.connect_timeout,
+        )
+
+    async def after_ready(self, negotiated: Negotiated) -> None:
+        """What a fresh session needs once agreed: the log level, where it is a session setting."""
+        level = self._opts.log_level
+        if level and negotiated.sends_log_level:
+            try:
+                await self._exchange(
+                    "logging/setLevel",
+                    {"level": level},
+                    era="legacy",
+                    version=negotiated.version,
+                    timeout=self._opts.probe_timeout,
+                )
+            except McpError as exc:
+                logger.warning("the server refused logging/setLevel: %s", exc)
+
+    async def rediscover(self, error: McpError) -> Negotiated:
+        """A modern server refused our version (``-32022``): discover again at a mutual one and
+        return (and remember) the new agreement, or raise ``error`` if there is none."""
+        data = error.data if isinstance(error.data, dict) else {}
+        version = pick_mutual_modern(data.get("supported"))
+        if version is None:
+            raise error
+        result = await self._exchange(
+            "server/discover", None, era="modern", version=version, timeout=self._opts.probe_timeout
+        )
+        decision = after_discover(Pin("modern", None), result=result)
+        if not isinstance(decision, Adopt):
+            raise error
+        self.known = negotiated_from_discover(decision.version, decision.result)
+        return self.known
+
+
+def _hinted(transport: Transport, pin: Pin) -> Negotiated | None:
+    """What the transport remembers of this server's era (HTTP, per endpoint), as a known result.
+
+    Only ``protocol="auto"`` asks: a pinned era or version is the user's word, not a guess.
+    """
+    if pin.mode != "auto" or pin.version is not None:
+        return None
+    hint = transport.era_hint()
+    if hint is None:
+        return None
+    era, version = hint
+    return Negotiated(era=era, version=version)

@@ -66,6 +66,7 @@ class PendingRequest:
         "paused_remaining",
         "progress",
         "scope",
+        "started",
         "timeout",
         "token",
     )
@@ -87,6 +88,7 @@ class PendingRequest:
         self.token = token
         self.method = method
         self.timeout = timeout
+        self.started = now  # when it was sent (for the telemetry's duration)
         self.deadline = now + timeout
         self.max_deadline = now + max_total if max_total is not None else math.inf
         self.outcome: Response | ErrorResponse | BaseException | _Expired | None = None

@@ -10,8 +10,13 @@ is ``negotiating`` (the era probe or handshake); an agreed era makes it ``ready`
 while ``ready`` (a crashed server, a dropped stream of the HTTP+SSE binding) makes it
 ``reconnecting``, and the next channel starts over at ``negotiating``. A legacy HTTP server that
 forgets the session sends a ``ready`` connection back to ``negotiating`` on the same channel, until
-the handshake is done again. ``closed`` is final: the user closed it, the first connection failed,
-a failure was fatal (a version or auth error), or reconnecting was given up.
+the handshake is done again. Closing (the user's ``close``) makes any state ``closing`` while the
+channel and its tasks shut down, and ``closed`` once they have (``finished``). ``closed`` is final:
+the user closed it, the first connection failed, a failure was fatal (a version or auth error),
+or reconnecting was given up.
+
+An event the table does not allow raises :class:`ForbiddenTransition`, a :class:`ConnectionBug`:
+as h11's ``LocalProtocolError``, it means the connection's own code went wrong, never the server.
 
 The table does not decide *whether* to reconnect (that needs the options and how the channel
 ended); the connection decides, and reports ``lost`` (it will retry) or ``give_up``.
@@ -25,42 +30,51 @@ __all__ = [
     "EVENTS",
     "STATES",
     "TRANSITIONS",
+    "ConnectionBug",
     "ConnectionState",
     "ForbiddenTransition",
     "Lifecycle",
     "LifecycleEvent",
 ]
 
-ConnectionState = Literal["connecting", "negotiating", "ready", "reconnecting", "closed"]
+ConnectionState = Literal["connecting", "negotiating", "ready", "reconnecting", "closing", "closed"]
 LifecycleEvent = Literal[
     "channel_open",  # the transport gave us a channel
     "negotiated",  # the era and version are agreed
     "lost",  # the channel ended or negotiation failed; another attempt will follow
     "renew",  # the server forgot our session: handshake again on the same channel
     "give_up",  # a failure that ends it all: first attempt, fatal error, attempts exhausted
-    "close",  # the user closed the client
+    "close",  # the user closed the client: shut down
+    "finished",  # the shutdown is over: the channel and its tasks are gone
 ]
 
 STATES: tuple[ConnectionState, ...] = get_args(ConnectionState)
 EVENTS: tuple[LifecycleEvent, ...] = get_args(LifecycleEvent)
 
 TRANSITIONS: dict[ConnectionState, dict[LifecycleEvent, ConnectionState]] = {
-    "connecting": {"channel_open": "negotiating", "give_up": "closed", "close": "closed"},
-    "negotiating": {"negotiated": "ready", "lost": "reconnecting", "give_up": "closed", "close": "closed"},
-    "ready": {"lost": "reconnecting", "renew": "negotiating", "give_up": "closed", "close": "closed"},
+    "connecting": {"channel_open": "negotiating", "give_up": "closed", "close": "closing"},
+    "negotiating": {"negotiated": "ready", "lost": "reconnecting", "give_up": "closed", "close": "closing"},
+    "ready": {"lost": "reconnecting", "renew": "negotiating", "give_up": "closed", "close": "closing"},
     "reconnecting": {
         "channel_open": "negotiating",
         "lost": "reconnecting",
         "give_up": "closed",
-        "close": "closed",
+        "close": "closing",
     },
+    "closing": {"finished": "closed", "close": "closing", "channel_open": "closing", "lost": "closing"},
     "closed": {"close": "closed", "give_up": "closed", "lost": "closed"},
 }
-"""Special cases, beside the table: ``closed`` absorbs the late news of a channel that was still
-shutting down (``lost``, ``give_up``) and a second ``close``; nothing leaves it."""
+"""Special cases, beside the table: ``closing`` absorbs a second ``close``, a channel that opened
+as the close began (it is shut at once) and the news of a channel lost meanwhile; ``closed``
+absorbs the late news of a channel that was still shutting down (``lost``, ``give_up``) and a
+``close`` after the connection gave up; nothing leaves it."""
 
 
-class ForbiddenTransition(RuntimeError):
+class ConnectionBug(RuntimeError):
+    """The connection's own code went wrong (an internal error): never the server's doing."""
+
+
+class ForbiddenTransition(ConnectionBug):
     """An event the current state does not allow: a bug in the connection, never the server's."""
 
 

@@ -18,6 +18,7 @@ from ._printable import printable
 __all__ = [
     "CONNECTION_CLOSED",
     "ERROR_KINDS",
+    "FATAL_KINDS",
     "HEADER_MISMATCH",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -25,6 +26,7 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
+    "REFUSAL_KINDS",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
@@ -62,6 +64,11 @@ ErrorKind = Literal[
     "invalid",  # the caller's input was refused before sending (e.g. arguments against inputSchema)
 ]
 ERROR_KINDS: frozenset[str] = frozenset(ErrorKind.__args__)  # type: ignore[attr-defined]
+#: How a server says no to a handshake, as opposed to being unreachable or slow: a refusal of a
+#: handshake it accepted before means it changed (probe its era again).
+REFUSAL_KINDS: frozenset[ErrorKind] = frozenset({"version", "protocol", "server"})
+#: A failed negotiation of these kinds ends the connection: another attempt would fail alike.
+FATAL_KINDS: frozenset[ErrorKind] = REFUSAL_KINDS | {"auth"}
 
 
 class McpError(Exception):

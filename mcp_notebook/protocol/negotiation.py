@@ -18,11 +18,15 @@ The rules, for stdio and HTTP alike (HTTP statuses arrive as ``data.httpStatus``
 * Over HTTP, a 429 or 5xx (``data.httpStatus``) -> a failed attempt (kind ``transport``): a busy or
   broken server says nothing about its era.
 * Any other error, or no answer within the probe timeout -> legacy, ``initialize``.
+
+What an agreed era implies for the client afterwards is here too, as named properties of
+:class:`EraRules` (and so of :class:`Negotiated`): the one home of the era policy. Code outside
+``protocol/`` asks ``negotiated.renews_expired_session``, never ``era == "legacy"``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import (
@@ -37,6 +41,7 @@ from .versions import (
     LATEST_HANDSHAKE_VERSION,
     LATEST_MODERN_VERSION,
     MODERN_VERSIONS,
+    Era,
     era_of,
     pick_mutual_modern,
 )
@@ -45,11 +50,14 @@ __all__ = [
     "Adopt",
     "Decision",
     "DiscoverAgain",
+    "EraRules",
     "Fail",
     "Initialize",
+    "Negotiated",
     "Pin",
     "after_discover",
     "check_initialize_result",
+    "era_rules",
     "first_step",
     "parse_protocol_option",
 ]
@@ -85,6 +93,126 @@ class Fail:
 
 
 Decision = Adopt | DiscoverAgain | Initialize | Fail
+
+
+@dataclass(frozen=True, slots=True)
+class EraRules:
+    """What speaking ``era`` means for the client, one property per decision (PROTOCOL.md §3-§4).
+
+    The modern era has no sessions and no handshake: a server states its versions in
+    ``server/discover``, answers with ``input_required`` rounds, routes by ``Mcp-*`` headers and
+    streams list changes through ``subscriptions/listen``. The legacy era has the ``initialize``
+    handshake, a session (over HTTP) the server may forget, and per-resource subscriptions.
+    """
+
+    era: Era
+
+    # --- what the connection decides --------------------------------------------------------
+
+    @property
+    def answers_input_required(self) -> bool:
+        """A result may be ``input_required``: answer its input requests and send it again."""
+        return self.era == "modern"
+
+    @property
+    def rediscovers_on_unsupported_version(self) -> bool:
+        """A ``-32022`` to a request means the server changed versions: discover again, resend."""
+        return self.era == "modern"
+
+    @property
+    def renews_expired_session(self) -> bool:
+        """A server that forgot our session refused the request unexecuted: handshake again, resend."""
+        return self.era == "legacy"
+
+    @property
+    def reconnects_by_discover(self) -> bool:
+        """A reconnect to a server found in this era probes with ``server/discover`` again (and
+        never falls back); otherwise it repeats the handshake at the known version."""
+        return self.era == "modern"
+
+    @property
+    def reprobes_after_refusal(self) -> bool:
+        """A refused handshake that worked before means the server may have been upgraded: probe
+        its era afresh. (A modern server never falls back, so its refusal is final.)"""
+        return self.era == "legacy"
+
+    @property
+    def sets_log_level_per_session(self) -> bool:
+        """The log level is a session setting (``logging/setLevel`` once), not stamped per request."""
+        return self.era == "legacy"
+
+    # --- what the HTTP binding decides ----------------------------------------------------------
+
+    @property
+    def resumes_broken_streams(self) -> bool:
+        """A response stream that ends before its answer is resumed with ``Last-Event-ID``
+        (SEP-1699); in the modern era such a stream is a failed request."""
+        return self.era == "legacy"
+
+    @property
+    def tells_cancellation(self) -> bool:
+        """A cancelled request's server is sent ``notifications/cancelled``; in the modern era
+        closing the request's response stream is the cancellation."""
+        return self.era == "legacy"
+
+    # --- what the client and its live lists decide ---------------------------------------------
+
+    @property
+    def pings_with_discover(self) -> bool:
+        """There is no ``ping``: ``server/discover`` is the round trip to measure."""
+        return self.era == "modern"
+
+    @property
+    def routes_tools_by_header(self) -> bool:
+        """Tool calls carry ``Mcp-Param-*`` headers from the tools' ``x-mcp-header`` declarations
+        (where the channel routes by headers), so a tool whose declarations break the rules cannot
+        be called."""
+        return self.era == "modern"
+
+    @property
+    def lists_carry_ttl(self) -> bool:
+        """A list result may say how long it stays fresh (``ttl``)."""
+        return self.era == "modern"
+
+    @property
+    def announces_list_changes(self) -> bool:
+        """List changes arrive as ``notifications/*/list_changed`` where the server's capabilities
+        announce ``listChanged``; in the modern era they come through ``subscriptions/listen``."""
+        return self.era == "legacy"
+
+    @property
+    def subscribes_per_resource(self) -> bool:
+        """Resource updates are asked for with ``resources/subscribe``/``unsubscribe`` per URI
+        (and asked again after a reconnect), not through a ``subscriptions/listen`` stream."""
+        return self.era == "legacy"
+
+    @property
+    def listens_for_changes(self) -> bool:
+        """Changes the client follows come through one ``subscriptions/listen`` stream."""
+        return self.era == "modern"
+
+
+_RULES: dict[Era, EraRules] = {"modern": EraRules("modern"), "legacy": EraRules("legacy")}
+
+
+def era_rules(era: Era) -> EraRules:
+    """The rules of ``era`` when there is no negotiated result at hand (a message's stamp, say)."""
+    return _RULES[era]
+
+
+@dataclass(frozen=True, slots=True)
+class Negotiated(EraRules):
+    """What the server and we agreed on (the era's rules are its properties)."""
+
+    version: str
+    server_info: dict[str, Any] = field(default_factory=dict)
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    instructions: str | None = None
+
+    @property
+    def sends_log_level(self) -> bool:
+        """Send ``logging/setLevel`` once ready: a session setting the server has the capability for."""
+        return self.sets_log_level_per_session and "logging" in self.capabilities
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,6 +67,7 @@ from ..protocol.jsonrpc import (
     decode,
     encode,
 )
+from ..protocol.negotiation import era_rules
 from ..protocol.sse import EventTooLarge, SseDecoder
 from ..protocol.versions import Era
 from ._base import OversizedFrame, RequestFailed, on_asyncio
@@ -532,7 +533,8 @@ class _StreamableChannel:
         answer = await self._drain(response, request, state)
         if answer is not None:
             return answer
-        if modern or state.last_event_id is None:
+        rules = era_rules("modern" if modern else "legacy")
+        if not rules.resumes_broken_streams or state.last_event_id is None:
             return transport_error(
                 f"the response stream of {request['method']} from {self._where} ended before its answer; "
                 "it may or may not have run on the server"
@@ -674,7 +676,8 @@ class _StreamableChannel:
         scope = self._posts.get(params.get("requestId"))  # type: ignore[arg-type]
         if scope is not None:
             scope.cancel()
-        if _modern_version(message) is None and self._session.version is not None:
+        era: Era = "legacy" if _modern_version(message) is None else "modern"
+        if era_rules(era).tells_cancellation and self._session.version is not None:
             await self._post_one_way(message)
 
     # --- legacy session: GET stream, re-initialize ----------------------------------------------
