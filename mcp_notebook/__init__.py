@@ -13,11 +13,11 @@ an image given as an ``https:`` URL load; it is off because the browser would fe
 output is drawn, which tells the server when and where the notebook is opened (a tracking pixel).
 """
 
-from ._render import DisplayOptions
-from ._render import options as display_options
 from ._version import __version__
 from .client import Client
 from .connection import ConnectionOptions, ConnectionStats
+from .display._pictures import DisplayOptions
+from .display._pictures import options as display_options
 from .group import ClientGroup
 from .protocol.errors import ErrorKind, McpError
 from .results import (

@@ -11,7 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _html, _render
+from .display import _html
+from .display import _pictures as _render
 from .protocol import _apps
 from .protocol._printable import printable
 from .protocol.errors import McpError
@@ -173,7 +174,7 @@ class ToolResult:
         """
         # The notebook layer owns the mapping; importing it here, on demand, keeps the core free of
         # pandas at import time while giving results the method users look for.
-        from ._dataframes import result_to_dataframe
+        from .display._dataframes import result_to_dataframe
 
         schema = output_schema if output_schema is not None else self.output_schema
         return result_to_dataframe(self, output_schema=schema, flatten=flatten)
@@ -270,7 +271,7 @@ class ResourceContents:
     def to_dataframe(self, *, flatten: bool = True) -> Any:
         """These contents as a pandas DataFrame: a JSON or CSV text as its table, anything else one
         row per content (rules: :func:`mcp_notebook._dataframes.resource_to_dataframe`)."""
-        from ._dataframes import resource_to_dataframe
+        from .display._dataframes import resource_to_dataframe
 
         return resource_to_dataframe(self, flatten=flatten)
 

@@ -284,7 +284,7 @@ class TaskHandle:
         return f"<Task {self.task_id!r}{tool} {self.status}{message}>"
 
     def _repr_html_(self) -> str:
-        from . import _html
+        from .display import _html
 
         message = f" <i>{_html.escape(self.status_message)}</i>" if self.status_message else ""
         tool = f" <code>{_html.escape(self.tool)}</code>" if self.tool else ""
