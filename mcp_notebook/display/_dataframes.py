@@ -1,11 +1,12 @@
 """pandas DataFrames from tool results and resource contents: what ``result.to_dataframe()`` does.
 
-This module imports pandas at import time; it is imported only on demand, by ``to_dataframe()``, so
-``import mcp_notebook`` (and a script that never asks for a DataFrame) never loads pandas. It sits in
-the core beside :mod:`mcp_notebook.results`, whose method it serves: the notebook layer's
-:mod:`mcp_notebook.notebook.frames` (the server's lists, the history) builds on it, never the other
-way. Which rule applies is decided by :mod:`mcp_notebook._tabular`, the same pure inference every
-picture of a result uses, so a table on screen and its DataFrame always agree.
+This module imports pandas inside its functions only, and is itself imported on demand, by
+``to_dataframe()``, so ``import mcp_notebook`` (and a script that never asks for a DataFrame) never
+loads pandas. It sits in the core's display layer, below the result types whose method it
+serves: the notebook layer's :mod:`mcp_notebook.notebook.frames` (the server's lists, the history)
+builds on it, never the other way. Which rule applies is decided by
+:mod:`mcp_notebook.display._shapes`, the same pure inference every picture of a result uses,
+so a table on screen and its DataFrame always agree.
 
 How a tool result becomes a table
 =================================
@@ -86,15 +87,17 @@ from __future__ import annotations
 import functools
 import io
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
-
-import pandas as pd
-from pandas.api.types import infer_dtype, is_bool_dtype, is_float_dtype
 
 from ..results import ResourceContents, ToolResult
 from ._html import base64_size
 from ._shapes import Shape, contents_shape, flat_record, result_shape
+
+if TYPE_CHECKING:
+    # pandas loads inside the functions only: importing this module costs nothing until a
+    # DataFrame is asked for.
+    import pandas as pd
 
 __all__ = ["BLOCK_COLUMNS", "CONTENTS_COLUMNS", "resource_to_dataframe", "result_to_dataframe"]
 
@@ -165,6 +168,8 @@ def _json_frame(shape: Shape, schema: dict[str, Any], flatten: bool) -> pd.DataF
 def _records_frame(
     records: list[dict[str, Any]], props: dict[str, Any], root: dict[str, Any], flatten: bool
 ) -> pd.DataFrame:
+    import pandas as pd
+
     columns = _schema_columns(props, root, flatten)
     if not records:
         return _empty_frame(columns, root)
@@ -181,6 +186,8 @@ def _records_frame(
 def _columns_frame(
     data: dict[str, list[Any]], column_schemas: dict[str, Any], root: dict[str, Any], flatten: bool
 ) -> pd.DataFrame:
+    import pandas as pd
+
     df = pd.DataFrame(data)
     if flatten and _has_dicts(df):
         keys = list(data)
@@ -193,6 +200,8 @@ def _columns_frame(
 
 
 def _values_frame(values: list[Any], schema: dict[str, Any] | None, root: dict[str, Any]) -> pd.DataFrame:
+    import pandas as pd
+
     df = pd.DataFrame({"value": pd.Series(values, dtype=object)}) if values else pd.DataFrame({"value": []})
     if values and not any(isinstance(v, (dict, list)) for v in values):
         df = df.infer_objects()
@@ -202,6 +211,8 @@ def _values_frame(values: list[Any], schema: dict[str, Any] | None, root: dict[s
 
 
 def _empty_frame(columns: list[tuple[str, tuple[str, ...], Any, bool]], root: dict[str, Any]) -> pd.DataFrame:
+    import pandas as pd
+
     leaves = [column for column in columns if column[3]]
     df = pd.DataFrame({name: pd.Series([], dtype=object) for name, _, _, _ in leaves})
     _apply_schema(df, leaves, root, lambda path: [])
@@ -209,6 +220,8 @@ def _empty_frame(columns: list[tuple[str, tuple[str, ...], Any, bool]], root: di
 
 
 def _has_dicts(df: pd.DataFrame) -> bool:
+    from pandas.api.types import infer_dtype
+
     for _, column in df.items():
         if column.dtype != object:
             continue
@@ -255,6 +268,9 @@ def _apply_schema(
 
 
 def _convert(series: pd.Series, dtype: str, original: Callable[[], list[Any]]) -> pd.Series | None:
+    import pandas as pd
+    from pandas.api.types import infer_dtype, is_bool_dtype, is_float_dtype
+
     kind = infer_dtype(series, skipna=True)
     if dtype in ("Int64", "Float64"):
         if is_bool_dtype(series.dtype) or kind not in _NUMBER_KINDS:
@@ -276,6 +292,8 @@ def _convert(series: pd.Series, dtype: str, original: Callable[[], list[Any]]) -
 
 def _to_datetime(series: pd.Series) -> pd.Series:
     """ISO 8601 text (or datetime objects) to datetime64; mixed UTC offsets are converted to UTC."""
+    import pandas as pd
+
     try:
         return pd.to_datetime(series, errors="coerce", format="ISO8601")
     except (ValueError, TypeError):
@@ -403,6 +421,8 @@ def resource_to_dataframe(
     bytes of a blob, never the blob itself).
     ``df.attrs["rule"]`` says which: ``"json"``, ``"csv"`` or ``"contents"``.
     """
+    import pandas as pd
+
     if not isinstance(contents, ResourceContents):
         contents = ResourceContents.from_dict(dict(contents))
     items = contents.contents
@@ -440,6 +460,8 @@ def resource_to_dataframe(
 
 
 def _blocks_frame(content: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
     rows = []
     for block in content:
         inner = block.get("resource") if block.get("type") == "resource" else None
