@@ -14,23 +14,23 @@ output is drawn, which tells the server when and where the notebook is opened (a
 """
 
 from ._version import __version__
-from .client import Client
-from .connection import ConnectionOptions, ConnectionStats
-from .display._pictures import DisplayOptions
-from .display._pictures import options as display_options
-from .group import ClientGroup
-from .protocol.errors import ErrorKind, McpError
-from .results import (
+from .client import (
+    Client,
+    ClientGroup,
     Completion,
     Prompt,
     PromptResult,
     Resource,
     ResourceContents,
     ResourceTemplate,
+    TaskHandle,
     Tool,
     ToolResult,
 )
-from .tasks import TaskHandle
+from .connection import ConnectionOptions, ConnectionStats
+from .display._pictures import DisplayOptions
+from .display._pictures import options as display_options
+from .protocol.errors import ErrorKind, McpError
 
 __all__ = [
     "Client",

@@ -90,7 +90,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from ..results import ResourceContents, ToolResult
+from ..client._results import ResourceContents, ToolResult
 from ._html import base64_size
 from ._shapes import Shape, contents_shape, flat_record, result_shape
 

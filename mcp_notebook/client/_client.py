@@ -24,10 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ._arguments import MISSING, ArgumentValidator, OutputValidator
-from ._owned import OwnedTask, spawn_owned
-from .cache import KINDS, Freshness
-from .connection import (
+from ..connection import (
     ClientHandlers,
     Connection,
     ConnectionOptions,
@@ -38,10 +35,9 @@ from .connection import (
     NotificationQueue,
     ProgressCallback,
 )
-from .live import Event, LiveState
-from .protocol.errors import McpError
-from .protocol.http_binding import is_http_url
-from .protocol.tasks import (
+from ..protocol.errors import McpError
+from ..protocol.http_binding import is_http_url
+from ..protocol.tasks import (
     TASKS_EXTENSION,
     Flavour,
     TaskState,
@@ -51,8 +47,16 @@ from .protocol.tasks import (
     run_as_task,
     task_mode,
 )
-from .protocol.versions import Era
-from .results import (
+from ..protocol.versions import Era
+from ..transports.base import Transport
+from ..transports.inprocess import is_sdk_server, sdk_server_transport
+from ..transports.memory import MemoryTransport
+from ..transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, StdioTransport
+from ._arguments import MISSING, ArgumentValidator, OutputValidator
+from ._cache import KINDS, Freshness
+from ._live import Event, LiveState
+from ._owned import OwnedTask, spawn_owned
+from ._results import (
     Completion,
     Prompt,
     PromptResult,
@@ -62,11 +66,7 @@ from .results import (
     Tool,
     ToolResult,
 )
-from .tasks import TaskHandle, TaskTracker
-from .transports.base import Transport
-from .transports.inprocess import is_sdk_server, sdk_server_transport
-from .transports.memory import MemoryTransport
-from .transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, StdioTransport
+from ._task_handles import TaskHandle, TaskTracker
 
 if TYPE_CHECKING:  # httpx costs ~50 ms to import; a stdio-only user never pays for it
     import httpx
@@ -849,7 +849,7 @@ def _http_auth(auth: str | httpx.Auth | None) -> httpx.Auth | None:
     if auth is None or isinstance(auth, httpx.Auth):
         return auth
     if isinstance(auth, str):
-        from .auth import BearerToken
+        from ..auth import BearerToken
 
         token: httpx.Auth = BearerToken(auth)
         return token
@@ -871,7 +871,7 @@ def _make_transport(
     if is_http_url(target):
         if env is not None or cwd is not None:
             raise ValueError("env= and cwd= apply only to a server started from a command, not to a URL")
-        from .transports.http import HttpTransport
+        from ..transports.http import HttpTransport
 
         return HttpTransport(
             target,
