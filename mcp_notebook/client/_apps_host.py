@@ -440,11 +440,12 @@ class AppHost:
             elif method == "ui/notifications/request-teardown":
                 await self._start_teardown("the View asked to close")
             return
-        request_id = message["id"]
+        await self._on_request(message["id"], method, message.get("params", {}))
+
+    async def _on_request(self, request_id: Any, method: str, params: Any) -> None:
         if not _is_id(request_id):
             log.debug("dropped a View request with a bad id")
             return
-        params = message.get("params", {})
         if params is None:
             params = {}
         if not isinstance(params, dict):
@@ -496,35 +497,57 @@ class AppHost:
             log.debug("ignored the View's notification %s", method)
 
     async def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        if method == "ui/initialize":
-            return self._initialize(params)
-        if method == "ping":
-            return {}
-        if method == "tools/call":
-            return await self._proxy_call(params)
-        if method == "resources/read":
-            uri = params.get("uri")
-            if not isinstance(uri, str) or not uri:
-                raise _RequestError(INVALID_PARAMS, "resources/read needs a uri")
-            contents = await self._client.read_resource(uri)
-            return contents.raw
-        if method == "resources/list":
-            resources = await self._client.list_resources()
-            return {"resources": [r.raw for r in resources]}
-        if method == "ui/message":
-            if len(self.messages) >= MAX_MESSAGES:
-                raise _RequestError(REFUSED, "too many messages from this View")
-            self.messages.append(params)
-            self._set("messages", list(self.messages))
-            return {}
-        if method == "ui/update-model-context":
-            self._set("model_context", params)
-            return {}
-        if method == "ui/open-link":
-            return await self._open_link(params.get("url"))
-        if method == "ui/request-display-mode":
-            return {"mode": self.display_mode}  # inline is the only mode a notebook output has
-        raise _RequestError(METHOD_NOT_FOUND, f"the host does not offer {method!r}")
+        # One handler per method the host offers (a dict, not a chain of ifs: the methods are
+        # the table, and one more is one more line).
+        handlers: dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]] = {
+            "ui/initialize": self._on_initialize,
+            "ping": self._on_ping,
+            "tools/call": self._proxy_call,
+            "resources/read": self._on_read_resource,
+            "resources/list": self._on_list_resources,
+            "ui/message": self._on_message,
+            "ui/update-model-context": self._on_update_model_context,
+            "ui/open-link": self._on_open_link,
+            "ui/request-display-mode": self._on_request_display_mode,
+        }
+        handler = handlers.get(method)
+        if handler is None:
+            raise _RequestError(METHOD_NOT_FOUND, f"the host does not offer {method!r}")
+        return await handler(params)
+
+    async def _on_initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self._initialize(params)
+
+    async def _on_ping(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    async def _on_read_resource(self, params: dict[str, Any]) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str) or not uri:
+            raise _RequestError(INVALID_PARAMS, "resources/read needs a uri")
+        contents = await self._client.read_resource(uri)
+        return contents.raw
+
+    async def _on_list_resources(self, params: dict[str, Any]) -> dict[str, Any]:
+        resources = await self._client.list_resources()
+        return {"resources": [r.raw for r in resources]}
+
+    async def _on_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        if len(self.messages) >= MAX_MESSAGES:
+            raise _RequestError(REFUSED, "too many messages from this View")
+        self.messages.append(params)
+        self._set("messages", list(self.messages))
+        return {}
+
+    async def _on_update_model_context(self, params: dict[str, Any]) -> dict[str, Any]:
+        self._set("model_context", params)
+        return {}
+
+    async def _on_open_link(self, params: dict[str, Any]) -> dict[str, Any]:
+        return await self._open_link(params.get("url"))
+
+    async def _on_request_display_mode(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"mode": self.display_mode}  # inline is the only mode a notebook output has
 
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         requested = params.get("protocolVersion")
