@@ -177,7 +177,13 @@ class ToolResult:
         from ..display._dataframes import result_to_dataframe
 
         schema = output_schema if output_schema is not None else self.output_schema
-        return result_to_dataframe(self, output_schema=schema, flatten=flatten)
+        return result_to_dataframe(
+            self.structured_content,
+            self.content,
+            is_error=self.is_error,
+            output_schema=schema,
+            flatten=flatten,
+        )
 
     def __repr__(self) -> str:
         kinds = ", ".join(printable(b.get("type")) for b in self.content)
@@ -273,7 +279,7 @@ class ResourceContents:
         row per content (rules: :func:`mcp_notebook._dataframes.resource_to_dataframe`)."""
         from ..display._dataframes import resource_to_dataframe
 
-        return resource_to_dataframe(self, flatten=flatten)
+        return resource_to_dataframe(self.contents, flatten=flatten)
 
     def __repr__(self) -> str:
         uris = ", ".join(printable(c.get("uri")) for c in self.contents)

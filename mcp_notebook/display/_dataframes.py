@@ -90,7 +90,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from ..client._results import ResourceContents, ToolResult
 from ._html import base64_size
 from ._shapes import Shape, contents_shape, flat_record, result_shape
 
@@ -117,27 +116,32 @@ _JSON_TYPE_DTYPES = {"integer": "Int64", "number": "Float64", "boolean": "boolea
 
 
 def result_to_dataframe(
-    result: ToolResult | Mapping[str, Any],
+    structured_content: Any,
+    content: Sequence[Mapping[str, Any]],
     *,
+    is_error: bool = False,
     output_schema: Mapping[str, Any] | None = None,
     flatten: bool = True,
 ) -> pd.DataFrame:
-    """A tool result as a DataFrame, by the rules in this module's docstring.
+    """A tool result, given by its parts, as a DataFrame, by the rules in this module's docstring.
+
+    Plain parts, not a ``ToolResult``: the result types (in ``client/``) sit above this layer and
+    call it; :func:`mcp_notebook.notebook.frames.result_to_dataframe` takes a result or a raw dict.
 
     Args:
-        result: a :class:`~mcp_notebook.ToolResult` (or a raw ``CallToolResult`` dict).
+        structured_content: the result's ``structuredContent`` (None when it has none).
+        content: its content blocks.
+        is_error: its ``isError``, kept in ``df.attrs["is_error"]``.
         output_schema: the tool's ``outputSchema``; when given, column dtypes follow it.
         flatten: flatten nested objects into dotted columns (``a.b``); ``False`` keeps dicts in cells.
     """
-    if not isinstance(result, ToolResult):
-        result = ToolResult.from_dict(dict(result))
     schema = dict(output_schema) if isinstance(output_schema, Mapping) else {}
-    shape = result_shape(result.structured_content, result.content)
-    df = _blocks_frame(result.content) if shape.kind == "blocks" else _json_frame(shape, schema, flatten)
+    shape = result_shape(structured_content, content)
+    df = _blocks_frame(content) if shape.kind == "blocks" else _json_frame(shape, schema, flatten)
     df.attrs["rule"] = shape.rule
     if shape.text_rule is not None:
         df.attrs["text_rule"] = shape.text_rule
-    df.attrs["is_error"] = result.is_error
+    df.attrs["is_error"] = is_error
     return df
 
 
@@ -407,10 +411,8 @@ def _pointer(root: Any, pointer: str) -> Any:
 CONTENTS_COLUMNS = ["uri", "mimeType", "text", "data_size"]
 
 
-def resource_to_dataframe(
-    contents: ResourceContents | Mapping[str, Any], *, flatten: bool = True
-) -> pd.DataFrame:
-    """A resource's contents (a ``resources/read`` result) as a DataFrame.
+def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: bool = True) -> pd.DataFrame:
+    """A resource's contents (the ``contents`` list of a ``resources/read`` result) as a DataFrame.
 
     One text content that is a table becomes that table: JSON (a ``json`` MIME type, or no MIME
     type and text that parses as a JSON array or object) through rules 1-4 of
@@ -423,9 +425,7 @@ def resource_to_dataframe(
     """
     import pandas as pd
 
-    if not isinstance(contents, ResourceContents):
-        contents = ResourceContents.from_dict(dict(contents))
-    items = contents.contents
+    items = contents
     shape = contents_shape(items)
     if shape.kind == "csv":
         try:
