@@ -10,7 +10,6 @@ names, option names and server-provided error text only, never from arguments, h
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any, Literal
 
 from ._printable import printable
@@ -108,15 +107,6 @@ class McpError(Exception):
 
     def __repr__(self) -> str:
         return f"McpError(kind={self.kind!r}, code={self.code!r}, message={self.message!r})"
-
-    def _repr_html_(self) -> str:
-        # Server error text is untrusted: escaped, like everything a server sends (the standard
-        # library's escape, quotes included: protocol/ imports nothing above it).
-        code = f" <small>(code {self.code})</small>" if self.code is not None else ""
-        return (
-            f'<div style="color:#b00020"><b>McpError</b> [{escape(self.kind)}]{code}: '
-            f"{escape(self.message)}</div>"
-        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Exceptions with keyword-only arguments do not pickle by default; notebooks and worker
