@@ -18,6 +18,7 @@ from typing import Any
 
 from ._version import __version__
 from .client import (
+    AppError,
     Client,
     ClientGroup,
     Completion,
@@ -34,18 +35,43 @@ from .connection import ConnectionOptions, ConnectionStats
 from .display._errors import error_html
 from .display._pictures import DisplayOptions
 from .display._pictures import options as display_options
-from .protocol.errors import ErrorKind, McpError
+from .protocol.errors import (
+    ErrorKind,
+    McpAuthError,
+    McpCancelled,
+    McpClosed,
+    McpError,
+    McpInvalidInput,
+    McpOverloaded,
+    McpProtocolError,
+    McpServerError,
+    McpTimeout,
+    McpTransportError,
+    McpVersionError,
+)
 
 __all__ = [
+    "AppError",
     "Client",
     "ClientGroup",
     "Completion",
+    "ConfigError",
     "ConnectionOptions",
     "ConnectionStats",
     "DisplayOptions",
     "ErrorKind",
     "Group",
+    "McpAuthError",
+    "McpCancelled",
+    "McpClosed",
     "McpError",
+    "McpInvalidInput",
+    "McpOverloaded",
+    "McpProtocolError",
+    "McpServerError",
+    "McpTimeout",
+    "McpTransportError",
+    "McpVersionError",
     "Prompt",
     "PromptResult",
     "Resource",
@@ -102,6 +128,10 @@ def unload_ipython_extension(ipython: object) -> None:
 
 
 def __getattr__(name: str) -> object:
+    if name == "ConfigError":  # the config package loads when a config is read, not before
+        from .config import ConfigError
+
+        return ConfigError
     # The notebook layer (traitlets, pandas, ...) loads only when asked for, so the core stays light.
     if name in ("connect", "Session", "connect_all", "Group"):
         try:

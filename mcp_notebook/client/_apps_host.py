@@ -50,7 +50,7 @@ from ..protocol._apps import (
     content_security_policy,
     valid_sources,
 )
-from ..protocol.errors import McpError
+from ..protocol.errors import McpError, McpInvalidInput
 from ._owned import OwnedTask, spawn_owned
 from ._results import Tool, ToolResult
 
@@ -84,7 +84,7 @@ _MODALITIES: dict[str, dict[str, Any]] = {"text": {}, "image": {}, "resource": {
 Send = Callable[[dict[str, Any]], Awaitable[None] | None]
 
 
-class AppError(McpError):
+class AppError(McpInvalidInput):
     """An app that cannot be shown: not an app tool, a missing View, a View of the wrong type."""
 
     def __init__(self, message: str) -> None:

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..protocol.errors import McpInvalidInput
+
 __all__ = ["ConfigError"]
 
 
-class ConfigError(ValueError):
+class ConfigError(McpInvalidInput, ValueError):
     """A config file, or one server entry in it, that cannot be used.
 
     ``str()`` reads ``"<path>: server 'github', field 'headers.Authorization': needs the
     environment variable GITHUB_TOKEN (not set)"``; the parts that are unknown are left out.
-    It is a ``ValueError``, so code that caught the old lookup's errors still catches it.
+    It is a ``ValueError``, so code that caught the old lookup's errors still catches it, and an
+    :class:`~mcp_notebook.McpError` of kind ``"invalid"`` (the caller's input), like every error
+    the package raises.
     """
 
     def __init__(
@@ -28,11 +32,11 @@ class ConfigError(ValueError):
         server: str | None = None,
         field: str | None = None,
     ) -> None:
-        self.message = message
         self.path = path
         self.server = server
         self.field = field
-        super().__init__(self._text())
+        super().__init__("invalid", message)
+        self.args = (self._text(),)  # as before: the one argument is the whole text
 
     def _text(self) -> str:
         where = []
@@ -45,6 +49,9 @@ class ConfigError(ValueError):
 
     def __str__(self) -> str:
         return self._text()
+
+    def __repr__(self) -> str:
+        return f"ConfigError({self._text()!r})"
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild, (self.message, self.path, self.server, self.field))
