@@ -8,7 +8,7 @@ fetch that raced an invalidation can never overwrite the news with an older answ
 Freshness (PROTOCOL.md §3.9): a stored list is fresh while it is not stale and either its ``ttlMs``
 has not run out, or the server promised to tell us about changes (a legacy ``listChanged``
 capability, or a modern ``subscriptions/listen`` stream whose acknowledgement honoured that list).
-This module does no I/O; :mod:`mcp_notebook.live` fetches and invalidates.
+This module does no I/O; :mod:`mcp_notebook.client._live` fetches and invalidates.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The async public API: :class:`Client`.
 
 A ``Client`` owns one :class:`~mcp_notebook.connection.Connection` and one
-:class:`~mcp_notebook.live.LiveState` (cached lists, subscriptions, events), and turns dict results
-into the typed objects of :mod:`mcp_notebook.results`. It checks tool arguments against the
+:class:`~mcp_notebook.client._live.LiveState` (cached lists, subscriptions, events), and turns dict results
+into the typed objects of :mod:`mcp_notebook.client._results`. It checks tool arguments against the
 cached tool's ``inputSchema`` before sending.
 
 Lifetime: ``async with Client(...) as client`` or ``await client.connect()`` ... ``await

@@ -167,7 +167,7 @@ class ToolResult:
             return text
 
     def to_dataframe(self, *, output_schema: dict[str, Any] | None = None, flatten: bool = True) -> Any:
-        """This result as a pandas DataFrame (mapping rules: :mod:`mcp_notebook._dataframes`).
+        """This result as a pandas DataFrame (mapping rules: :mod:`mcp_notebook.display._dataframes`).
 
         Column dtypes come from ``output_schema``, by default the tool's own. Needs the notebook
         extra; pandas is imported only when this is called.
@@ -193,7 +193,8 @@ class ToolResult:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """A table when the result holds one (its first rows and its size), else its blocks; the same
-        picture as the explorer's, bounded whatever the server sent (:mod:`mcp_notebook._render`)."""
+        picture as the explorer's, bounded whatever the server sent
+        (:mod:`mcp_notebook.display._pictures`)."""
         return {
             "text/plain": _render.result_text(self.structured_content, self.content, self.is_error),
             "text/html": _render.result_html(self.structured_content, self.content, self.is_error),
@@ -276,7 +277,7 @@ class ResourceContents:
 
     def to_dataframe(self, *, flatten: bool = True) -> Any:
         """These contents as a pandas DataFrame: a JSON or CSV text as its table, anything else one
-        row per content (rules: :func:`mcp_notebook._dataframes.resource_to_dataframe`)."""
+        row per content (rules: :func:`mcp_notebook.display._dataframes.resource_to_dataframe`)."""
         from ..display._dataframes import resource_to_dataframe
 
         return resource_to_dataframe(self.contents, flatten=flatten)

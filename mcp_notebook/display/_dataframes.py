@@ -431,7 +431,7 @@ def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: boo
         try:
             df = pd.read_csv(io.StringIO(shape.value), sep=shape.separator)
         except (ValueError, pd.errors.ParserError):
-            df = None  # _tabular rules out rows longer than the header; pandas refusing anyway: contents
+            df = None  # _shapes rules out rows longer than the header; pandas refusing anyway: contents
         if df is not None:
             df.attrs["rule"] = "csv"
             return df

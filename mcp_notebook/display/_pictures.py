@@ -2,7 +2,7 @@
 
 Reprs (``_repr_mimebundle_``), the explorer's result view, the magics and the static fallbacks all
 draw results here, so they never disagree with each other or with ``to_dataframe()``: the shape is
-decided by :mod:`mcp_notebook._tabular`, the same inference the DataFrame uses.
+decided by :mod:`mcp_notebook.display._shapes`, the same inference the DataFrame uses.
 
 - A table (records, a ``{"result": [...]}`` wrapper, columns, JSON text, CSV/TSV): the first rows
   (:data:`options` ``.html_rows``, 20, or ``.text_rows``, 10, as text), a caption that states the

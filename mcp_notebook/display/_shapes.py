@@ -3,7 +3,7 @@
 
 Pure Python, no pandas: a repr must not import it, and a DataFrame and the table drawn for the same
 result must never disagree, so both ask :func:`result_shape` / :func:`contents_shape`. The rules
-(numbered as in :mod:`mcp_notebook._dataframes`, which documents the why of each):
+(numbered as in :mod:`mcp_notebook.display._dataframes`, which documents the why of each):
 
 1. structuredContent is a list: records if every item is an object, else one ``value`` column;
 2. a dict of equal-length lists: columns;
