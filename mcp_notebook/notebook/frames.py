@@ -1,8 +1,9 @@
 """pandas DataFrames of the server's lists (tools, resources, templates, prompts), the history and tasks.
 
-Tool results and resource contents become DataFrames in :mod:`mcp_notebook._dataframes` (their
-``to_dataframe()`` lives in the core); its two functions are re-exported here, where notebook code
-has always found them. This module imports pandas at import time and is only imported on demand.
+Tool results and resource contents become DataFrames in :mod:`mcp_notebook.display._dataframes`
+(their ``to_dataframe()`` lives in the core); its two functions are offered here, taking a result
+or a raw dict, where notebook code has always found them. This module imports pandas at import
+time and is only imported on demand.
 
 Server text in these frames is made readable, not kept raw. pandas' text repr (``print(df)``, a
 terminal, ``text/plain``) writes string cells as they are, escaping only ``\n``, ``\t`` and ``\r``, so
