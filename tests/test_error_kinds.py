@@ -126,7 +126,8 @@ def test_config_error_is_a_valueerror_and_an_invalid_mcperror(tmp_path: Path) ->
     # Its constructor is unchanged: the message, then where.
     where = ConfigError("needs GITHUB_TOKEN", server="github", field="env.GITHUB_TOKEN")
     assert str(where) == "server 'github', field 'env.GITHUB_TOKEN': needs GITHUB_TOKEN"
-    assert where.message == "needs GITHUB_TOKEN"
+    assert where.message == str(where)  # what code that shows an McpError's message shows
+    assert where.reason == "needs GITHUB_TOKEN"
 
 
 def test_app_error_is_an_invalid_mcperror() -> None:

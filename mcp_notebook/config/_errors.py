@@ -32,11 +32,13 @@ class ConfigError(McpInvalidInput, ValueError):
         server: str | None = None,
         field: str | None = None,
     ) -> None:
+        self.reason = message
         self.path = path
         self.server = server
         self.field = field
-        super().__init__("invalid", message)
-        self.args = (self._text(),)  # as before: the one argument is the whole text
+        # As an McpError, ``message`` is what code shows for it (``error.message``): the whole
+        # text, with the file, server and field; ``reason`` is what is wrong, alone.
+        super().__init__("invalid", self._text())
 
     def _text(self) -> str:
         where = []
@@ -44,7 +46,7 @@ class ConfigError(McpInvalidInput, ValueError):
             where.append(f"server {self.server!r}")
         if self.field is not None:
             where.append(f"field {self.field!r}")
-        text = f"{', '.join(where)}: {self.message}" if where else self.message
+        text = f"{', '.join(where)}: {self.reason}" if where else self.reason
         return f"{self.path}: {text}" if self.path is not None else text
 
     def __str__(self) -> str:
@@ -54,7 +56,7 @@ class ConfigError(McpInvalidInput, ValueError):
         return f"ConfigError({self._text()!r})"
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (self.message, self.path, self.server, self.field))
+        return (_rebuild, (self.reason, self.path, self.server, self.field))
 
 
 def _rebuild(message: str, path: Path | None, server: str | None, field: str | None) -> ConfigError:
