@@ -13,35 +13,65 @@ an image given as an ``https:`` URL load; it is off because the browser would fe
 output is drawn, which tells the server when and where the notebook is opened (a tracking pixel).
 """
 
-from ._render import DisplayOptions
-from ._render import options as display_options
+import sys
+from typing import Any
+
 from ._version import __version__
-from .client import Client
-from .connection import ConnectionOptions, ConnectionStats
-from .group import ClientGroup
-from .protocol.errors import ErrorKind, McpError
-from .results import (
+from .client import (
+    AppError,
+    Client,
+    ClientGroup,
     Completion,
     Prompt,
     PromptResult,
     Resource,
     ResourceContents,
     ResourceTemplate,
+    TaskHandle,
     Tool,
     ToolResult,
 )
-from .tasks import TaskHandle
+from .connection import ConnectionOptions, ConnectionStats
+from .display._errors import error_html
+from .display._pictures import DisplayOptions
+from .display._pictures import options as display_options
+from .protocol.errors import (
+    ErrorKind,
+    McpAuthError,
+    McpCancelled,
+    McpClosed,
+    McpError,
+    McpInvalidInput,
+    McpOverloaded,
+    McpProtocolError,
+    McpServerError,
+    McpTimeout,
+    McpTransportError,
+    McpVersionError,
+)
 
 __all__ = [
+    "AppError",
     "Client",
     "ClientGroup",
     "Completion",
+    "ConfigError",
     "ConnectionOptions",
     "ConnectionStats",
     "DisplayOptions",
     "ErrorKind",
     "Group",
+    "McpAuthError",
+    "McpCancelled",
+    "McpClosed",
     "McpError",
+    "McpInvalidInput",
+    "McpOverloaded",
+    "McpProtocolError",
+    "McpServerError",
+    "McpTimeout",
+    "McpTransportError",
+    "McpVersionError",
     "Prompt",
     "PromptResult",
     "Resource",
@@ -58,10 +88,35 @@ __all__ = [
 ]
 
 
+def _show_errors_in(shell: Any) -> None:
+    """Have IPython draw an :class:`McpError` (any subclass) with :func:`error_html`.
+
+    The error family lives in the sans-IO protocol layer, which has no HTML; the picture is
+    display's, and this registration is what a kernel needs to show it (IPython looks a type up
+    along its MRO, so one entry covers every kind).
+    """
+    formatters = getattr(getattr(shell, "display_formatter", None), "formatters", None)
+    if isinstance(formatters, dict) and "text/html" in formatters:
+        formatters["text/html"].for_type(McpError, error_html)
+
+
+def _show_errors_if_ipython() -> None:
+    # Only when IPython is already running: this never imports it (the core stays light).
+    ipython = sys.modules.get("IPython")
+    get_ipython = getattr(ipython, "get_ipython", None)
+    shell = get_ipython() if callable(get_ipython) else None
+    if shell is not None:
+        _show_errors_in(shell)
+
+
+_show_errors_if_ipython()
+
+
 def load_ipython_extension(ipython: object) -> None:
     """``%load_ext mcp_notebook``: the ``%mcp`` and ``%%mcp`` magics (:mod:`.jupyter._magics`)."""
     from .jupyter import _magics as magics
 
+    _show_errors_in(ipython)
     magics.load_ipython_extension(ipython)
 
 
@@ -73,6 +128,10 @@ def unload_ipython_extension(ipython: object) -> None:
 
 
 def __getattr__(name: str) -> object:
+    if name == "ConfigError":  # the config package loads when a config is read, not before
+        from .config import ConfigError
+
+        return ConfigError
     # The notebook layer (traitlets, pandas, ...) loads only when asked for, so the core stays light.
     if name in ("connect", "Session", "connect_all", "Group"):
         try:

@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mcp_notebook import McpClosed, McpError
 from mcp_notebook.connection import ClientHandlers, Connection, ConnectionOptions, ConnectionState
-from mcp_notebook.protocol.errors import McpError
 from mcp_notebook.transports.stdio import StdioTransport
 
 from .conftest import python_server
@@ -64,8 +64,8 @@ async def test_a_close_during_the_first_handshake_ends_closed() -> None:
     assert watch.seen == ["negotiating", "closing", "closed"]
     assert connection.state == "closed"
     # The first connection never became ready: the caller learns it was closed, nothing else.
-    assert [type(e) for e in failure] == [McpError]
-    assert failure[0].kind == "closed"  # type: ignore[attr-defined]
+    assert [type(e) for e in failure] == [McpClosed]
+    assert failure[0].kind == "closed"
 
 
 async def _ready_then_crash(connection: Connection, tg: anyio.abc.TaskGroup) -> None:

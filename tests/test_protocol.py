@@ -1078,7 +1078,7 @@ def test_mcperror_str_includes_code(exc: McpError, text: str) -> None:
 @pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
 def test_mcperror_pickle_round_trip(exc: McpError, protocol: int) -> None:
     clone = pickle.loads(pickle.dumps(exc, protocol=protocol))
-    assert type(clone) is McpError
+    assert type(clone) is type(exc)
     assert (clone.kind, clone.code, clone.message, clone.data) == (exc.kind, exc.code, exc.message, exc.data)
     assert str(clone) == str(exc)
     assert copy.copy(exc).kind == exc.kind

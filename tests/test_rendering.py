@@ -17,6 +17,7 @@ from mcp_notebook import (
     Tool,
     ToolResult,
 )
+from mcp_notebook.display._errors import error_html
 from mcp_notebook.transports import StdioTransport
 from tests.raises import raises_mcp
 
@@ -113,7 +114,7 @@ def test_listing_reprs_escape_server_strings(payload: str) -> None:
     _assert_inert(prompt_object._repr_html_())
     template = ResourceTemplate.from_dict({"uriTemplate": payload, "name": payload, "description": payload})
     _assert_inert(template._repr_html_())
-    _assert_inert(McpError("server", payload, code=-32000)._repr_html_())
+    _assert_inert(error_html(McpError("server", payload, code=-32000)))
 
 
 def test_malformed_results_are_protocol_errors() -> None:

@@ -2,7 +2,8 @@
 
 The pure rules live in the protocol layer (:mod:`mcp_notebook.protocol._apps`: the connection and
 the result types need them, and the protocol layer imports nothing above it); the host that answers
-a View (:mod:`.host`) is loaded on first use, since it imports the client.
+a View lives in the client room (:mod:`mcp_notebook.client._apps_host`, issue #27) and is loaded on
+first use. This package is an alias face until the faces step.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..protocol._apps import (
 )
 
 if TYPE_CHECKING:
-    from .host import AppError, AppHost, AppResource
+    from ..client._apps_host import AppError, AppHost, AppResource
 
 __all__ = [
     "APPS_PROTOCOL_VERSION",
@@ -46,7 +47,7 @@ _LAZY = {"AppError", "AppHost", "AppResource"}
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        from . import host
+        from ..client import _apps_host
 
-        return getattr(host, name)
+        return getattr(_apps_host, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..protocol.errors import McpInvalidInput
+
 __all__ = ["ConfigError"]
 
 
-class ConfigError(ValueError):
+class ConfigError(McpInvalidInput, ValueError):
     """A config file, or one server entry in it, that cannot be used.
 
     ``str()`` reads ``"<path>: server 'github', field 'headers.Authorization': needs the
     environment variable GITHUB_TOKEN (not set)"``; the parts that are unknown are left out.
-    It is a ``ValueError``, so code that caught the old lookup's errors still catches it.
+    It is a ``ValueError``, so code that caught the old lookup's errors still catches it, and an
+    :class:`~mcp_notebook.McpError` of kind ``"invalid"`` (the caller's input), like every error
+    the package raises.
     """
 
     def __init__(
@@ -28,11 +32,13 @@ class ConfigError(ValueError):
         server: str | None = None,
         field: str | None = None,
     ) -> None:
-        self.message = message
+        self.reason = message
         self.path = path
         self.server = server
         self.field = field
-        super().__init__(self._text())
+        # As an McpError, ``message`` is what code shows for it (``error.message``): the whole
+        # text, with the file, server and field; ``reason`` is what is wrong, alone.
+        super().__init__("invalid", self._text())
 
     def _text(self) -> str:
         where = []
@@ -40,14 +46,17 @@ class ConfigError(ValueError):
             where.append(f"server {self.server!r}")
         if self.field is not None:
             where.append(f"field {self.field!r}")
-        text = f"{', '.join(where)}: {self.message}" if where else self.message
+        text = f"{', '.join(where)}: {self.reason}" if where else self.reason
         return f"{self.path}: {text}" if self.path is not None else text
 
     def __str__(self) -> str:
         return self._text()
 
+    def __repr__(self) -> str:
+        return f"ConfigError({self._text()!r})"
+
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (self.message, self.path, self.server, self.field))
+        return (_rebuild, (self.reason, self.path, self.server, self.field))
 
 
 def _rebuild(message: str, path: Path | None, server: str | None, field: str | None) -> ConfigError:

@@ -1,8 +1,9 @@
 """pandas DataFrames of the server's lists (tools, resources, templates, prompts), the history and tasks.
 
-Tool results and resource contents become DataFrames in :mod:`mcp_notebook._dataframes` (their
-``to_dataframe()`` lives in the core); its two functions are re-exported here, where notebook code
-has always found them. This module imports pandas at import time and is only imported on demand.
+Tool results and resource contents become DataFrames in :mod:`mcp_notebook.display._dataframes`
+(their ``to_dataframe()`` lives in the core); its two functions are offered here, taking a result
+or a raw dict, where notebook code has always found them. This module imports pandas at import
+time and is only imported on demand.
 
 Server text in these frames is made readable, not kept raw. pandas' text repr (``print(df)``, a
 terminal, ``text/plain``) writes string cells as they are, escaping only ``\n``, ``\t`` and ``\r``, so
@@ -38,11 +39,11 @@ from .._dataframes import (
     CONTENTS_COLUMNS,
     _str,
     _to_datetime,
-    resource_to_dataframe,
-    result_to_dataframe,
 )
+from .._dataframes import resource_to_dataframe as _resource_frame
+from .._dataframes import result_to_dataframe as _result_frame
 from ..protocol._printable import printable
-from ..results import Prompt, Resource, ResourceTemplate, Tool
+from ..results import Prompt, Resource, ResourceContents, ResourceTemplate, Tool, ToolResult
 
 __all__ = [
     "BLOCK_COLUMNS",
@@ -85,6 +86,31 @@ def _readable(row: dict[str, Any]) -> dict[str, Any]:
 def _typed(cls: Any, item: Any) -> Any:
     """A result object from either the object itself or the server's raw dict."""
     return item if isinstance(item, cls) else cls.from_dict(dict(item))
+
+
+def result_to_dataframe(
+    result: ToolResult | Mapping[str, Any],
+    *,
+    output_schema: Mapping[str, Any] | None = None,
+    flatten: bool = True,
+) -> pd.DataFrame:
+    """A tool result (a :class:`~mcp_notebook.ToolResult` or a raw ``CallToolResult`` dict) as a
+    DataFrame: ``result.to_dataframe()``'s rules (:mod:`mcp_notebook.display._dataframes`)."""
+    typed: ToolResult = _typed(ToolResult, result)
+    return _result_frame(
+        typed.structured_content,
+        typed.content,
+        is_error=typed.is_error,
+        output_schema=output_schema,
+        flatten=flatten,
+    )
+
+
+def resource_to_dataframe(
+    contents: ResourceContents | Mapping[str, Any], *, flatten: bool = True
+) -> pd.DataFrame:
+    """A resource's contents (or a raw ``resources/read`` result) as a DataFrame."""
+    return _resource_frame(_typed(ResourceContents, contents).contents, flatten=flatten)
 
 
 def tools_frame(tools: Iterable[Tool | Mapping[str, Any]]) -> pd.DataFrame:

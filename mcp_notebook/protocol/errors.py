@@ -4,14 +4,17 @@ Every failure a user can see is an :class:`McpError`. Its ``kind`` says what wen
 can act on (retry after a transport error, wait longer after a timeout, fix the arguments after an
 ``invalid`` one); ``code``, ``message`` and ``data`` carry the JSON-RPC error where there is one.
 
+Each kind is also a subclass, so ``except McpTimeout:`` reads as what it catches:
+``McpError("timeout", ...)`` builds an :class:`McpTimeout` (``McpError.__new__`` picks the class
+by kind), and ``McpTimeout("...")`` is the same error. ``kind`` stays, for code that reads it.
+
 This module must never put a secret into a message: callers build messages from method names, tool
 names, option names and server-provided error text only, never from arguments, headers or env values.
 """
 
 from __future__ import annotations
 
-from html import escape
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from ._printable import printable
 
@@ -32,7 +35,17 @@ __all__ = [
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "ErrorKind",
+    "McpAuthError",
+    "McpCancelled",
+    "McpClosed",
     "McpError",
+    "McpInvalidInput",
+    "McpOverloaded",
+    "McpProtocolError",
+    "McpServerError",
+    "McpTimeout",
+    "McpTransportError",
+    "McpVersionError",
 ]
 
 # JSON-RPC 2.0
@@ -83,10 +96,23 @@ class McpError(Exception):
     code: int | None
     message: str
     data: Any
+    #: The kind a subclass stands for (None on McpError itself, which takes any kind).
+    _KIND: ClassVar[ErrorKind | None] = None
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> McpError:
+        # McpError("timeout", ...) is an McpTimeout: the class follows the kind, so existing code
+        # that builds errors by kind raises the subclasses. Subclasses (and an unknown kind,
+        # refused by __init__) are built as they are.
+        if cls is McpError:
+            kind = args[0] if args else kwargs.get("kind")
+            cls = _CLASS_OF_KIND.get(kind, McpError) if isinstance(kind, str) else McpError
+        return super().__new__(cls)
 
     def __init__(self, kind: ErrorKind, message: str, *, code: int | None = None, data: Any = None) -> None:
         if kind not in ERROR_KINDS:
             raise ValueError(f"unknown McpError kind {kind!r}")
+        if self._KIND is not None and kind != self._KIND:
+            raise ValueError(f"{type(self).__name__} is kind {self._KIND!r}, not {kind!r}")
         super().__init__(message)
         self.kind = kind
         self.code = code
@@ -97,7 +123,7 @@ class McpError(Exception):
     def from_jsonrpc(cls, error: Any, *, context: str = "") -> McpError:
         """Build a ``server`` error from a JSON-RPC error object, tolerating a malformed one."""
         if not isinstance(error, dict):
-            return cls("protocol", f"{context}server sent a malformed error object")
+            return McpError("protocol", f"{context}server sent a malformed error object")
         code = error.get("code")
         message = error.get("message")
         if not isinstance(message, str):
@@ -105,7 +131,7 @@ class McpError(Exception):
         if not isinstance(code, int) or isinstance(code, bool):
             code = None
         kind: ErrorKind = "version" if code == UNSUPPORTED_PROTOCOL_VERSION else "server"
-        return cls(kind, f"{context}{message}", code=code, data=error.get("data"))
+        return McpError(kind, f"{context}{message}", code=code, data=error.get("data"))
 
     def __str__(self) -> str:
         # The message often quotes the server (its error text, its stderr): a traceback or a log
@@ -116,15 +142,6 @@ class McpError(Exception):
     def __repr__(self) -> str:
         return f"McpError(kind={self.kind!r}, code={self.code!r}, message={self.message!r})"
 
-    def _repr_html_(self) -> str:
-        # Server error text is untrusted: escaped, like everything a server sends (the standard
-        # library's escape, quotes included: protocol/ imports nothing above it).
-        code = f" <small>(code {self.code})</small>" if self.code is not None else ""
-        return (
-            f'<div style="color:#b00020"><b>McpError</b> [{escape(self.kind)}]{code}: '
-            f"{escape(self.message)}</div>"
-        )
-
     def __reduce__(self) -> tuple[Any, ...]:
         # Exceptions with keyword-only arguments do not pickle by default; notebooks and worker
         # pools pickle exceptions to move them between processes.
@@ -133,3 +150,103 @@ class McpError(Exception):
 
 def _rebuild(kind: ErrorKind, message: str, code: int | None, data: Any) -> McpError:
     return McpError(kind, message, code=code, data=data)
+
+
+class _KindError(McpError):
+    """An error of one kind: built as ``McpTimeout("message")`` or, like any McpError, with the
+    kind first (``McpTimeout("timeout", "message")``)."""
+
+    def __init__(self, *args: Any, code: int | None = None, data: Any = None, **named: Any) -> None:
+        kind: Any = named.pop("kind", self._KIND) if len(args) < 2 else args[0]
+        if len(args) == 2:
+            message = args[1]
+        elif len(args) == 1 and "message" in named:
+            kind, message = args[0], named.pop("message")
+        elif len(args) == 1:
+            message = args[0]
+        elif not args and "message" in named:
+            message = named.pop("message")
+        else:
+            raise TypeError(f"{type(self).__name__}() takes the message (or the kind and the message)")
+        if named:
+            raise TypeError(f"{type(self).__name__}() got unexpected argument(s): {', '.join(sorted(named))}")
+        super().__init__(kind, message, code=code, data=data)
+
+
+class McpTransportError(_KindError):
+    """The pipe or socket failed, the server died, or a frame was unreadable (kind "transport")."""
+
+    _KIND = "transport"
+
+
+class McpTimeout(_KindError):
+    """The deadline passed; the server was asked to cancel (kind "timeout")."""
+
+    _KIND = "timeout"
+
+
+class McpProtocolError(_KindError):
+    """The server broke the protocol: a bad shape, an unknown era, too many rounds (kind "protocol")."""
+
+    _KIND = "protocol"
+
+
+class McpServerError(_KindError):
+    """The server answered with a JSON-RPC error (kind "server"; ``code`` is the server's)."""
+
+    _KIND = "server"
+
+
+class McpAuthError(_KindError):
+    """Credentials are missing or were refused (kind "auth")."""
+
+    _KIND = "auth"
+
+
+class McpOverloaded(_KindError):
+    """Too many requests in flight or queued: refused before sending (kind "overloaded")."""
+
+    _KIND = "overloaded"
+
+
+class McpCancelled(_KindError):
+    """The caller or the server cancelled the request (kind "cancelled")."""
+
+    _KIND = "cancelled"
+
+
+class McpClosed(_KindError):
+    """The client is closed, or closed while the request waited (kind "closed")."""
+
+    _KIND = "closed"
+
+
+class McpVersionError(_KindError):
+    """No protocol version both sides speak (kind "version")."""
+
+    _KIND = "version"
+
+
+class McpInvalidInput(_KindError):
+    """The caller's input was refused before sending, e.g. arguments against the tool's inputSchema
+    (kind "invalid")."""
+
+    _KIND = "invalid"
+
+
+_CLASS_OF_KIND: dict[str, type[McpError]] = {
+    cls._KIND: cls
+    for cls in (
+        McpTransportError,
+        McpTimeout,
+        McpProtocolError,
+        McpServerError,
+        McpAuthError,
+        McpOverloaded,
+        McpCancelled,
+        McpClosed,
+        McpVersionError,
+        McpInvalidInput,
+    )
+    if cls._KIND is not None
+}

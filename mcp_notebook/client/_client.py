@@ -1,8 +1,8 @@
 """The async public API: :class:`Client`.
 
 A ``Client`` owns one :class:`~mcp_notebook.connection.Connection` and one
-:class:`~mcp_notebook.live.LiveState` (cached lists, subscriptions, events), and turns dict results
-into the typed objects of :mod:`mcp_notebook.results`. It checks tool arguments against the
+:class:`~mcp_notebook.client._live.LiveState` (cached lists, subscriptions, events), and turns dict results
+into the typed objects of :mod:`mcp_notebook.client._results`. It checks tool arguments against the
 cached tool's ``inputSchema`` before sending.
 
 Lifetime: ``async with Client(...) as client`` or ``await client.connect()`` ... ``await
@@ -12,11 +12,13 @@ notebook cell can be used and closed in later ones (each cell is a task of its o
 ``connect()`` leaves no task group open in its caller: a cancel scope around it (``with
 fail_after(5): await client.connect()``) exits cleanly. ``aclose()`` stops that task and waits for
 it.
+
+Tool calls and tasks are :mod:`._calls` (one :class:`Calls` per client), and how a target becomes a
+transport is :mod:`._targets`; neither imports this module.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -24,35 +26,26 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ._arguments import MISSING, ArgumentValidator, OutputValidator
-from ._owned import OwnedTask, spawn_owned
-from .cache import KINDS, Freshness
-from .connection import (
+from ..connection import (
     ClientHandlers,
     Connection,
     ConnectionOptions,
     ConnectionState,
     ConnectionStats,
-    GuardedProgress,
     Handler,
     NotificationQueue,
     ProgressCallback,
 )
-from .live import Event, LiveState
-from .protocol.errors import McpError
-from .protocol.http_binding import is_http_url
-from .protocol.tasks import (
-    TASKS_EXTENSION,
-    Flavour,
-    TaskState,
-    created_task,
-    needs_tasks_extension,
-    parse_task,
-    run_as_task,
-    task_mode,
-)
-from .protocol.versions import Era
-from .results import (
+from ..protocol.errors import McpError
+from ..protocol.tasks import Flavour
+from ..protocol.versions import Era
+from ..transports.base import Transport
+from ..transports.stdio import DEFAULT_MAX_MESSAGE_BYTES
+from ._cache import KINDS, Freshness
+from ._calls import Calls
+from ._live import Event, LiveState
+from ._owned import OwnedTask, spawn_owned
+from ._results import (
     Completion,
     Prompt,
     PromptResult,
@@ -62,11 +55,8 @@ from .results import (
     Tool,
     ToolResult,
 )
-from .tasks import TaskHandle, TaskTracker
-from .transports.base import Transport
-from .transports.inprocess import is_sdk_server, sdk_server_transport
-from .transports.memory import MemoryTransport
-from .transports.stdio import DEFAULT_MAX_MESSAGE_BYTES, StdioTransport
+from ._targets import hold_deadlines_during_sign_in, make_transport, room_for_sign_in
+from ._task_handles import TaskHandle
 
 if TYPE_CHECKING:  # httpx costs ~50 ms to import; a stdio-only user never pays for it
     import httpx
@@ -74,12 +64,6 @@ if TYPE_CHECKING:  # httpx costs ~50 ms to import; a stdio-only user never pays 
 __all__ = ["Client"]
 
 logger = logging.getLogger("mcp_notebook.client")
-
-#: The share of a call's deadline that the tool list fetched for its checks may use: the call is
-#: the point, and keeps the rest (one deadline for both, never one each).
-_LIST_SHARE = 0.5
-#: Time spent on the list below which a timeout's message does not mention the list.
-_LISTED = 0.01
 
 
 class Client:
@@ -133,9 +117,9 @@ class Client:
         unknown = set(options) - ConnectionOptions.names()
         if unknown:
             raise TypeError(f"Client() got unknown option(s): {', '.join(sorted(unknown))}")
-        options = _room_for_sign_in(auth, options)
+        options = room_for_sign_in(auth, options)
         self._options = ConnectionOptions(protocol=protocol, timeout=timeout, **options)
-        self._transport = _make_transport(
+        self._transport = make_transport(
             target,
             env=env,
             cwd=cwd,
@@ -150,7 +134,7 @@ class Client:
             sampling=sampling, elicitation=elicitation, roots=roots, elicitation_modes=elicitation_modes
         )
         self._connection = Connection(self._transport, self._options, handlers)
-        self._unhook_auth = _hold_deadlines_during_sign_in(auth, self._connection)
+        self._unhook_auth = hold_deadlines_during_sign_in(auth, self._connection)
         self._live = LiveState(
             self._connection,
             {
@@ -162,11 +146,10 @@ class Client:
             eager=eager_lists,
             window=list_changed_window,
         )
-        self._tasks = TaskTracker(self._connection, self._finish_task)
-        self._task_only: set[str] = set()  # tools a server said run only as tasks (-32021)
-        self._tool_index: tuple[list[Tool] | None, dict[str, Tool]] = (None, {})
-        self._validator = ArgumentValidator()
-        self._outputs = OutputValidator()
+        self._calls = Calls(
+            self._connection, self._options, self._live, lambda within: self.list_tools(timeout=within)
+        )
+        self._tasks = self._calls.tracker
         self._host: OwnedTask | None = None
         self._connected = False
 
@@ -421,16 +404,15 @@ class Client:
         that cannot be fetched in time is logged as a warning naming the tool, and the call goes
         ahead unchecked.
         """
-        began = anyio.current_time()
-        answer = await self._start_call(
-            name, arguments, timeout=timeout, validate=validate, progress=progress, task=task
+        return await self._calls.call_tool(
+            name,
+            arguments,
+            timeout=timeout,
+            progress=progress,
+            validate=validate,
+            raise_on_error=raise_on_error,
+            task=task,
         )
-        if isinstance(answer, TaskHandle):
-            left = max(timeout - (anyio.current_time() - began), 0.0) if timeout is not None else None
-            return await self._follow_call(
-                answer, timeout=left, budget=timeout, progress=progress, raise_on_error=raise_on_error
-            )
-        return self._tool_result(name, answer, validate=validate, raise_on_error=raise_on_error)
 
     async def start_tool(
         self,
@@ -449,22 +431,7 @@ class Client:
         choose otherwise. Raises McpError(kind="invalid") when the server offers no tasks or the
         tool does not run as one. ``timeout`` bounds the request that starts the task.
         """
-        answer = await self._start_call(
-            name, arguments, timeout=timeout, validate=validate, task=True, ttl=ttl
-        )
-        if isinstance(answer, TaskHandle):
-            return answer
-        # The server ran it at once after all (it decides, in the extension): the result is kept
-        # on a handle that is already done, so nothing is lost. Not the tracker's (it has no id to
-        # be known by, and a completed extension reading without a result would settle it empty).
-        handle = TaskHandle(
-            self._tasks,
-            TaskState(task_id="", status="completed", status_message="ran at once, not as a task"),
-            name,
-            self._tasks.flavour or "extension",
-        )
-        handle._settle(result=self._tool_result(name, answer, validate=validate))
-        return handle
+        return await self._calls.start_tool(name, arguments, timeout=timeout, validate=validate, ttl=ttl)
 
     async def get_task(self, task_id: str, *, timeout: float | None = None) -> TaskHandle:
         """Attach to a task by id (one started earlier, in another cell, kernel or client).
@@ -472,11 +439,7 @@ class Client:
         Returns its handle, read from the server now and followed to its end. Raises
         McpError(kind="server") when the server does not know the task (wrong id, ttl passed).
         """
-        if not isinstance(task_id, str) or not task_id:
-            raise TypeError("get_task() needs the task id as a non-empty string")
-        flavour = self._require_tasks("get_task")
-        state = await self._tasks.fetch(task_id, timeout=timeout)
-        return self._tasks.adopt(state, None, flavour)
+        return await self._calls.get_task(task_id, timeout=timeout)
 
     async def list_tasks(self, *, timeout: float | None = None) -> list[TaskHandle]:
         """The server's tasks (``tasks/list``, every page), as handles; not followed until waited on.
@@ -484,29 +447,7 @@ class Client:
         Only 2025-11-25 servers that declare ``tasks.list`` offer it; the 2026-07-28 extension
         has no list (keep the task ids: a handle's repr shows its own).
         """
-        flavour = self._require_tasks("list_tasks")
-        caps = self.server_capabilities.get("tasks")
-        if flavour != "core" or not isinstance(caps, Mapping) or "list" not in caps:
-            raise McpError(
-                "invalid",
-                "this server does not list tasks (tasks/list is a 2025-11-25 feature the server must "
-                "declare); attach to a known task with get_task(task_id)",
-            )
-        handles: list[TaskHandle] = []
-        cursor: str | None = None
-        for _ in range(_MAX_TASK_PAGES):
-            result = await self._connection.request(
-                "tasks/list", {"cursor": cursor} if cursor else None, timeout=timeout
-            )
-            tasks = result.get("tasks")
-            if not isinstance(tasks, list):
-                raise McpError("protocol", "tasks/list answered without a 'tasks' list")
-            for raw in tasks:
-                handles.append(self._tasks.adopt(parse_task(raw, flavour), None, flavour, follow=False))
-            cursor = result.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor:
-                break
-        return handles
+        return await self._calls.list_tasks(timeout=timeout)
 
     @property
     def tasks(self) -> list[TaskHandle]:
@@ -522,11 +463,7 @@ class Client:
         """How a listed tool may run: "required" (only as a task), "optional" (either; as a task
         with ``task=True``) or None (never as a task). From its ``execution.taskSupport``, or from
         the server having refused it once for want of a task."""
-        name = tool.name if isinstance(tool, Tool) else tool
-        listed = tool if isinstance(tool, Tool) else self._tool_named(name)
-        return task_mode(
-            self._tasks.flavour, listed.raw if listed else None, task_only=name in self._task_only
-        )
+        return self._calls.task_mode(tool)
 
     def on_task(self, hook: Callable[[TaskHandle], None]) -> Callable[[], None]:
         """Call ``hook(handle)`` when a task is first seen and after each change to any task.
@@ -534,177 +471,6 @@ class Client:
         Runs in the client's event loop and must not block; returns a function that unhooks it.
         """
         return self._tasks.on_change(hook)
-
-    def _require_tasks(self, what: str) -> Flavour:
-        flavour = self._tasks.flavour
-        if flavour is None:
-            raise McpError("invalid", f"{what}(): this server offers no tasks")
-        return flavour
-
-    def _check_call(self, name: Any, arguments: Any) -> None:
-        if not isinstance(name, str) or not name:
-            raise TypeError("call_tool() and start_tool() need the tool's name as a non-empty string")
-        if arguments is not None and not isinstance(arguments, Mapping):
-            raise TypeError(
-                f"arguments must be a mapping of argument names to values, not {type(arguments).__name__}"
-            )
-
-    async def _start_call(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None,
-        *,
-        timeout: float | None,
-        validate: bool,
-        progress: ProgressCallback | None = None,
-        task: bool | None,
-        ttl: float | None = None,
-    ) -> dict[str, Any] | TaskHandle:
-        """Check the call, then send ``tools/call`` as a task or not, as the server, the tool and
-        ``task`` decide; return the plain result, or the handle of the task the server created."""
-        self._check_call(name, arguments)
-        arguments = dict(arguments or {})
-        budget = self._options.request_timeout(timeout)
-        started = anyio.current_time()
-        deadline = started + budget
-        tool = await self._tool_for_call(name, arguments, validate=validate, within=budget * _LIST_SHARE)
-        listing = anyio.current_time() - started
-        # The request's own timeout: what the list fetch left of the budget, to the instant (a
-        # listing of a few ms given back used to make the call that much late).
-        left = _left(deadline) if listing > 0 else budget
-        flavour = self._tasks.flavour
-        as_task = run_as_task(
-            flavour, tool.raw if tool else None, name, asked=task, task_only=name in self._task_only
-        )
-        params: dict[str, Any] = {"name": name, "arguments": arguments}
-        if as_task and flavour == "core":
-            params["task"] = {"ttl": int(ttl * 1000)} if ttl is not None else {}
-        # Without the extension declared a server never makes a task of this call (an optional
-        # tool runs inline); a tool that runs only as a task is then refused unexecuted (-32021).
-        without = () if as_task else (TASKS_EXTENSION,)
-        label = f"tools/call {name!r}"
-        try:
-            try:
-                result = await self._connection.request(
-                    "tools/call",
-                    params,
-                    timeout=left,
-                    progress=progress,
-                    label=label,
-                    without_extensions=without,
-                )
-            except McpError as exc:
-                if not (without and task is None and flavour == "extension" and needs_tasks_extension(exc)):
-                    raise
-                self._task_only.add(name)
-                result = await self._connection.request("tools/call", params, timeout=left, label=label)
-        except McpError as exc:
-            if exc.kind != "timeout" or listing < _LISTED:
-                raise
-            # The request's own message names only what was left of the deadline for it.
-            raise McpError(
-                "timeout",
-                f"{exc.message}; the call's deadline began {listing:.2g}s earlier, when its tool "
-                "list was fetched",
-                code=exc.code,
-                data=exc.data,
-            ) from None
-        if flavour is None:
-            return result
-        state = created_task(result, flavour)
-        if state is None:
-            return result
-        handle = self._tasks.adopt(state, name, flavour)
-        handle.validate = validate
-        return handle
-
-    async def _follow_call(
-        self,
-        handle: TaskHandle,
-        *,
-        timeout: float | None,
-        budget: float | None,
-        progress: ProgressCallback | None,
-        raise_on_error: bool,
-    ) -> ToolResult:
-        """Wait for a task that call_tool started, for ``timeout`` (what is left of the call's
-        ``budget``); an abandoned wait cancels the task."""
-        try:
-            with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
-                if progress is not None:
-                    await _report_status(handle, progress)
-                return await handle.result(raise_on_error=raise_on_error)
-        except TimeoutError:
-            await _cancel_quietly(handle)
-            raise McpError(
-                "timeout",
-                f"tools/call {handle.tool!r} (task {handle.task_id!r}) timed out after {budget:g}s; "
-                "the task was cancelled (use start_tool() to keep a long task running)",
-            ) from None
-        except BaseException:
-            await _cancel_quietly(handle)
-            raise
-
-    def _finish_task(self, handle: TaskHandle, raw: dict[str, Any]) -> ToolResult:
-        return self._tool_result(handle.tool or "", raw, validate=handle.validate and bool(handle.tool))
-
-    def _tool_result(
-        self, name: str, raw: dict[str, Any], *, validate: bool, raise_on_error: bool = False
-    ) -> ToolResult:
-        tool = self._tool_named(name)
-        output_schema = tool.output_schema if tool else None
-        if validate and output_schema is not None and raw.get("isError") is not True:
-            self._outputs.check(name, output_schema, raw.get("structuredContent", MISSING))
-        tool_result = ToolResult.from_dict(raw, output_schema=output_schema)
-        if raise_on_error and tool_result.is_error:
-            raise McpError("server", f"tool {name!r} reported an error: {tool_result.text[:1000]}")
-        return tool_result
-
-    async def _tool_for_call(
-        self, name: str, arguments: Mapping[str, Any], *, validate: bool, within: float
-    ) -> Tool | None:
-        """The tool as listed (fetching the list when it is not cached and we need it, for at
-        most ``within`` seconds in all), with the arguments checked against its inputSchema when
-        ``validate``.
-
-        The list is needed to validate, and to know whether a 2025-11-25 tool runs as a task. A
-        list that cannot be had is said, naming the tool (a warning, and an "unchecked_call"
-        event for the hooks): a call that goes unchecked must not look like one that was checked.
-        """
-        tool = self._tool_named(name)
-        needed = validate or self._tasks.flavour == "core"
-        if tool is None and needed and not self._live.freshness("tools").fresh:
-            try:
-                # Every page of the list within one bound, not a timeout for each.
-                with anyio.fail_after(within):
-                    tools = await self.list_tools(timeout=within)
-            except TimeoutError:
-                self._unchecked(name, f"the tool list did not come within {within:.3g}s", validate)
-                return None
-            except McpError as exc:
-                if exc.kind in ("closed", "overloaded"):
-                    raise
-                self._unchecked(name, f"the tool list could not be fetched: {exc.message}", validate)
-                return None
-            # Found in the answer itself: a list_changed that arrives meanwhile keeps the
-            # answer out of the cache, but it still names the tools of this moment.
-            tool = next((t for t in tools if t.name == name), None)
-        if tool is not None and validate:
-            self._validator.check(name, tool.input_schema, arguments)
-        return tool
-
-    def _unchecked(self, name: str, reason: str, validate: bool) -> None:
-        what = "its arguments go unchecked" if validate else "whether it must run as a task is unknown"
-        logger.warning("tools/call %r: %s, so %s", name, reason, what)
-        self._live.emit("unchecked_call", tool=name, reason=reason)
-
-    def _tool_named(self, name: str) -> Tool | None:
-        tools = self._live.cached("tools")
-        source, index = self._tool_index
-        if tools is not source:
-            index = {tool.name: tool for tool in tools or ()}
-            self._tool_index = (tools, index)
-        return index.get(name)
 
     async def read_resource(self, uri: str, *, timeout: float | None = None) -> ResourceContents:
         if not isinstance(uri, str) or not uri:
@@ -757,156 +523,6 @@ class Client:
         else:
             await self._connection.request("ping", None, timeout=timeout)
         return anyio.current_time() - start
-
-
-_MAX_TASK_PAGES = 1000
-
-
-def _left(deadline: float) -> float:
-    """The seconds left until ``deadline`` (a sliver once it has passed: the request then fails
-    as timed out, the usual way)."""
-    return max(deadline - anyio.current_time(), 0.001)
-
-
-async def _report_status(handle: TaskHandle, progress: ProgressCallback) -> None:
-    """Report a task's status messages to a call's progress callback until the task ends."""
-    report = GuardedProgress(progress)
-    seen: str | None = None
-    count = 0
-    while not handle.done and handle.error is None:
-        message = handle.status_message
-        if message and message != seen:
-            seen = message
-            count += 1
-            await report(count, None, message)
-        changed = handle._changed
-        if handle.done:
-            break
-        await changed.wait()
-
-
-async def _cancel_quietly(handle: TaskHandle) -> None:
-    """Cancel a task whose caller gave up on it (shielded, bounded, never raising)."""
-    if handle.done:
-        return
-    with anyio.CancelScope(shield=True), anyio.move_on_after(5.0):
-        try:
-            await handle.cancel(timeout=5.0)
-        except McpError as exc:
-            logger.warning("could not cancel task %r after its call was abandoned: %s", handle.task_id, exc)
-
-
-def _room_for_sign_in(auth: Any, options: dict[str, Any]) -> dict[str, Any]:
-    """Give negotiation time for a person to sign in, unless the caller chose the timeouts.
-
-    OAuth's human step happens inside the first request (the probe), whose usual deadlines are
-    seconds. Over HTTP a server always answers the probe with some status, so waiting longer
-    costs nothing there; the step itself is bounded by the OAuth object's ``authorize_timeout``.
-    """
-    wait = getattr(auth, "authorize_timeout", None)
-    if not isinstance(wait, int | float) or isinstance(wait, bool):
-        return options
-    room = float(wait) + 30.0
-    adjusted = dict(options)
-    adjusted.setdefault("probe_timeout", room)
-    adjusted.setdefault("connect_timeout", room)
-    return adjusted
-
-
-def _hold_deadlines_during_sign_in(auth: Any, connection: Connection) -> Callable[[], None]:
-    """Pause the connection's request deadlines while ``auth`` waits for a person to sign in.
-
-    A 401 in mid-session starts the sign-in inside whichever request met it, and the others wait
-    for the token: without this, the person would have one request deadline (60 s by default) to
-    finish, and every waiting request would time out. The sign-in is bounded by the OAuth object's
-    own ``authorize_timeout``. Returns the function that unhooks it.
-    """
-    subscribe = getattr(auth, "on_user_step", None)
-    if not callable(subscribe):
-        return lambda: None
-    held: list[Callable[[], None]] = []
-
-    def changed(active: bool) -> None:
-        if active:
-            held.append(connection.hold_deadlines())
-        elif held:
-            held.pop()()
-
-    unsubscribe: Callable[[], None] = subscribe(changed)
-
-    def unhook() -> None:
-        unsubscribe()
-        while held:
-            held.pop()()
-
-    return unhook
-
-
-def _http_auth(auth: str | httpx.Auth | None) -> httpx.Auth | None:
-    """A string is a bearer token; anything else must already be an ``httpx.Auth``."""
-    import httpx
-
-    if auth is None or isinstance(auth, httpx.Auth):
-        return auth
-    if isinstance(auth, str):
-        from .auth import BearerToken
-
-        token: httpx.Auth = BearerToken(auth)
-        return token
-    raise TypeError("auth must be a token string, mcp_notebook.auth.OAuth(...) or another httpx.Auth")
-
-
-def _make_transport(
-    target: Any,
-    *,
-    env: Mapping[str, str] | None,
-    cwd: str | os.PathLike[str] | None,
-    max_message_bytes: int,
-    inherit_env: bool,
-    shutdown_timeout: float,
-    headers: Mapping[str, str] | None = None,
-    auth: str | httpx.Auth | None = None,
-    http_client: httpx.AsyncClient | None = None,
-) -> Transport:
-    if is_http_url(target):
-        if env is not None or cwd is not None:
-            raise ValueError("env= and cwd= apply only to a server started from a command, not to a URL")
-        from .transports.http import HttpTransport
-
-        return HttpTransport(
-            target,
-            headers=headers,
-            auth=_http_auth(auth),
-            http_client=http_client,
-            max_message_bytes=max_message_bytes,
-        )
-    if headers is not None or auth is not None or http_client is not None:
-        raise ValueError("headers=, auth= and http_client= apply only to a server URL (http:// or https://)")
-    if isinstance(target, str) or (
-        isinstance(target, Sequence)
-        and not isinstance(target, bytes)
-        and all(isinstance(a, str | os.PathLike) for a in target)
-    ):
-        return StdioTransport(
-            target,
-            env=env,
-            cwd=cwd,
-            inherit_env=inherit_env,
-            max_message_bytes=max_message_bytes,
-            shutdown_timeout=shutdown_timeout,
-        )
-    if env is not None or cwd is not None:
-        raise ValueError("env= and cwd= apply only to a server started from a command")
-    if callable(getattr(target, "connect", None)) and callable(getattr(target, "describe", None)):
-        return target  # type: ignore[no-any-return]
-    if is_sdk_server(target):
-        return sdk_server_transport(target)
-    if callable(target):
-        return MemoryTransport(target, name=getattr(target, "__name__", "in-memory server"))
-    raise TypeError(
-        f"cannot connect to {type(target).__name__}: give a command (string or argv list), "
-        "a Transport, an SDK server object or an async serve(incoming, outgoing) function"
-    )
 
 
 def _unwrap(exc: BaseException) -> BaseException:

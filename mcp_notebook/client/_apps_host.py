@@ -1,0 +1,682 @@
+"""The host side of an MCP App: what a View (the app's HTML, in an iframe) is answered.
+
+:class:`AppHost` owns one View of one tool call. It reads the tool's ``ui://`` resource and calls
+the tool at the same time, and then answers the View's JSON-RPC (spec 2026-01-26): the handshake,
+the tool's input and result, the requests a View may make of the host and, through the host, of
+the server. It moves plain JSON-RPC dicts: ``send`` delivers one to the View, :meth:`receive`
+takes one from it. It never draws, never opens a link and never imports the notebook layer; the
+widget relays messages and draws what this object decides.
+
+Rules it keeps (the spec's, and ours where the spec leaves room):
+
+- Nothing is sent to the View before it says ``ui/notifications/initialized``, except answers to
+  its own requests. Then ``tool-input`` once, then ``tool-result`` (or ``tool-cancelled`` when the
+  call raised) as soon as both the View and the result are there.
+- A View may call, through the host, only the tools whose ``_meta.ui.visibility`` includes
+  "app"; any other call is refused here and never reaches the server.
+- A link is opened only when it is ``https:`` and ``confirm_open_link`` said yes.
+- Whatever a View sends, :meth:`receive` never raises: a malformed message is dropped (logged at
+  DEBUG), a bad request gets a JSON-RPC error.
+
+Example, with a relay that hands the View's messages to ``host.receive``::
+
+    host = AppHost(client, "show_chart", {"n": 5}, send=relay.post)
+    resource = await host.open()        # resource.html, resource.csp_header, resource.allow
+    ...                                 # the View runs: relay -> await host.receive(message)
+    await host.close()
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import inspect
+import json
+import logging
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import anyio
+
+from .._version import __version__
+from ..protocol._apps import (
+    APP_MIME_TYPE,
+    APPS_PROTOCOL_VERSION,
+    allow_attribute,
+    callable_by_app,
+    content_security_policy,
+    valid_sources,
+)
+from ..protocol.errors import McpError, McpInvalidInput
+from ._owned import OwnedTask, spawn_owned
+from ._results import Tool, ToolResult
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+__all__ = ["AppError", "AppHost", "AppResource"]
+
+log = logging.getLogger("mcp_notebook.apps")
+
+SUPPORTED_VERSIONS = (APPS_PROTOCOL_VERSION,)
+#: A message from a View larger than this (as JSON) is dropped.
+MAX_MESSAGE_CHARS = 4 * 1024 * 1024
+#: A View's HTML larger than this is refused.
+MAX_HTML_BYTES = 16 * 1024 * 1024
+MAX_HEIGHT = 10_000
+MAX_MESSAGES = 1_000
+MAX_ID_CHARS = 256
+TEARDOWN_WAIT = 2.0
+
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+#: Refused by the host (a link declined, a tool a View may not call): the request was valid.
+REFUSED = -32000
+
+_CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
+_PERMISSION_KEYS = ("camera", "microphone", "geolocation", "clipboardWrite")
+_MODALITIES: dict[str, dict[str, Any]] = {"text": {}, "image": {}, "resource": {}, "resourceLink": {}}
+
+Send = Callable[[dict[str, Any]], Awaitable[None] | None]
+
+
+class AppError(McpInvalidInput):
+    """An app that cannot be shown: not an app tool, a missing View, a View of the wrong type."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("invalid", message)
+
+
+@dataclass(frozen=True)
+class AppResource:
+    """A View's HTML and what its iframe may do, decided from the resource's ``_meta.ui``."""
+
+    uri: str
+    html: str
+    mime_type: str
+    #: ``_meta.ui.csp`` and ``_meta.ui.permissions`` as the server sent them (None when absent);
+    #: what is enforced is ``csp_header`` and ``allow``, built from them by the rules.
+    csp: dict[str, Any] | None
+    permissions: dict[str, Any] | None
+    csp_header: str
+    allow: str
+    prefers_border: bool | None
+
+
+class _RequestError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _is_id(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and 0 < len(value) <= MAX_ID_CHARS
+
+
+def _too_big(message: dict[str, Any]) -> bool:
+    try:
+        return len(json.dumps(message, allow_nan=False)) > MAX_MESSAGE_CHARS
+    except (TypeError, ValueError, RecursionError):
+        return True  # not JSON: no View sent that through postMessage honestly
+
+
+def _same_mime(value: Any) -> bool:
+    return isinstance(value, str) and "".join(value.split()).lower() == APP_MIME_TYPE
+
+
+def _view_contents(contents: list[dict[str, Any]], uri: str) -> dict[str, Any] | None:
+    for content in contents:
+        if content.get("uri") == uri:
+            return content
+    return contents[0] if contents else None
+
+
+def _html_of(content: dict[str, Any], uri: str) -> str:
+    text = content.get("text")
+    if isinstance(text, str):
+        if len(text) > MAX_HTML_BYTES:
+            raise AppError(f"the View {uri} is larger than {MAX_HTML_BYTES} bytes")
+        return text
+    blob = content.get("blob")
+    if isinstance(blob, str):
+        if len(blob) > MAX_HTML_BYTES * 4 // 3 + 4:
+            raise AppError(f"the View {uri} is larger than {MAX_HTML_BYTES} bytes")
+        try:
+            return base64.b64decode(blob, validate=True).decode("utf-8", errors="replace")
+        except (binascii.Error, ValueError) as exc:
+            raise AppError(f"the View {uri} is a blob that is not base64") from exc
+    raise AppError(f"the View {uri} has neither text nor blob")
+
+
+def parse_resource(uri: str, raw: Mapping[str, Any]) -> AppResource:
+    """An :class:`AppResource` from a ``resources/read`` result, or AppError (wrong type, no HTML)."""
+    contents = raw.get("contents")
+    content = (
+        _view_contents([c for c in contents if isinstance(c, dict)], uri)
+        if isinstance(contents, list)
+        else None
+    )
+    if content is None:
+        raise AppError(f"the server returned no contents for the View {uri}")
+    mime = content.get("mimeType")
+    if not _same_mime(mime):
+        raise AppError(
+            f"the View {uri} is {mime!r}, not {APP_MIME_TYPE!r}: it is not an MCP App and is not shown"
+        )
+    html = _html_of(content, uri)
+    meta = content.get("_meta")
+    ui = meta.get("ui") if isinstance(meta, dict) else None
+    ui = ui if isinstance(ui, dict) else {}
+    csp = ui.get("csp") if isinstance(ui.get("csp"), dict) else None
+    permissions = ui.get("permissions") if isinstance(ui.get("permissions"), dict) else None
+    border = ui.get("prefersBorder")
+    return AppResource(
+        uri=uri,
+        html=html,
+        mime_type=str(mime),
+        csp=csp,
+        permissions=permissions,
+        csp_header=content_security_policy(csp),
+        allow=allow_attribute(permissions),
+        prefers_border=border if isinstance(border, bool) else None,
+    )
+
+
+def _https_link(url: Any) -> bool:
+    if not isinstance(url, str) or len(url) > 8192 or not url.isprintable() or any(c.isspace() for c in url):
+        return False
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme.lower() == "https" and bool(parts.hostname)
+
+
+class AppHost:
+    """One View of one tool call: reads the View, calls the tool, answers the View's JSON-RPC.
+
+    ``send(message)`` (sync or async) delivers one JSON-RPC message to the View.
+    ``confirm_open_link(url)`` asks the user whether to open a link (None refuses every link);
+    only ``True`` opens it, and opening is the caller's job (``opened_links`` says which).
+    ``on_change(name, value)`` is told of each change of ``status``, ``messages``,
+    ``model_context``, ``height``, ``display_mode``, ``error``, ``opened_links`` and
+    ``initialized``. ``on_log(params)`` receives the View's ``notifications/message`` params.
+    Callbacks that raise are logged, never propagated.
+
+    Every method runs on the event loop of ``client`` (in a notebook, the engine thread), and
+    ``send`` and the callbacks are called there. :meth:`receive` returns once the message is
+    handled (a proxied ``tools/call`` included): a relay that wants a slow call not to hold the
+    messages behind it hands each message to :meth:`receive` in a task of its own.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        tool: Tool | str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        send: Send,
+        confirm_open_link: Callable[[str], Awaitable[bool] | bool] | None = None,
+        on_change: Callable[[str, Any], None] | None = None,
+        on_log: Callable[[dict[str, Any]], None] | None = None,
+        host_info: Mapping[str, str] | None = None,
+        theme: str = "light",
+    ) -> None:
+        if not isinstance(tool, Tool | str):
+            raise TypeError(f"tool must be a Tool or a tool name, not {type(tool).__name__}")
+        self._client = client
+        self._tool_ref = tool
+        self.tool: Tool | None = tool if isinstance(tool, Tool) else None
+        self.arguments: dict[str, Any] = dict(arguments or {})
+        self._send_fn = send
+        self._confirm = confirm_open_link
+        self._on_change = on_change
+        self._on_log = on_log
+        self._host_info = dict(host_info or {"name": "mcp-notebook", "version": __version__})
+        self.theme = theme if theme in ("light", "dark") else "light"
+
+        self.status = "loading"
+        self.resource: AppResource | None = None
+        self.result: ToolResult | None = None
+        self.error: str | None = None
+        self.messages: list[dict[str, Any]] = []
+        self.model_context: dict[str, Any] | None = None
+        self.height: int | None = None
+        self.display_mode = "inline"
+        self.initialized = False
+        self.opened_links: list[str] = []
+        self.app_info: dict[str, Any] | None = None
+        self.app_capabilities: dict[str, Any] | None = None
+
+        self._call_done = False
+        self._cancel_reason: str | None = None
+        self._input_sent = False
+        self._outcome_sent = False
+        self._deliver_lock = anyio.Lock()
+        self._call_task: OwnedTask | None = None
+        self._next_id = 0
+        self._pending: dict[int, anyio.Event] = {}
+        self._teardown_id: int | None = None
+        self._closing = False
+
+    def __repr__(self) -> str:
+        name = self.tool.name if self.tool else self._tool_ref
+        return f"<AppHost {name!r} {self.status}>"
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    async def open(self) -> AppResource:
+        """Call the tool and read its View at once; return the View once it is read.
+
+        Raises :class:`AppError` (status "error", nothing shown) when the tool has no View, the
+        View does not exist or is not ``text/html;profile=mcp-app``; the call, already sent, is
+        left to finish (its result lands in ``result``). A call that fails (an exception or an
+        ``isError`` result) makes the status "error" with ``error`` set, but the View is still
+        returned: it is told of the failure (``tool-result`` with isError, or ``tool-cancelled``).
+        The call may still be running when this returns ("ready"); the View gets its result when
+        both are there.
+        """
+        if self.status != "loading" or self._call_task is not None:
+            raise RuntimeError("an AppHost is opened once")
+        try:
+            tool = await self._resolve_tool()
+        except McpError as exc:  # AppError, or the tool list could not be had
+            self._fail(str(exc))
+            raise
+        uri = tool.ui_resource_uri
+        assert uri is not None  # _resolve_tool checked
+        self._call_task = spawn_owned(self._run_call, name=f"mcp-notebook app {tool.name}")
+        try:
+            try:
+                contents = await self._client.read_resource(uri)
+            except McpError as exc:
+                raise AppError(f"the View {uri} of tool {tool.name!r} could not be read: {exc}") from exc
+            resource = parse_resource(uri, contents.raw)
+        except AppError as exc:
+            self._fail(str(exc))
+            raise
+        self.resource = resource
+        if self.status == "loading":
+            self._set("status", "ready")
+        return resource
+
+    async def close(self, reason: str = "closed") -> None:
+        """Ask the View to tear down (``ui/resource-teardown``), wait briefly for it, end.
+
+        Idempotent. A View that never initialized is not asked (nothing is sent to it before).
+        A call still running is cancelled.
+        """
+        if self.status == "closed":
+            return
+        event = await self._start_teardown(reason)
+        if event is not None:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(TEARDOWN_WAIT):
+                await event.wait()
+        await self._finish()
+
+    async def _start_teardown(self, reason: str) -> anyio.Event | None:
+        if self._closing:
+            return self._pending.get(self._teardown_id) if self._teardown_id is not None else None
+        self._closing = True
+        if not self.initialized:
+            return None
+        request_id = self._new_id()
+        event = anyio.Event()
+        self._pending[request_id] = event
+        self._teardown_id = request_id
+        await self._send(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "ui/resource-teardown",
+                "params": {"reason": reason},
+            }
+        )
+        return event
+
+    async def _finish(self) -> None:
+        if self.status == "closed":
+            return
+        task = self._call_task
+        if task is not None and not task.done.is_set():
+            await task.stop(0)
+        self._pending.clear()
+        self._set("status", "closed")
+
+    # --- the tool call ------------------------------------------------------------------------
+
+    async def _resolve_tool(self) -> Tool:
+        if self.tool is None:
+            name = self._tool_ref
+            tools = await self._client.list_tools(include_app_only=True)
+            found = next((t for t in tools if t.name == name), None)
+            if found is None:
+                raise AppError(f"the server has no tool {name!r}")
+            self.tool = found
+        if self.tool.ui_resource_uri is None:
+            raise AppError(
+                f"tool {self.tool.name!r} is not an MCP App: its _meta names no ui:// resource "
+                "(_meta.ui.resourceUri)"
+            )
+        return self.tool
+
+    async def _run_call(self) -> None:
+        assert self.tool is not None
+        try:
+            result = await self._client.call_tool(self.tool.name, self.arguments)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as exc:
+            self._cancel_reason = str(exc) or type(exc).__name__
+            self._call_done = True
+            self._fail(f"tool {self.tool.name!r} failed: {self._cancel_reason}")
+        else:
+            self.result = result
+            self._call_done = True
+            if result.is_error:
+                self._fail(f"tool {self.tool.name!r} reported an error: {result.text[:1000]}")
+        try:
+            await self._deliver()
+        except Exception:
+            log.debug("delivering the tool's outcome to the View failed", exc_info=True)
+
+    def _fail(self, message: str) -> None:
+        self._set("error", message)
+        if self.status != "closed":
+            self._set("status", "error")
+
+    async def _deliver(self) -> None:
+        """Send the View what it is owed, in order: tool-input once, then the outcome once."""
+        async with self._deliver_lock:
+            if not self.initialized or self._closing:
+                return
+            if not self._input_sent:
+                self._input_sent = True
+                await self._notify("ui/notifications/tool-input", {"arguments": self.arguments})
+            if self._call_done and not self._outcome_sent:
+                self._outcome_sent = True
+                if self.result is not None:
+                    await self._notify("ui/notifications/tool-result", self.result.raw)
+                else:
+                    await self._notify("ui/notifications/tool-cancelled", {"reason": self._cancel_reason})
+
+    # --- messages from the View ---------------------------------------------------------------
+
+    async def receive(self, message: Any) -> None:
+        """Handle one message from the View; never raises."""
+        try:
+            await self._receive(message)
+        except Exception:
+            log.debug("an MCP App View's message could not be handled", exc_info=True)
+
+    async def _receive(self, message: Any) -> None:
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or _too_big(message):
+            log.debug("dropped a malformed message from an MCP App View")
+            return
+        method = message.get("method")
+        if method is None:
+            self._on_response(message)
+            return
+        if not isinstance(method, str) or len(method) > 200:
+            log.debug("dropped a View message with a bad method")
+            return
+        if self.status == "closed" or (self._closing and "id" in message):
+            if "id" in message and _is_id(message["id"]):
+                await self._reply_error(message["id"], REFUSED, "the View is closing")
+            return
+        if "id" not in message:
+            self._on_notification(method, message.get("params"))
+            if method == "ui/notifications/initialized":
+                await self._deliver()
+            elif method == "ui/notifications/request-teardown":
+                await self._start_teardown("the View asked to close")
+            return
+        await self._on_request(message["id"], method, message.get("params", {}))
+
+    async def _on_request(self, request_id: Any, method: str, params: Any) -> None:
+        if not _is_id(request_id):
+            log.debug("dropped a View request with a bad id")
+            return
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            await self._reply_error(request_id, INVALID_PARAMS, "params must be an object")
+            return
+        try:
+            result = await self._answer(method, params)
+        except _RequestError as exc:
+            await self._reply_error(request_id, exc.code, exc.message)
+        except McpError as exc:
+            code = exc.code if exc.kind == "server" and isinstance(exc.code, int) else INTERNAL_ERROR
+            await self._reply_error(request_id, code, exc.message)
+        except Exception as exc:
+            log.debug("answering a View's %s failed", method, exc_info=True)
+            await self._reply_error(request_id, INTERNAL_ERROR, f"the host failed: {type(exc).__name__}")
+        else:
+            await self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def _on_response(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        if not _is_id(request_id) or ("result" not in message and "error" not in message):
+            log.debug("dropped a View message that is neither request, notification nor response")
+            return
+        event = self._pending.pop(request_id, None) if isinstance(request_id, int) else None
+        if event is None:
+            log.debug("dropped a View response to no request of ours")
+            return
+        event.set()
+        if request_id == self._teardown_id and self.status != "closed":
+            # The View is ready to go; a close() waiting on the event finishes, and a teardown the
+            # View asked for ends here.
+            self._set("status", "closed")
+
+    def _on_notification(self, method: str, params: Any) -> None:
+        params = params if isinstance(params, dict) else {}
+        if method == "ui/notifications/initialized":
+            if not self.initialized:
+                self._set("initialized", True)
+        elif method == "notifications/message":
+            if self._on_log is not None:
+                self._call(self._on_log, params)
+        elif method == "ui/notifications/size-changed":
+            height = params.get("height")
+            if isinstance(height, int | float) and not isinstance(height, bool) and math.isfinite(height):
+                clamped = max(0, min(MAX_HEIGHT, int(height)))
+                if clamped != self.height:
+                    self._set("height", clamped)
+        else:
+            log.debug("ignored the View's notification %s", method)
+
+    async def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        # One handler per method the host offers (a dict, not a chain of ifs: the methods are
+        # the table, and one more is one more line).
+        handlers: dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]] = {
+            "ui/initialize": self._on_initialize,
+            "ping": self._on_ping,
+            "tools/call": self._proxy_call,
+            "resources/read": self._on_read_resource,
+            "resources/list": self._on_list_resources,
+            "ui/message": self._on_message,
+            "ui/update-model-context": self._on_update_model_context,
+            "ui/open-link": self._on_open_link,
+            "ui/request-display-mode": self._on_request_display_mode,
+        }
+        handler = handlers.get(method)
+        if handler is None:
+            raise _RequestError(METHOD_NOT_FOUND, f"the host does not offer {method!r}")
+        return await handler(params)
+
+    async def _on_initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self._initialize(params)
+
+    async def _on_ping(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    async def _on_read_resource(self, params: dict[str, Any]) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str) or not uri:
+            raise _RequestError(INVALID_PARAMS, "resources/read needs a uri")
+        contents = await self._client.read_resource(uri)
+        return contents.raw
+
+    async def _on_list_resources(self, params: dict[str, Any]) -> dict[str, Any]:
+        resources = await self._client.list_resources()
+        return {"resources": [r.raw for r in resources]}
+
+    async def _on_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        if len(self.messages) >= MAX_MESSAGES:
+            raise _RequestError(REFUSED, "too many messages from this View")
+        self.messages.append(params)
+        self._set("messages", list(self.messages))
+        return {}
+
+    async def _on_update_model_context(self, params: dict[str, Any]) -> dict[str, Any]:
+        self._set("model_context", params)
+        return {}
+
+    async def _on_open_link(self, params: dict[str, Any]) -> dict[str, Any]:
+        return await self._open_link(params.get("url"))
+
+    async def _on_request_display_mode(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"mode": self.display_mode}  # inline is the only mode a notebook output has
+
+    def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        requested = params.get("protocolVersion")
+        version = requested if requested in SUPPORTED_VERSIONS else APPS_PROTOCOL_VERSION
+        info = params.get("appInfo")
+        caps = params.get("appCapabilities")
+        self.app_info = info if isinstance(info, dict) else None
+        self.app_capabilities = caps if isinstance(caps, dict) else None
+        return {
+            "protocolVersion": version,
+            "hostInfo": dict(self._host_info),
+            "hostCapabilities": self.host_capabilities(),
+            "hostContext": self.host_context(),
+        }
+
+    def host_capabilities(self) -> dict[str, Any]:
+        """What this host offers a View (only what it answers)."""
+        caps: dict[str, Any] = {
+            "serverTools": {},
+            "serverResources": {},
+            "logging": {},
+            "updateModelContext": {**_MODALITIES, "structuredContent": {}},
+            "message": dict(_MODALITIES),
+        }
+        if self._confirm is not None:
+            caps["openLinks"] = {}
+        resource = self.resource
+        if resource is not None:
+            csp = {key: valid_sources(resource.csp, key) for key in _CSP_KEYS}
+            granted = [
+                k
+                for k, f in zip(
+                    _PERMISSION_KEYS, ("camera", "microphone", "geolocation", "clipboard-write"), strict=True
+                )
+                if f in resource.allow.split("; ")
+            ]
+            caps["sandbox"] = {
+                "csp": {key: value for key, value in csp.items() if value},
+                "permissions": {key: {} for key in granted},
+            }
+        return caps
+
+    def host_context(self) -> dict[str, Any]:
+        context: dict[str, Any] = {
+            "theme": self.theme,
+            "displayMode": self.display_mode,
+            "availableDisplayModes": ["inline"],
+            "platform": "web",
+        }
+        if self.tool is not None:
+            context["toolInfo"] = {"tool": self.tool.raw}
+        return context
+
+    async def _proxy_call(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        arguments = params.get("arguments", {})
+        if not isinstance(name, str) or not name:
+            raise _RequestError(INVALID_PARAMS, "tools/call needs a tool name")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise _RequestError(INVALID_PARAMS, "tools/call arguments must be an object")
+        tools = await self._client.list_tools(include_app_only=True)
+        tool = next((t for t in tools if t.name == name), None)
+        if tool is None:
+            raise _RequestError(INVALID_PARAMS, f"the server has no tool {name!r}")
+        if not callable_by_app(tool.meta):
+            log.info("refused an MCP App View's call of %r (not visible to apps)", name)
+            raise _RequestError(
+                REFUSED, f"tool {name!r} is not available to apps (its visibility lacks 'app')"
+            )
+        try:
+            result = await self._client.call_tool(name, arguments)
+        except McpError as exc:
+            if exc.kind == "invalid":
+                raise _RequestError(INVALID_PARAMS, exc.message) from exc
+            raise
+        return result.raw
+
+    async def _open_link(self, url: Any) -> dict[str, Any]:
+        if self._confirm is None:
+            raise _RequestError(REFUSED, "this host opens no links")
+        if not _https_link(url):
+            raise _RequestError(REFUSED, "only https: links are opened")
+        assert isinstance(url, str)
+        try:
+            answer: Any = self._confirm(url)
+            allowed = await answer if inspect.isawaitable(answer) else answer
+        except Exception:
+            log.debug("confirm_open_link raised", exc_info=True)
+            allowed = False
+        if allowed is not True:
+            raise _RequestError(REFUSED, "the user did not open the link")
+        self.opened_links.append(url)
+        self._set("opened_links", list(self.opened_links))
+        return {}
+
+    # --- sending --------------------------------------------------------------------------------
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    async def _notify(self, method: str, params: dict[str, Any]) -> None:
+        await self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def _reply_error(self, request_id: Any, code: int, message: str) -> None:
+        await self._send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        if self.status == "closed":
+            return
+        try:
+            sent = self._send_fn(message)
+            if inspect.isawaitable(sent):
+                await sent
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception:
+            log.debug("sending a message to the MCP App View failed", exc_info=True)
+
+    def _set(self, name: str, value: Any) -> None:
+        setattr(self, name, value)
+        if self._on_change is not None:
+            self._call(self._on_change, name, value)
+
+    @staticmethod
+    def _call(callback: Callable[..., Any], *args: Any) -> None:
+        try:
+            callback(*args)
+        except Exception:
+            log.warning("an MCP App observer raised", exc_info=True)

@@ -1,0 +1,300 @@
+"""Checking tool arguments against ``inputSchema`` before sending, and results against ``outputSchema``.
+
+A refused call costs nothing and says exactly which argument is wrong; a result that breaks the
+tool's declared ``outputSchema`` is an error on that call (the spec says clients SHOULD validate
+``structuredContent``), not a silently wrong table downstream. The messages name the path and the
+rule, never the value (arguments may be secret, results may be huge). Schemas default to JSON
+Schema 2020-12; references are resolved only inside the schema itself (never over the network, as
+the spec requires); a schema that is itself broken or unresolvable is not ours to judge, so the
+value goes through unchecked.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..protocol.errors import INVALID_PARAMS, McpError
+
+__all__ = ["ArgumentValidator", "OutputValidator", "SchemaValidator"]
+
+logger = logging.getLogger("mcp_notebook.client")
+
+#: ``structuredContent`` absent from a result (``None`` would be a value to validate).
+MISSING: Any = object()
+
+
+class SchemaValidator:
+    """Compiled validators, one per tool schema, reused until the tool's schema object changes.
+
+    jsonschema is imported and a validator built only when the quick check cannot say yes: with
+    the format-checking extras a notebook environment installs, importing jsonschema takes from a
+    few hundred milliseconds to seconds (``rfc3987_syntax`` compiles a grammar), which a call with
+    plainly valid arguments (or a plainly valid result) should never wait for.
+
+    Subclasses say what they check: ``subject`` names the value's root in messages, ``schema_name``
+    the tool's field, and ``_refuse`` turns the violations into the error.
+    """
+
+    subject = "value"
+    schema_name = "schema"
+
+    def __init__(self) -> None:
+        self._quick: dict[str, tuple[dict[str, Any], _Quick | None]] = {}
+        self._compiled: dict[str, tuple[dict[str, Any], Any]] = {}
+
+    def clear(self) -> None:
+        self._quick.clear()
+        self._compiled.clear()
+
+    def check(self, tool_name: str, schema: dict[str, Any], instance: Any) -> None:
+        """Raise McpError if ``instance`` breaks ``schema``; return quietly if valid or uncheckable."""
+        if isinstance(instance, Mapping):
+            quick = self._quick_for(tool_name, schema)
+            if quick is not None and quick(instance):
+                return
+            if not isinstance(instance, dict):
+                instance = dict(instance)
+        validator = self._validator(tool_name, schema)
+        if validator is None:
+            return
+        import jsonschema.exceptions
+
+        try:
+            errors = sorted(validator.iter_errors(instance), key=jsonschema.exceptions.relevance)
+        except jsonschema.exceptions.SchemaError:
+            return
+        except Exception as exc:  # unresolvable $ref and the like: the schema's problem, not the caller's
+            logger.debug("could not validate %s of %r: %s", self.subject, tool_name, type(exc).__name__)
+            return
+        if errors:
+            details = "; ".join(_describe(e, self.subject) for e in errors[:5])
+            more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+            raise self._refuse(tool_name, f"{details}{more}")
+
+    def _refuse(self, tool_name: str, details: str) -> McpError:
+        message = f"{self.subject} of tool {tool_name!r} break its {self.schema_name}: {details}"
+        return McpError("invalid", message)
+
+    def _quick_for(self, tool_name: str, schema: dict[str, Any]) -> _Quick | None:
+        cached = self._quick.get(tool_name)
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        quick = _quick_check(schema)
+        self._quick[tool_name] = (schema, quick)
+        return quick
+
+    def _validator(self, tool_name: str, schema: dict[str, Any]) -> Any:
+        cached = self._compiled.get(tool_name)
+        if cached is not None and cached[0] is schema:
+            return cached[1]
+        validator = None
+        import jsonschema.validators
+
+        try:
+            default = jsonschema.validators.Draft202012Validator
+            cls = jsonschema.validators.validator_for(schema, default=default)
+            cls.check_schema(schema)
+            validator = cls(schema, format_checker=None)
+        except Exception:
+            logger.debug("tool %r has an invalid %s; it is not checked", tool_name, self.schema_name)
+        self._compiled[tool_name] = (schema, validator)
+        return validator
+
+
+class ArgumentValidator(SchemaValidator):
+    """Arguments against ``inputSchema``: a mismatch is refused before anything is sent."""
+
+    subject = "arguments"
+    schema_name = "inputSchema"
+
+    def _refuse(self, tool_name: str, details: str) -> McpError:
+        return McpError(
+            "invalid",
+            f"arguments for tool {tool_name!r} do not match its inputSchema: {details}; "
+            "nothing was sent (pass validate=False to send anyway)",
+            code=INVALID_PARAMS,
+        )
+
+
+class OutputValidator(SchemaValidator):
+    """A successful result's ``structuredContent`` against the tool's ``outputSchema``.
+
+    A tool that declares an ``outputSchema`` promises structured content that matches it; a result
+    without it, or with content that does not match, fails the call as a ``protocol`` error.
+    """
+
+    subject = "structuredContent"
+    schema_name = "outputSchema"
+
+    def check(self, tool_name: str, schema: dict[str, Any], instance: Any) -> None:
+        if instance is MISSING or instance is None:
+            raise McpError(
+                "protocol",
+                f"tool {tool_name!r} declares an outputSchema but its result has no structuredContent "
+                "(pass validate=False to accept it)",
+            )
+        super().check(tool_name, schema, instance)
+
+    def _refuse(self, tool_name: str, details: str) -> McpError:
+        return McpError(
+            "protocol",
+            f"tool {tool_name!r} returned structuredContent that does not match its outputSchema: "
+            f"{details} (pass validate=False to accept it)",
+        )
+
+
+# --- a quick yes for the schemas most tools have --------------------------------------------------
+#
+# Why by hand: jsonschema walks a schema through its generic keyword machinery on every call, which
+# measured as a quarter of a pipelined call's cost. Most tool schemas are a flat object of typed
+# properties, so for those we compile a small predicate. It only ever says "certainly valid"; any
+# doubt (a keyword it does not know, a float where an integer is expected, a failed check) falls
+# through to jsonschema, which stays the judge and writes the error message.
+
+_Quick = Callable[[Mapping[str, Any]], bool]
+_ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "format",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+    }
+)
+_ROOT_KEYS = _ANNOTATIONS | {"type", "properties", "required", "additionalProperties", "$schema"}
+_PROPERTY_KEYS = _ANNOTATIONS | {
+    "type",
+    "enum",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+}
+_TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: type(v) is str,
+    "integer": lambda v: type(v) is int,  # 2.0 counts as an integer in newer drafts: left to jsonschema
+    "number": lambda v: type(v) in (int, float),
+    "boolean": lambda v: type(v) is bool,
+    "null": lambda v: v is None,
+    "object": lambda v: type(v) is dict,
+    "array": lambda v: type(v) is list,
+}
+
+
+def _quick_check(schema: dict[str, Any]) -> _Quick | None:
+    if not set(schema) <= _ROOT_KEYS or schema.get("type", "object") != "object":
+        return None
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(properties, dict) or not isinstance(required, list) or not isinstance(extra, bool):
+        return None
+    tests: dict[str, Callable[[Any], bool]] = {}
+    for name, spec in properties.items():
+        test = _property_test(spec)
+        if test is None:
+            return None
+        tests[name] = test
+    required_names = tuple(required)
+
+    def quick(arguments: Mapping[str, Any]) -> bool:
+        for name in required_names:
+            if name not in arguments:
+                return False
+        for name, value in arguments.items():
+            test = tests.get(name)
+            if test is None:
+                if not extra:
+                    return False
+            elif not test(value):
+                return False
+        return True
+
+    return quick
+
+
+def _property_test(spec: Any) -> Callable[[Any], bool] | None:
+    if spec is True or spec == {}:
+        return lambda value: True
+    if not isinstance(spec, dict) or not set(spec) <= _PROPERTY_KEYS:
+        return None
+    checks: list[Callable[[Any], bool]] = []
+    kinds = spec.get("type")
+    if kinds is not None:
+        names = [kinds] if isinstance(kinds, str) else kinds
+        if not isinstance(names, list) or not all(n in _TYPE_TESTS for n in names):
+            return None
+        type_tests = [_TYPE_TESTS[n] for n in names]
+        checks.append(lambda v: any(t(v) for t in type_tests))
+    if "enum" in spec:
+        choices = spec["enum"]
+        if not isinstance(choices, list) or not all(type(c) is str for c in choices):
+            return None  # mixed-type enums compare with JSON semantics (1 vs True): jsonschema's job
+        allowed = frozenset(choices)
+        checks.append(lambda v: type(v) is str and v in allowed)
+    for key, accept in (
+        ("minimum", lambda v, b: v >= b),
+        ("maximum", lambda v, b: v <= b),
+        ("exclusiveMinimum", lambda v, b: v > b),
+        ("exclusiveMaximum", lambda v, b: v < b),
+    ):
+        if key in spec:
+            bound = spec[key]
+            if type(bound) not in (int, float):
+                return None
+            checks.append(_numeric(accept, bound))
+    for key, accept in (("minLength", lambda n, b: n >= b), ("maxLength", lambda n, b: n <= b)):
+        if key in spec:
+            bound = spec[key]
+            if type(bound) is not int:
+                return None
+            checks.append(_length(accept, bound))
+    if "pattern" in spec:
+        # jsonschema itself judges "pattern" with re.search, so the verdict here is the same one;
+        # without it, a tool with a pattern paid jsonschema's import (1-2 s in a Jupyter install,
+        # which compiles a URI grammar) on its first call.
+        try:
+            regex = re.compile(spec["pattern"])
+        except (re.error, TypeError):
+            return None
+        checks.append(lambda v: type(v) is not str or regex.search(v) is not None)
+    return lambda value: all(check(value) for check in checks)
+
+
+def _numeric(accept: Callable[[Any, Any], bool], bound: float) -> Callable[[Any], bool]:
+    # Number keywords ignore non-numbers (the type keyword judges those).
+    return lambda v: type(v) not in (int, float) or accept(v, bound)
+
+
+def _length(accept: Callable[[int, int], bool], bound: int) -> Callable[[Any], bool]:
+    return lambda v: type(v) is not str or accept(len(v), bound)
+
+
+def _describe(error: Any, subject: str = "arguments") -> str:
+    """One jsonschema ValidationError in words, naming the path and the rule, never the value."""
+    where = subject + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    rule = error.validator
+    expected = error.validator_value
+    if rule in ("required", "additionalProperties", "dependentRequired", "unevaluatedProperties"):
+        # These messages name properties (keys from the schema or the caller), never values.
+        return f"{where}: {error.message}"
+    if rule == "type":
+        return f"{where} must be of type {_brief(expected)}"
+    if rule in ("enum", "const"):
+        return f"{where} must be {'one of ' if rule == 'enum' else ''}{_brief(expected)}"
+    return f"{where} violates {rule}={_brief(expected)}"
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

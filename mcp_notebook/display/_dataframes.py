@@ -1,0 +1,484 @@
+"""pandas DataFrames from tool results and resource contents: what ``result.to_dataframe()`` does.
+
+This module imports pandas inside its functions only, and is itself imported on demand, by
+``to_dataframe()``, so ``import mcp_notebook`` (and a script that never asks for a DataFrame) never
+loads pandas. It sits in the core's display layer, below the result types whose method it
+serves: the notebook layer's :mod:`mcp_notebook.notebook.frames` (the server's lists, the history)
+builds on it, never the other way. Which rule applies is decided by
+:mod:`mcp_notebook.display._shapes`, the same pure inference every picture of a result uses,
+so a table on screen and its DataFrame always agree.
+
+How a tool result becomes a table
+=================================
+
+:func:`result_to_dataframe` picks the first rule that matches, in this order:
+
+1. **structuredContent is a list.** A list whose items are all objects is a list of records: one row
+   per record (an empty list gives an empty frame, with the columns the schema names). A list holding
+   anything else (numbers, strings, lists, a mix) gives one column, ``value``, one row per item.
+   *Why:* a list of objects is the most common table shape a tool returns, and the one
+   ``pandas.DataFrame(records)`` already understands; scalars have no names, so they get one.
+2. **structuredContent is a dict of columns:** every value is a list and all the lists have the same
+   length; each key becomes a column. The one exception is a dict holding exactly one list whose items
+   are objects, which is rule 3. *Why:* column-oriented JSON (``{"x": [...], "y": [...]}``) is what
+   ``DataFrame.to_dict("list")`` and many numeric APIs emit. The exception matters because
+   ``{"result": [{...}, ...]}`` is also a "dict of one column"; read as columns it would be a single
+   column of dicts, which is never what anyone wants.
+3. **structuredContent is a dict holding exactly one list, and that list holds objects** (other keys
+   may hold non-list values): that list's records, as in rule 1. The other keys are not lost: they are
+   kept in ``df.attrs["envelope"]``. *Why:* the official Python SDK wraps a tool's list return as
+   ``{"result": [...]}`` (before 2026-07-28 ``structuredContent`` had to be an object), and paginated
+   APIs wrap rows as ``{"items": [...], "total": 123, "next": "..."}``; in both cases the rows are
+   the table.
+4. **Any other structuredContent:** a dict is one row; a bare scalar (allowed since 2026-07-28) is one
+   row with one column ``value``. *Why:* a single object is a single record; turning its keys into
+   rows would change the meaning of the columns.
+5. **No structuredContent, and the text content is JSON:** every content block is a text block, and
+   either there is one block that parses as a JSON array or object, or there are several and each
+   parses as a JSON object. The parsed value (for several blocks: the list of objects, one row per
+   block) goes through rules 1-4. ``df.attrs["text_rule"]`` says which. *Why:* servers written before
+   ``structuredContent`` existed (and many since) send their data as JSON text, and the Python SDK
+   sends a list return as one JSON text block per item. Blocks of other kinds (an image next to the
+   JSON) would be lost by this rule, so it does not apply to them.
+6. **Otherwise:** one row per content block, with the columns ``type``, ``text``, ``mimeType``,
+   ``uri``, ``name`` and ``data_size`` (decoded bytes of base64 ``data`` or ``blob``, computed from the
+   length; the base64 itself is never put in the frame). For an embedded ``resource`` block the
+   columns come from the resource. *Why:* every result has content blocks, so this always works, and
+   it shows what the tool returned without dumping megabytes of base64 into a notebook.
+
+Nested objects are flattened into dotted column names (``{"a": {"b": 1}}`` gives column ``a.b``),
+like ``pandas.json_normalize(records, sep=".")`` but keeping the record's key order (json_normalize
+moves every nested column after the flat ones) and keeping empty objects as values (json_normalize
+drops them). Pass ``flatten=False`` to keep dicts in cells. Lists in cells are never exploded.
+
+Columns come in the order of the first record's keys, then any further keys in the order they first
+appear. ``df.attrs["rule"]`` is the rule that applied (1-6) and ``df.attrs["is_error"]`` is the
+result's ``isError``: an error result still converts (its text is often the most useful thing in it).
+
+dtypes from ``outputSchema``
+----------------------------
+
+When the tool's ``outputSchema`` is passed, each column's schema is found along the same path as the
+data (the array's ``items``, the wrapped list's ``items``, a column list's ``items``, or the object's
+``properties``; nested properties for dotted columns) and mapped: ``integer`` -> ``Int64``, ``number``
+-> ``Float64``, ``boolean`` -> ``boolean``, ``string`` -> ``string``, and ``string`` with ``format``
+``date-time`` or ``date`` -> ``datetime64`` (unparseable values become ``NaT``; mixed UTC offsets are
+converted to UTC). Nullable types (``["integer", "null"]`` or ``anyOf`` with ``{"type": "null"}``) map
+the same way, since all these dtypes hold missing values. Local ``$ref`` (``#/$defs/...``) are
+resolved; anything else (other documents, URLs) is never fetched and the column keeps pandas' own
+dtype, as does any column whose schema states no single type, or whose data does not fit the stated
+type (the schema is a hint for display, not a validator). Integers that pandas first read as floats
+(a column with nulls) are rebuilt from the original values, so ids above 2**53 stay exact.
+
+Strings from the server are kept as data, never interpreted. Escaping them is the renderer's job:
+``DataFrame.to_html()`` and the notebook's HTML repr escape cell text by default (``escape=True``);
+``DataFrame.style`` (Styler) does not, so render server data through it only with escaping turned on.
+Control characters are kept too, because they are data (a value compared, joined or written to a
+file must be what the server sent): pandas' text repr escapes ``\n``, ``\t`` and ``\r`` only, so
+``print(df)`` in a terminal writes a cell's ``\x1b`` as it is. Every picture this package draws of a
+result (its repr, the explorer, the magics, a live view's text) makes them visible; for a frame of
+untrusted text you print yourself, ``df.map(mcp_notebook.protocol.printable)`` shows them the same way.
+(The frames of the server's *lists*, :mod:`mcp_notebook.notebook.frames`, are for reading and are
+made readable when built.)
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+from ._html import base64_size
+from ._shapes import Shape, contents_shape, flat_record, result_shape
+
+if TYPE_CHECKING:
+    # pandas loads inside the functions only: importing this module costs nothing until a
+    # DataFrame is asked for.
+    import pandas as pd
+
+__all__ = ["BLOCK_COLUMNS", "CONTENTS_COLUMNS", "resource_to_dataframe", "result_to_dataframe"]
+
+BLOCK_COLUMNS = ["type", "text", "mimeType", "uri", "name", "data_size"]
+
+_MAX_REF_HOPS = 64
+_MAX_SCHEMA_DEPTH = 16
+# infer_dtype answers for which a column cannot hold a dict (no Python scan needed)
+_SCALAR_KINDS = frozenset(
+    {"string", "bytes", "integer", "floating", "mixed-integer-float", "boolean", "empty", "decimal"}
+)
+_NUMBER_KINDS = frozenset({"integer", "floating", "mixed-integer-float", "empty"})
+_JSON_TYPE_DTYPES = {"integer": "Int64", "number": "Float64", "boolean": "boolean", "string": "string"}
+
+
+# --------------------------------------------------------------------------- tool results
+
+
+def result_to_dataframe(
+    structured_content: Any,
+    content: Sequence[Mapping[str, Any]],
+    *,
+    is_error: bool = False,
+    output_schema: Mapping[str, Any] | None = None,
+    flatten: bool = True,
+) -> pd.DataFrame:
+    """A tool result, given by its parts, as a DataFrame, by the rules in this module's docstring.
+
+    Plain parts, not a ``ToolResult``: the result types (in ``client/``) sit above this layer and
+    call it; :func:`mcp_notebook.notebook.frames.result_to_dataframe` takes a result or a raw dict.
+
+    Args:
+        structured_content: the result's ``structuredContent`` (None when it has none).
+        content: its content blocks.
+        is_error: its ``isError``, kept in ``df.attrs["is_error"]``.
+        output_schema: the tool's ``outputSchema``; when given, column dtypes follow it.
+        flatten: flatten nested objects into dotted columns (``a.b``); ``False`` keeps dicts in cells.
+    """
+    schema = dict(output_schema) if isinstance(output_schema, Mapping) else {}
+    shape = result_shape(structured_content, content)
+    df = _blocks_frame(content) if shape.kind == "blocks" else _json_frame(shape, schema, flatten)
+    df.attrs["rule"] = shape.rule
+    if shape.text_rule is not None:
+        df.attrs["text_rule"] = shape.text_rule
+    df.attrs["is_error"] = is_error
+    return df
+
+
+def _json_frame(shape: Shape, schema: dict[str, Any], flatten: bool) -> pd.DataFrame:
+    """Rules 1-4: the frame of a JSON shape (from structuredContent or parsed text), typed by
+    ``schema`` found along the same path as the data."""
+    root = schema
+    data = shape.value
+    if shape.kind == "records" and shape.key is not None:  # rule 3
+        items = _list_items(_properties(schema, root).get(shape.key), root)
+        df = _records_frame(data, _properties(items, root), root, flatten)
+        if shape.envelope:
+            df.attrs["envelope"] = shape.envelope
+        return df
+    if shape.kind == "records":
+        return _records_frame(data, _properties(_list_items(schema, root), root), root, flatten)
+    if shape.kind == "columns":
+        props = _properties(schema, root)
+        column_schemas = {key: _list_items(props.get(key), root) for key in data}
+        return _columns_frame(data, column_schemas, root, flatten)
+    if shape.kind == "object":
+        return _records_frame([data], _properties(schema, root), root, flatten)
+    # values: a list's items (rule 1), or one scalar (rule 4)
+    json_rule = shape.text_rule if shape.text_rule is not None else shape.rule
+    return _values_frame(data, _list_items(schema, root) if json_rule == 1 else schema, root)
+
+
+def _records_frame(
+    records: list[dict[str, Any]], props: dict[str, Any], root: dict[str, Any], flatten: bool
+) -> pd.DataFrame:
+    import pandas as pd
+
+    columns = _schema_columns(props, root, flatten)
+    if not records:
+        return _empty_frame(columns, root)
+    # The fast path: pandas builds a flat frame in C. A nested object can only sit in an object-dtype
+    # column, so only those are checked (cheaply by infer_dtype, by a scan only when it says "mixed").
+    df = pd.DataFrame(records)
+    if flatten and _has_dicts(df):
+        records = [flat_record(record) for record in records]
+        df = pd.DataFrame(records)
+    _apply_schema(df, columns, root, lambda path: [_dig(record, path, flatten) for record in records])
+    return df
+
+
+def _columns_frame(
+    data: dict[str, list[Any]], column_schemas: dict[str, Any], root: dict[str, Any], flatten: bool
+) -> pd.DataFrame:
+    import pandas as pd
+
+    df = pd.DataFrame(data)
+    if flatten and _has_dicts(df):
+        keys = list(data)
+        records = [dict(zip(keys, row, strict=True)) for row in zip(*data.values(), strict=True)]
+        props = {key: schema for key, schema in column_schemas.items() if schema}
+        return _records_frame(records, props, root, flatten)
+    columns = _schema_columns({k: v for k, v in column_schemas.items() if v}, root, False)
+    _apply_schema(df, columns, root, lambda path: list(data[path[0]]))
+    return df
+
+
+def _values_frame(values: list[Any], schema: dict[str, Any] | None, root: dict[str, Any]) -> pd.DataFrame:
+    import pandas as pd
+
+    df = pd.DataFrame({"value": pd.Series(values, dtype=object)}) if values else pd.DataFrame({"value": []})
+    if values and not any(isinstance(v, (dict, list)) for v in values):
+        df = df.infer_objects()
+    if schema:
+        _apply_schema(df, [("value", ("value",), schema, True)], root, lambda path: list(values))
+    return df
+
+
+def _empty_frame(columns: list[tuple[str, tuple[str, ...], Any, bool]], root: dict[str, Any]) -> pd.DataFrame:
+    import pandas as pd
+
+    leaves = [column for column in columns if column[3]]
+    df = pd.DataFrame({name: pd.Series([], dtype=object) for name, _, _, _ in leaves})
+    _apply_schema(df, leaves, root, lambda path: [])
+    return df
+
+
+def _has_dicts(df: pd.DataFrame) -> bool:
+    from pandas.api.types import infer_dtype
+
+    for _, column in df.items():
+        if column.dtype != object:
+            continue
+        if infer_dtype(column, skipna=True) in _SCALAR_KINDS:
+            continue
+        if any(isinstance(value, dict) for value in column):
+            return True
+    return False
+
+
+def _dig(record: Any, path: tuple[str, ...], flattened: bool) -> Any:
+    if flattened and isinstance(record, dict):
+        return record.get(".".join(path))
+    for key in path:
+        if not isinstance(record, dict):
+            return None
+        record = record.get(key)
+    return record
+
+
+# --------------------------------------------------------------------------- schema -> dtypes
+
+
+def _apply_schema(
+    df: pd.DataFrame,
+    columns: list[tuple[str, tuple[str, ...], Any, bool]],
+    root: dict[str, Any],
+    values_at: Callable[[tuple[str, ...]], list[Any]],
+) -> None:
+    if not columns or not df.columns.is_unique:
+        return
+    for name, path, schema, _leaf in columns:
+        if name not in df.columns:
+            continue
+        dtype = _schema_dtype(schema, root)
+        if dtype is None:
+            continue
+        try:
+            converted = _convert(df[name], dtype, functools.partial(values_at, path))
+        except (TypeError, ValueError, OverflowError):
+            continue  # the data does not fit the stated type: keep what pandas inferred
+        if converted is not None:
+            df[name] = converted
+
+
+def _convert(series: pd.Series, dtype: str, original: Callable[[], list[Any]]) -> pd.Series | None:
+    import pandas as pd
+    from pandas.api.types import infer_dtype, is_bool_dtype, is_float_dtype
+
+    kind = infer_dtype(series, skipna=True)
+    if dtype in ("Int64", "Float64"):
+        if is_bool_dtype(series.dtype) or kind not in _NUMBER_KINDS:
+            return None
+        if dtype == "Int64" and is_float_dtype(series.dtype) and series.abs().max() >= 2**53:
+            # pandas read integers with nulls as float64: rebuild from the JSON values to stay exact
+            return pd.Series(pd.array(original(), dtype="Int64"), index=series.index)
+        return series.astype(dtype)
+    if dtype == "boolean":
+        return series.astype("boolean") if kind in {"boolean", "empty"} else None
+    if dtype == "string":
+        return series.astype("string") if kind in {"string", "empty"} else None
+    if dtype == "datetime":
+        if kind not in {"string", "empty", "datetime", "datetime64", "date"}:
+            return None
+        return _to_datetime(series)
+    return None
+
+
+def _to_datetime(series: pd.Series) -> pd.Series:
+    """ISO 8601 text (or datetime objects) to datetime64; mixed UTC offsets are converted to UTC."""
+    import pandas as pd
+
+    try:
+        return pd.to_datetime(series, errors="coerce", format="ISO8601")
+    except (ValueError, TypeError):
+        return pd.to_datetime(series, errors="coerce", format="ISO8601", utc=True)
+
+
+def _schema_dtype(schema: Any, root: dict[str, Any]) -> str | None:
+    resolved = _non_null(schema, root)
+    kind = resolved.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else None
+    if kind is None and resolved.get("format") in ("date-time", "date"):
+        kind = "string"
+    if kind == "string" and resolved.get("format") in ("date-time", "date"):
+        return "datetime"
+    return _JSON_TYPE_DTYPES.get(kind) if isinstance(kind, str) else None
+
+
+def _schema_columns(
+    props: dict[str, Any], root: dict[str, Any], flatten: bool, prefix: tuple[str, ...] = (), depth: int = 0
+) -> list[tuple[str, tuple[str, ...], Any, bool]]:
+    """(column name, path, schema, is_leaf) for each property; nested ones too when flattening."""
+    columns: list[tuple[str, tuple[str, ...], Any, bool]] = []
+    for key, schema in props.items():
+        path = (*prefix, key)
+        nested = _properties(schema, root) if flatten and depth < _MAX_SCHEMA_DEPTH else {}
+        columns.append((".".join(path), path, schema, not nested))
+        if nested:
+            columns.extend(_schema_columns(nested, root, flatten, path, depth + 1))
+    return columns
+
+
+def _properties(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    props = _non_null(schema, root).get("properties")
+    return props if isinstance(props, dict) else {}
+
+
+def _list_items(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """The ``items`` schema of an array schema; for an object schema with exactly one array property
+    (the SDK's ``{"result": [...]}`` wrapper, met by rule 5's text), that property's ``items``."""
+    resolved = _non_null(schema, root)
+    items = resolved.get("items")
+    if isinstance(items, dict):
+        return _resolve(items, root)
+    props = _properties(resolved, root)
+    arrays = [p for p in props.values() if isinstance(_non_null(p, root).get("items"), dict)]
+    if len(arrays) == 1 and resolved.get("type") != "array":
+        return _resolve(_non_null(arrays[0], root)["items"], root)
+    return {}
+
+
+def _non_null(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """The schema with ``$ref`` resolved and a nullable ``anyOf``/``oneOf`` reduced to its one branch."""
+    resolved = _resolve(schema, root)
+    for _ in range(_MAX_REF_HOPS):
+        branches = resolved.get("anyOf") or resolved.get("oneOf")
+        if not isinstance(branches, list):
+            return resolved
+        non_null = [b for b in (_resolve(b, root) for b in branches) if b.get("type") != "null"]
+        if len(non_null) != 1:
+            return resolved
+        resolved = non_null[0]
+    return resolved
+
+
+def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """Follow local ``$ref`` (``#/...``) and single-entry ``allOf``; anything else resolves to ``{}``."""
+    for _ in range(_MAX_REF_HOPS):
+        if not isinstance(schema, dict):
+            return {}
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            if not ref.startswith("#"):
+                return {}  # another document or a URL: never fetched
+            schema = _pointer(root, ref[1:])
+            continue
+        all_of = schema.get("allOf")
+        if (
+            isinstance(all_of, list)
+            and len(all_of) == 1
+            and "type" not in schema
+            and "properties" not in schema
+        ):
+            schema = all_of[0]
+            continue
+        return schema
+    return {}
+
+
+def _pointer(root: Any, pointer: str) -> Any:
+    """A JSON Pointer (RFC 6901, as a URI fragment) into ``root``; ``None`` when it leads nowhere."""
+    if pointer == "":
+        return root
+    if not pointer.startswith("/"):
+        return None  # a named anchor ("#foo"): not supported
+    node = root
+    for token in unquote(pointer[1:]).split("/"):
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict):
+            node = node.get(token)
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
+
+
+# --------------------------------------------------------------------------- resource contents
+
+CONTENTS_COLUMNS = ["uri", "mimeType", "text", "data_size"]
+
+
+def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: bool = True) -> pd.DataFrame:
+    """A resource's contents (the ``contents`` list of a ``resources/read`` result) as a DataFrame.
+
+    One text content that is a table becomes that table: JSON (a ``json`` MIME type, or no MIME
+    type and text that parses as a JSON array or object) through rules 1-4 of
+    :func:`result_to_dataframe`; CSV or TSV (``text/csv``, ``text/tab-separated-values``, or no
+    MIME type and a URI ending ``.csv``/``.tsv``, with a header and no row longer than it) through
+    ``pandas.read_csv``, every column as it parses. Anything else (plain text, blobs, several
+    contents) is one row per content: ``uri``, ``mimeType``, ``text`` and ``data_size`` (decoded
+    bytes of a blob, never the blob itself).
+    ``df.attrs["rule"]`` says which: ``"json"``, ``"csv"`` or ``"contents"``.
+    """
+    import pandas as pd
+
+    items = contents
+    shape = contents_shape(items)
+    if shape.kind == "csv":
+        try:
+            df = pd.read_csv(io.StringIO(shape.value), sep=shape.separator)
+        except (ValueError, pd.errors.ParserError):
+            df = None  # _shapes rules out rows longer than the header; pandas refusing anyway: contents
+        if df is not None:
+            df.attrs["rule"] = "csv"
+            return df
+    elif shape.kind != "contents":
+        df = _json_frame(shape, {}, flatten)
+        df.attrs["rule"] = "json"
+        return df
+    rows = []
+    for item in items:
+        blob = item.get("blob")
+        rows.append(
+            {
+                "uri": _str(item.get("uri")),
+                "mimeType": _str(item.get("mimeType")),
+                "text": _str(item.get("text")),
+                "data_size": base64_size(blob) if isinstance(blob, str) else None,
+            }
+        )
+    df = pd.DataFrame(rows, columns=CONTENTS_COLUMNS)
+    df = df.astype({c: "string" for c in CONTENTS_COLUMNS[:-1]} | {"data_size": "Int64"})
+    df.attrs["rule"] = "contents"
+    return df
+
+
+# --------------------------------------------------------------------------- content blocks (rule 6)
+
+
+def _blocks_frame(content: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
+    rows = []
+    for block in content:
+        inner = block.get("resource") if block.get("type") == "resource" else None
+        inner = inner if isinstance(inner, dict) else {}
+        data = block.get("data") if isinstance(block.get("data"), str) else inner.get("blob")
+        row: dict[str, Any] = {"type": _str(block.get("type"))}
+        for key in ("text", "mimeType", "uri", "name"):
+            row[key] = _first_str(block.get(key), inner.get(key))
+        row["data_size"] = base64_size(data) if isinstance(data, str) else None  # never the data itself
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=BLOCK_COLUMNS)
+    return df.astype({c: "string" for c in BLOCK_COLUMNS[:-1]} | {"data_size": "Int64"})
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _first_str(*values: Any) -> str | None:
+    return next((value for value in values if isinstance(value, str)), None)
