@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_notebook.protocol.errors import ERROR_KINDS, FATAL_KINDS, REFUSAL_KINDS
+from mcp_notebook.protocol.errors import ERROR_KINDS, FATAL_KINDS, REFUSAL_KINDS, UNRETRIED_KINDS
 from mcp_notebook.protocol.negotiation import EraRules, Negotiated, era_rules
 
 MODERN_ONLY = {
@@ -57,6 +57,11 @@ def test_the_log_level_is_sent_once_only_to_a_legacy_server_with_logging() -> No
     assert not Negotiated("modern", "v", capabilities={"logging": {}}).sends_log_level
 
 
+def test_a_group_retries_a_servers_own_error_but_not_a_refusal_that_will_repeat() -> None:
+    assert {"version", "protocol", "auth"} == UNRETRIED_KINDS
+    assert UNRETRIED_KINDS < FATAL_KINDS
+
+
 def test_the_kinds_that_end_a_handshake() -> None:
     assert {"version", "protocol", "server"} == REFUSAL_KINDS
     assert REFUSAL_KINDS | {"auth"} == FATAL_KINDS
@@ -67,9 +72,10 @@ ERA_BRANCH = re.compile(r"""(==|!=)\s*["'](legacy|modern)["']|["'](legacy|modern
 KIND_TUPLE = re.compile(r"""["']version["']\s*,\s*["']protocol["']""")
 
 
-def test_the_connection_and_the_http_binding_ask_the_rules() -> None:
+def test_no_module_outside_protocol_compares_eras_or_spells_kinds() -> None:
     package = Path(__file__).resolve().parent.parent / "mcp_notebook"
-    files = [*sorted((package / "connection").glob("*.py")), package / "transports" / "http.py"]
+    files = [p for p in sorted(package.rglob("*.py")) if not {"protocol", "demo"} & set(p.parts)]
+    assert len(files) > 100  # the whole package, not an empty glob
     for path in files:
         text = path.read_text(encoding="utf-8")
         assert not ERA_BRANCH.search(text), f"{path.name} compares an era string"

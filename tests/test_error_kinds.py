@@ -134,3 +134,13 @@ def test_app_error_is_an_invalid_mcperror() -> None:
     err = AppError("not an app tool")
     assert isinstance(err, McpInvalidInput)
     assert (err.kind, err.message) == ("invalid", "not an app tool")
+
+
+def test_the_transports_own_errors_are_transport_errors() -> None:
+    # `except McpTransportError` must catch every transport failure, these two included.
+    from mcp_notebook.transports import NotDelivered
+    from mcp_notebook.transports._http_sse import EndpointRefused
+
+    for error in (NotDelivered("pipe closed"), EndpointRefused("transport", "other origin")):
+        assert isinstance(error, McpTransportError)
+        assert error.kind == "transport"

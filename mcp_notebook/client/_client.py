@@ -518,7 +518,8 @@ class Client:
         Legacy servers get ``ping``; the modern era removed it, so they get ``server/discover``.
         """
         start = anyio.current_time()
-        if self.era == "modern":
+        negotiated = self._connection.negotiated
+        if negotiated is not None and negotiated.pings_with_discover:
             await self._connection.request("server/discover", None, timeout=timeout)
         else:
             await self._connection.request("ping", None, timeout=timeout)

@@ -27,7 +27,7 @@ import anyio
 
 from ..connection import ConnectionOptions
 from ..protocol._printable import printable
-from ..protocol.errors import McpError
+from ..protocol.errors import UNRETRIED_KINDS, McpError
 from ._client import Client
 from ._owned import OwnedTask, spawn_owned
 from ._results import Tool, ToolResult
@@ -44,9 +44,6 @@ logger = logging.getLogger("mcp_notebook.group")
 
 #: A member's state: its client's, or "connecting"/"reconnecting" while it has none that works.
 MemberStatus = Literal["connecting", "negotiating", "ready", "reconnecting", "closing", "closed"]
-
-# A first attempt that fails this way is not retried: the same request would fail the same way.
-_FINAL_KINDS = ("version", "protocol", "auth")
 
 
 def resolve_tool_name(
@@ -327,7 +324,7 @@ class ClientGroup:
             except McpError as exc:
                 member.failures += 1
                 final = (
-                    exc.kind in _FINAL_KINDS
+                    exc.kind in UNRETRIED_KINDS
                     or not self._retry.reconnect
                     or member.failures > self._retry.max_reconnect_attempts
                     or isinstance(member._spec, Client)

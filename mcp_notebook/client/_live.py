@@ -27,7 +27,7 @@ import math
 import random
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
@@ -57,6 +57,16 @@ _RELISTEN_DELAY = 1.0
 
 #: What an event hook gets; the same object the connection emits.
 Event = ConnectionEvent
+
+
+#: The era rules (protocol.negotiation.EraRules) the live lists ask; the era itself is never compared here.
+_Rule = Literal[
+    "routes_tools_by_header",
+    "lists_carry_ttl",
+    "announces_list_changes",
+    "subscribes_per_resource",
+    "listens_for_changes",
+]
 
 
 class _Listen:
@@ -205,11 +215,11 @@ class LiveState:
         generation = entry.generation
         started = anyio.current_time()
         items, ttl = await self._list_all(kind, timeout)
-        if name == "tools" and self._conn.negotiated_era() == "modern" and self._conn.routes_by_headers():
+        if name == "tools" and self._rules("routes_tools_by_header") and self._conn.routes_by_headers():
             items = self._callable_over_http(items)
         convert = self._converters.get(name)
         value = [convert(item) for item in items] if convert else items
-        stored = entry.store(generation, value, ttl if self._conn.negotiated_era() == "modern" else None)
+        stored = entry.store(generation, value, ttl if self._rules("lists_carry_ttl") else None)
         self._emit(
             "cache_refresh",
             list=name,
@@ -263,7 +273,7 @@ class LiveState:
         """Will the server tell us when this list changes?"""
         if self._conn.state != "ready":
             return False
-        if self._conn.negotiated_era() == "legacy":
+        if self._rules("announces_list_changes"):
             capability = self._conn.server_capabilities().get(kind.capability)
             announced = isinstance(capability, dict) and capability.get("listChanged") is True
             # Over HTTP the announcement can only arrive while the GET stream is up.
@@ -375,7 +385,7 @@ class LiveState:
             entry.invalidate()
             if name in self._asked or self._eager:
                 self._want[name].set()
-        if self._tg is not None and self._subscriptions and self._conn.negotiated_era() == "legacy":
+        if self._tg is not None and self._subscriptions and self._rules("subscribes_per_resource"):
             self._tg.start_soon(self._resubscribe_legacy)
 
     async def _resubscribe_legacy(self) -> None:
@@ -399,7 +409,7 @@ class LiveState:
         new = uri not in self._subscriptions
         self._subscriptions.add(uri)
         try:
-            if self._conn.negotiated_era() == "legacy":
+            if self._rules("subscribes_per_resource"):
                 await self._conn.request("resources/subscribe", {"uri": uri}, timeout=timeout)
             else:
                 self._listen_changed.set()
@@ -415,7 +425,7 @@ class LiveState:
         if uri not in self._subscriptions:
             return
         self._subscriptions.discard(uri)
-        if self._conn.negotiated_era() == "legacy":
+        if self._rules("subscribes_per_resource"):
             await self._conn.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
         else:
             self._listen_changed.set()
@@ -474,7 +484,7 @@ class LiveState:
                     continue
             if (
                 self._conn.state == "ready"
-                and self._conn.negotiated_era() == "modern"
+                and self._rules("listens_for_changes")
                 and not self._listen_unsupported
             ):
                 desired = self._desired_filter()
@@ -575,6 +585,11 @@ class LiveState:
 
     def _on_connection_event(self, event: Event) -> None:
         self._record(event)
+
+    def _rules(self, rule: _Rule) -> bool:
+        """Whether the negotiated era's ``rule`` holds (False before anything is negotiated)."""
+        negotiated = self._conn.negotiated
+        return negotiated is not None and bool(getattr(negotiated, rule))
 
     def _emit(self, kind: str, **data: Any) -> None:
         self._record(Event(kind, time.time(), data))

@@ -73,6 +73,7 @@ STATE_COLOURS = {
     "connecting": "#b08800",
     "negotiating": "#b08800",
     "reconnecting": "#d9480f",
+    "closing": "#6a737d",
     "closed": "#6a737d",
 }
 _OTHER_STATE = "#6a737d"

@@ -32,6 +32,7 @@ __all__ = [
     "REFUSAL_KINDS",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
+    "UNRETRIED_KINDS",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "ErrorKind",
@@ -82,6 +83,10 @@ ERROR_KINDS: frozenset[str] = frozenset(ErrorKind.__args__)  # type: ignore[attr
 REFUSAL_KINDS: frozenset[ErrorKind] = frozenset({"version", "protocol", "server"})
 #: A failed negotiation of these kinds ends the connection: another attempt would fail alike.
 FATAL_KINDS: frozenset[ErrorKind] = REFUSAL_KINDS | {"auth"}
+#: A group member's first connect that fails this way is not tried again: the server's version,
+#: its protocol and the credentials stay what they were. A server's own error ("server") may pass,
+#: so a group retries it where a connection that was refused stops.
+UNRETRIED_KINDS: frozenset[ErrorKind] = FATAL_KINDS - {"server"}
 
 
 class McpError(Exception):

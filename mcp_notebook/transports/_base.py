@@ -27,14 +27,14 @@ import asyncio
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
-from ..protocol.errors import CONNECTION_CLOSED, McpError
+from ..protocol.errors import CONNECTION_CLOSED, McpError, McpTransportError
 from ..protocol.jsonrpc import FrameError, Message, RequestId
 from ..protocol.versions import Era
 
 __all__ = ["Channel", "NotDelivered", "OversizedFrame", "RequestFailed", "Transport", "on_asyncio"]
 
 
-class NotDelivered(McpError):
+class NotDelivered(McpTransportError):
     """``send`` wrote nothing at all: the message cannot have reached the server.
 
     Raise it only with proof (the pipe or stream was already closed before the write began, the

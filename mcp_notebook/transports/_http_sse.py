@@ -24,7 +24,7 @@ import anyio
 import anyio.abc
 import httpx
 
-from ..protocol.errors import McpError
+from ..protocol.errors import McpError, McpTransportError
 from ..protocol.http_binding import body_kind, reopen_outcome, retry_delay, stream_backoff
 from ..protocol.jsonrpc import FrameError, decode, encode
 from ..protocol.sse import EventTooLarge, SseDecoder, SseEvent
@@ -49,7 +49,7 @@ ENDPOINT_TIMEOUT = 10.0
 _RESUME_FAILURES = 3
 
 
-class EndpointRefused(McpError):
+class EndpointRefused(McpTransportError):
     """The server does speak HTTP+SSE, but named an endpoint the client will not post to.
 
     Its own type so that ``mode="auto"`` reports it: a fallback that merely found no HTTP+SSE
