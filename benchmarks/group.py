@@ -62,14 +62,14 @@ Server = list[str] | str
 
 def _ours_target(server: Server) -> Any:
     if isinstance(server, str) and server.endswith("/sse"):
-        from mcp_notebook.transports.http import HttpTransport
+        from mcp_notebook.transports._http import HttpTransport
 
         return HttpTransport(server, mode="sse")  # as a config entry of type "sse" gives
     return server
 
 
 async def ours(group_servers: dict[str, Server]) -> int:
-    from mcp_notebook.group import ClientGroup
+    from mcp_notebook.client._client_group import ClientGroup
 
     # One attempt: the broken server's retries run in the background and never hold up connect().
     targets = {name: _ours_target(server) for name, server in group_servers.items()}

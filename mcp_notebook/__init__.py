@@ -35,7 +35,7 @@ from .connection import ConnectionOptions, ConnectionStats
 from .display._errors import error_html
 from .display._pictures import DisplayOptions
 from .display._pictures import options as display_options
-from .protocol.errors import (
+from .protocol._errors import (
     ErrorKind,
     McpAuthError,
     McpCancelled,

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_notebook import McpError
-from mcp_notebook.protocol.errors import ERROR_KINDS
+from mcp_notebook.protocol import ERROR_KINDS
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ import pytest
 
 import mcp_notebook
 from mcp_notebook import Client
-from mcp_notebook.notebook import frames
+from mcp_notebook.notebook import _frames as frames
 from tests.apps_peers import EXAMPLES, PROBE, example_command
 
 UI = "io.modelcontextprotocol/ui"

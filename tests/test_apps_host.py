@@ -14,7 +14,7 @@ import pytest
 
 from mcp_notebook import Client, McpError
 from mcp_notebook.apps import APPS_PROTOCOL_VERSION, AppError, AppHost, content_security_policy
-from mcp_notebook.apps.host import MAX_HEIGHT
+from mcp_notebook.client._apps_host import MAX_HEIGHT
 from tests.apps_peers import EXAMPLES, PROBE, example_command
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_processes")]

@@ -11,8 +11,8 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from mcp_notebook import McpError
-from mcp_notebook._arguments import ArgumentValidator, OutputValidator, _quick_check
-from mcp_notebook.protocol.errors import INVALID_PARAMS
+from mcp_notebook.client._arguments import ArgumentValidator, OutputValidator, _quick_check
+from mcp_notebook.protocol._errors import INVALID_PARAMS
 
 from .schema_strategies import near_miss, valid_arguments
 

@@ -24,6 +24,7 @@ import anyio
 import httpx
 import pytest
 
+from mcp_notebook import McpError
 from mcp_notebook.auth import BearerToken, ClientInfo, FileTokenStore, MemoryTokenStore, OAuth, Tokens
 from mcp_notebook.auth._discovery import (
     as_metadata_urls,
@@ -45,7 +46,6 @@ from mcp_notebook.auth._policy import (
     union_scopes,
 )
 from mcp_notebook.auth._www_authenticate import bearer_challenge, parse_challenges
-from mcp_notebook.protocol.errors import McpError
 from tests.raises import raises_mcp
 
 # --- PKCE -----------------------------------------------------------------------------------------

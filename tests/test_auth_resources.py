@@ -22,7 +22,7 @@ import pytest
 from mcp_notebook import Client, McpError
 from mcp_notebook.auth import FileTokenStore, MemoryTokenStore, OAuth, Tokens
 from mcp_notebook.auth._pkce import s256
-from mcp_notebook.transports.http import HttpTransport
+from mcp_notebook.transports import HttpTransport
 from tests.raw_http import RawRequest, Reply, raw_http_server
 
 REDIRECT = "http://127.0.0.1:9/callback"  # on_authorize returns the redirect: nothing listens there

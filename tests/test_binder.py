@@ -129,7 +129,7 @@ import importlib
 import sys
 
 for name in [
-    "mcp_notebook", "mcp_notebook.notebook", "mcp_notebook.widgets", "mcp_notebook.demo.server",
+    "mcp_notebook", "mcp_notebook.notebook", "mcp_notebook.widgets", "mcp_notebook.demo._server",
     "ipykernel", "ipywidgets", "jupyterlab", "pandas", "tqdm", "traitlets", "IPython",
 ]:
     module = importlib.import_module(name)

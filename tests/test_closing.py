@@ -12,7 +12,7 @@ import pytest
 
 from mcp_notebook import McpClosed, McpError
 from mcp_notebook.connection import ClientHandlers, Connection, ConnectionOptions, ConnectionState
-from mcp_notebook.transports.stdio import StdioTransport
+from mcp_notebook.transports import StdioTransport
 
 from .conftest import python_server
 

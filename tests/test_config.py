@@ -27,7 +27,7 @@ from mcp_notebook.config import (
 )
 from mcp_notebook.config._formats import strip_jsonc
 from mcp_notebook.config._variables import Context, VariableError, expand
-from mcp_notebook.transports.http import HttpTransport
+from mcp_notebook.transports import HttpTransport
 
 CONFIGS = Path(__file__).resolve().parent / "fixtures" / "configs"
 HOME = Path("/home/tester")
@@ -562,7 +562,7 @@ def test_no_secret_in_a_repr_a_message_a_log_line_or_a_traceback(caplog: pytest.
 def test_a_name_is_found_in_any_format_and_the_first_file_wins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mcp_notebook.notebook import _config
+    from mcp_notebook.notebook import _targets as _config
 
     home = tmp_path / "home"
     monkeypatch.chdir(tmp_path)

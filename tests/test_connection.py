@@ -13,9 +13,9 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_notebook import McpError
 from mcp_notebook.client import Client
-from mcp_notebook.protocol.errors import McpError
-from mcp_notebook.transports.memory import MemoryTransport
+from mcp_notebook.transports import MemoryTransport
 from tests.fakes import (
     MODERN_VERSION,
     NO_REPLY,

@@ -167,7 +167,7 @@ def test_the_text_form_names_a_remote_image_without_its_size() -> None:
 
 def test_the_widget_result_view_shows_the_same_placeholder(remote_images: None) -> None:
     pytest.importorskip("ipywidgets")
-    from mcp_notebook.widgets._result_view import result_widget
+    from mcp_notebook.widgets import result_widget
 
     def html_of(widget: Any) -> str:
         return "".join(html_of(c) for c in getattr(widget, "children", ())) + str(
@@ -271,7 +271,7 @@ def test_the_servers_and_log_frames_show_escapes(session: Any) -> None:
     assert session.name.startswith(f"escape{SHOWN}")  # a name taken from the server
     assert RAW.search(servers.to_string()) is None
 
-    from mcp_notebook.notebook.frames import _readable
+    from mcp_notebook.notebook._frames import _readable
 
     row = {"logger": f"l{HOSTILE}", "data": f"a{HOSTILE}\nb", "list": [f"x{HOSTILE}", 1], "n": 3}
     assert _readable(row) == {"logger": f"l{SHOWN}", "data": f"a{SHOWN}\nb", "list": [f"x{SHOWN}", 1], "n": 3}

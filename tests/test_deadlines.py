@@ -19,7 +19,7 @@ import pytest
 
 from mcp_notebook.connection._deadlines import DeadlineSweeper
 from mcp_notebook.connection._pending import EXPIRED, PendingRequest
-from mcp_notebook.protocol.jsonrpc import Response
+from mcp_notebook.protocol._jsonrpc import Response
 
 from .timing import BACKENDS, VIRTUAL_SLOP, backend_param, scheduling_noise
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.protocol import jsonrpc
-from mcp_notebook.protocol.jsonrpc import FrameError, Notification, classify, decode
+from mcp_notebook.protocol import _jsonrpc as jsonrpc
+from mcp_notebook.protocol._jsonrpc import FrameError, Notification, classify, decode
 
 
 @pytest.fixture(params=["orjson", "stdlib"])

@@ -139,7 +139,7 @@ async def test_client_without_the_token_is_refused(server: HttpPeer, auth: str |
 @pytest.fixture
 def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """main()'s call of run_http / run_stdio, recorded instead of serving."""
-    from mcp_notebook.demo import server as demo_server
+    from mcp_notebook.demo import _server as demo_server
 
     calls: dict[str, Any] = {}
     monkeypatch.setattr(demo_server, "run_http", lambda **kw: calls.setdefault("http", kw))
@@ -190,7 +190,7 @@ def test_cli_refuses(captured: dict[str, Any], argv: list[str], capsys: pytest.C
 
 
 def test_http_app_refuses_an_empty_token() -> None:
-    from mcp_notebook.demo.server import http_app
+    from mcp_notebook.demo._server import http_app
 
     with pytest.raises(ValueError, match="token"):
         http_app(token="")

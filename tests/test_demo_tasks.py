@@ -23,7 +23,7 @@ import pytest
 
 from mcp_notebook import Client, McpError
 from mcp_notebook.demo import build_server
-from mcp_notebook.protocol.tasks import TASKS_EXTENSION
+from mcp_notebook.protocol._task_shapes import TASKS_EXTENSION
 from tests.conftest import demo_server
 from tests.http_peers import sdk_http
 from tests.raises import raises_mcp

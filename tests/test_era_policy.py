@@ -1,5 +1,5 @@
 """The era policy's one home (issue #27): every era-dependent decision is a named property of
-``protocol.negotiation.EraRules`` (so of ``Negotiated``), and the connection and the HTTP binding
+``protocol._negotiation.EraRules`` (so of ``Negotiated``), and the connection and the HTTP binding
 ask those properties instead of comparing era strings."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_notebook.protocol.errors import ERROR_KINDS, FATAL_KINDS, REFUSAL_KINDS, UNRETRIED_KINDS
-from mcp_notebook.protocol.negotiation import EraRules, Negotiated, era_rules
+from mcp_notebook.protocol._errors import ERROR_KINDS, FATAL_KINDS, REFUSAL_KINDS, UNRETRIED_KINDS
+from mcp_notebook.protocol._negotiation import EraRules, Negotiated, era_rules
 
 MODERN_ONLY = {
     "answers_input_required",

@@ -31,7 +31,7 @@ from mcp_notebook import (
     McpVersionError,
 )
 from mcp_notebook.config import ConfigError, load_config
-from mcp_notebook.protocol.errors import ERROR_KINDS
+from mcp_notebook.protocol import ERROR_KINDS
 
 from .conftest import python_server
 

@@ -16,8 +16,7 @@ import anyio
 import pytest
 
 from mcp_notebook import McpError
-from mcp_notebook.transports.base import NotDelivered
-from mcp_notebook.transports.stdio import StdioTransport
+from mcp_notebook.transports import NotDelivered, StdioTransport
 
 from .conftest import PYTHON
 

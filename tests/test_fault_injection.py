@@ -21,8 +21,7 @@ import anyio
 import psutil
 import pytest
 
-from mcp_notebook import Client
-from mcp_notebook.protocol.errors import McpError
+from mcp_notebook import Client, McpError
 
 from .conftest import python_server
 

@@ -20,8 +20,7 @@ import anyio
 import psutil
 import pytest
 
-from mcp_notebook import Client
-from mcp_notebook.protocol.errors import McpError
+from mcp_notebook import Client, McpError
 from tests.raises import raises_mcp
 
 from .conftest import PYTHON, python_server

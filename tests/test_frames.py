@@ -15,7 +15,7 @@ import pytest
 pd = pytest.importorskip("pandas", reason="the DataFrame layer needs pandas (the notebook extra)")
 
 from mcp_notebook import Client, Prompt, Resource, ResourceTemplate, Tool, ToolResult  # noqa: E402
-from mcp_notebook.notebook.frames import (  # noqa: E402
+from mcp_notebook.notebook._frames import (  # noqa: E402
     BLOCK_COLUMNS,
     HISTORY_COLUMNS,
     history_frame,

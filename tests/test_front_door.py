@@ -331,7 +331,7 @@ def test_tour_lab_outside_a_checkout_says_where_the_notebooks_are(front_door: Fr
 def test_tour_lab_without_jupyterlab_says_how_to_install_it(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from mcp_notebook.demo.lab import lab
+    from mcp_notebook.demo._lab import lab
 
     monkeypatch.setitem(sys.modules, "jupyterlab", None)  # find_spec then finds nothing
     assert lab(cwd=ROOT, browser=False) == 2

@@ -41,8 +41,8 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 
 from mcp_notebook import Client, McpError, ToolResult
-from mcp_notebook.protocol import jsonrpc
-from mcp_notebook.transports.http import HttpTransport
+from mcp_notebook.protocol import _jsonrpc as jsonrpc
+from mcp_notebook.transports import HttpTransport
 
 from .conftest import python_server
 from .fuzz_traffic import budget, traffic

@@ -13,8 +13,7 @@ import sys
 import anyio
 import pytest
 
-from mcp_notebook import Client
-from mcp_notebook.group import ClientGroup
+from mcp_notebook import Client, ClientGroup
 from tests.conftest import demo_server, everything_server
 from tests.fakes import eventually
 from tests.http_peers import everything_http, sdk_http

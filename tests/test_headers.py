@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.protocol.headers import (
+from mcp_notebook.protocol._headers import (
     HeaderParam,
     InvalidToolHeaders,
     encode_header_value,

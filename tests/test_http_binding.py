@@ -1,4 +1,4 @@
-"""The HTTP binding's rules as tables (protocol/http_binding.py, the x-mcp-header split, and the
+"""The HTTP binding's rules as tables (protocol/_http_binding.py, the x-mcp-header split, and the
 era evidence an HTTP status gives to negotiation), then the era memory against real servers."""
 
 from __future__ import annotations
@@ -10,10 +10,9 @@ import anyio
 import psutil
 import pytest
 
-from mcp_notebook import Client
-from mcp_notebook.protocol.errors import McpError
-from mcp_notebook.protocol.headers import InvalidToolHeaders, header_params, split_by_header_rules
-from mcp_notebook.protocol.http_binding import (
+from mcp_notebook import Client, McpError
+from mcp_notebook.protocol._headers import InvalidToolHeaders, header_params, split_by_header_rules
+from mcp_notebook.protocol._http_binding import (
     LegacySession,
     body_kind,
     classify_status,
@@ -26,8 +25,8 @@ from mcp_notebook.protocol.http_binding import (
     session_expired_error,
     stream_backoff,
 )
-from mcp_notebook.protocol.jsonrpc import ErrorResponse
-from mcp_notebook.protocol.negotiation import Fail, Initialize, Pin, after_discover
+from mcp_notebook.protocol._jsonrpc import ErrorResponse
+from mcp_notebook.protocol._negotiation import Fail, Initialize, Pin, after_discover
 from tests.http_peers import FaultPeer
 from tests.http_peers import fault_server_fixture as fault_server_fixture
 

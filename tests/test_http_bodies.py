@@ -25,7 +25,7 @@ import pytest
 from mcp_notebook import Client, McpError
 from mcp_notebook.auth import OAuth
 from mcp_notebook.transports import _http_engine
-from mcp_notebook.transports.http import DEFAULT_MAX_MESSAGE_BYTES, HttpTransport
+from mcp_notebook.transports._http import DEFAULT_MAX_MESSAGE_BYTES, HttpTransport
 
 from .bomb_http import bomb, peak_rss_growth, send_bomb
 from .raw_http import RawRequest, Reply, raw_http_server

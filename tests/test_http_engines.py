@@ -14,8 +14,8 @@ import pytest
 
 from mcp_notebook import Client, McpError
 from mcp_notebook.auth import BearerToken
+from mcp_notebook.transports._http import DEFAULT_MAX_CONNECTIONS, HttpTransport
 from mcp_notebook.transports._http_engine import AiohttpEngine, HttpxEngine
-from mcp_notebook.transports.http import DEFAULT_MAX_CONNECTIONS, HttpTransport
 from tests.http_peers import FaultPeer
 from tests.http_peers import fault_server_fixture as fault_server_fixture
 from tests.raises import raises_mcp

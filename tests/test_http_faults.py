@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from mcp_notebook import Client, McpError
-from mcp_notebook.transports.http import HttpTransport
+from mcp_notebook.transports import HttpTransport
 from tests.http_peers import FaultPeer, fault_http
 from tests.http_peers import fault_server_fixture as fault_server_fixture
 
@@ -181,7 +181,7 @@ def test_oauth_gives_negotiation_room_for_a_person_to_sign_in() -> None:
 async def test_an_unexpected_failure_fails_one_request_not_the_client(
     fault_server: FaultPeer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from mcp_notebook.transports import http
+    from mcp_notebook.transports import _http as http
 
     async with Client(fault_server.url, timeout=10) as client:
         original = http._StreamableChannel._exchange

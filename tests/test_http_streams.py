@@ -22,7 +22,7 @@ import anyio
 import pytest
 
 from mcp_notebook import Client
-from mcp_notebook.transports.http import HttpTransport
+from mcp_notebook.transports import HttpTransport
 from tests.http_peers import FaultPeer, fault_http
 from tests.http_peers import fault_server_fixture as fault_server_fixture
 

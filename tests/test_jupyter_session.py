@@ -33,8 +33,7 @@ def test_the_face_hands_out_the_top_classes() -> None:
 
 def test_notebook_connect_and_connect_all_give_sessions_that_open_widgets(no_leaked_processes) -> None:
     # The magics call the notebook layer's connect()/connect_all(): they must give the top classes.
-    from mcp_notebook.notebook.group import connect_all
-    from mcp_notebook.notebook.session import connect
+    from mcp_notebook import connect, connect_all
 
     with connect(demo_server(), show_progress=False, dialogs=False, register=False) as session:
         assert type(session) is jupyter.Session

@@ -38,8 +38,8 @@ import anyio
 import pytest
 
 from mcp_notebook import Client
-from mcp_notebook.live import Event
-from mcp_notebook.protocol.jsonrpc import Notification
+from mcp_notebook.client import Event
+from mcp_notebook.protocol._jsonrpc import Notification
 from tests.conftest import demo_server, everything_server, python_server
 from tests.http_peers import everything_http, sdk_http
 

@@ -17,8 +17,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from mcp_notebook import McpError
 from mcp_notebook.client import Client
-from mcp_notebook.protocol.errors import McpError
 from tests.fakes import FakeConnection, eventually
 from tests.fakes_live import SUBSCRIPTION_ID, ListenServer, with_subscription
 

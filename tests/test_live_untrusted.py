@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from mcp_notebook import Client
-from mcp_notebook.protocol.jsonrpc import json_number
+from mcp_notebook.protocol._jsonrpc import json_number
 
 from .fakes import FakeServer, reply
 

@@ -28,7 +28,7 @@ import pytest
 
 from mcp_notebook import Client
 from mcp_notebook.connection._log_budget import BURST, INTERVAL, LogBudget
-from mcp_notebook.protocol.jsonrpc import Notification
+from mcp_notebook.protocol._jsonrpc import Notification
 
 from .conftest import PYTHON, python_server
 from .fakes import FakeServer, reply

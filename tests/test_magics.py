@@ -25,11 +25,11 @@ from IPython.core.completer import provisionalcompleter
 from IPython.core.interactiveshell import InteractiveShell
 
 from mcp_notebook import PromptResult, ResourceContents, ToolResult
-from mcp_notebook.notebook import _magic_args as margs
-from mcp_notebook.notebook import magics as magics_module
-from mcp_notebook.notebook._tasks import SessionTask
-from mcp_notebook.notebook.frames import TASK_COLUMNS
-from mcp_notebook.notebook.magics import COMMANDS, McpMagicError, McpMagics
+from mcp_notebook.jupyter import _magic_args as margs
+from mcp_notebook.jupyter import _magics as magics_module
+from mcp_notebook.jupyter._magics import COMMANDS, McpMagicError, McpMagics
+from mcp_notebook.notebook import SessionTask
+from mcp_notebook.notebook._frames import TASK_COLUMNS
 
 from .conftest import PYTHON, demo_server, everything_server, python_server
 

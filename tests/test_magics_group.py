@@ -28,8 +28,8 @@ from IPython.core.completer import provisionalcompleter
 from IPython.core.interactiveshell import InteractiveShell
 
 from mcp_notebook import Group, ToolResult  # Group: what connect_all() hands out (it opens widgets)
-from mcp_notebook.notebook import _magics_group as magics_group
-from mcp_notebook.notebook.magics import McpMagicError, McpMagics
+from mcp_notebook.jupyter import _group_commands as magics_group
+from mcp_notebook.jupyter._magics import McpMagicError, McpMagics
 
 from .conftest import PYTHON, demo_server, everything_server
 from .fakes import wait_until
@@ -343,7 +343,7 @@ def test_connect_all_from_a_config_file(
     monkeypatch: pytest.MonkeyPatch,
     no_leaked_processes: None,
 ) -> None:
-    from mcp_notebook.notebook.group import connect_all
+    from mcp_notebook import connect_all
 
     monkeypatch.setattr(magics_group, "connect_all", connect_all)  # the real one, reading the file
     config = tmp_path / "servers.json"

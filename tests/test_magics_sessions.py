@@ -24,9 +24,9 @@ from IPython.core.completer import provisionalcompleter
 from IPython.core.interactiveshell import InteractiveShell
 
 import mcp_notebook
+from mcp_notebook.jupyter._magics import McpMagics
 from mcp_notebook.notebook import Group, Session
 from mcp_notebook.notebook._registry import REGISTRY, Registry, describe_target
-from mcp_notebook.notebook.magics import McpMagics
 
 from .conftest import PYTHON, demo_server
 from .test_magics import _magics, ip, ok, one_error_line  # the module's shell, its helpers

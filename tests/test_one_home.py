@@ -7,9 +7,10 @@ import base64
 
 import pytest
 
-from mcp_notebook import _html, _render
 from mcp_notebook.auth._token import basic_credentials
-from mcp_notebook.protocol.http_binding import is_http_url
+from mcp_notebook.display import _html
+from mcp_notebook.display import _pictures as _render
+from mcp_notebook.protocol._http_binding import is_http_url
 
 
 @pytest.mark.parametrize(

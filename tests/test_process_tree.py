@@ -13,7 +13,8 @@ import os
 
 import pytest
 
-from mcp_notebook.transports import _tree, stdio
+from mcp_notebook.transports import _stdio as stdio
+from mcp_notebook.transports import _tree
 
 
 class FakeJob:

@@ -14,14 +14,16 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook.protocol import envelope, jsonrpc, versions
-from mcp_notebook.protocol.envelope import (
+from mcp_notebook.protocol import _envelope as envelope
+from mcp_notebook.protocol import _jsonrpc as jsonrpc
+from mcp_notebook.protocol import _versions as versions
+from mcp_notebook.protocol._envelope import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
 )
-from mcp_notebook.protocol.errors import (
+from mcp_notebook.protocol._errors import (
     ERROR_KINDS,
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -33,8 +35,8 @@ from mcp_notebook.protocol.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from mcp_notebook.protocol.jsonrpc import ErrorResponse, FrameError, Notification, Request, Response
-from mcp_notebook.protocol.negotiation import (
+from mcp_notebook.protocol._jsonrpc import ErrorResponse, FrameError, Notification, Request, Response
+from mcp_notebook.protocol._negotiation import (
     Adopt,
     DiscoverAgain,
     Fail,

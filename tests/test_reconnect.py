@@ -17,7 +17,7 @@ import anyio.abc
 import pytest
 
 from mcp_notebook import Client, McpError
-from mcp_notebook.transports.http import HttpTransport
+from mcp_notebook.transports import HttpTransport
 
 from .raw_http import RawRequest, Reply, raw_http_server
 

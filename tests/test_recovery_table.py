@@ -13,16 +13,16 @@ from mcp_notebook.connection._recovery import (
     allowed_recovery,
     classify_failure,
 )
-from mcp_notebook.protocol.errors import (
+from mcp_notebook.protocol._errors import (
     CONNECTION_CLOSED,
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from mcp_notebook.protocol.http_binding import session_expired_error
-from mcp_notebook.protocol.negotiation import era_rules
-from mcp_notebook.transports.base import NotDelivered
+from mcp_notebook.protocol._http_binding import session_expired_error
+from mcp_notebook.protocol._negotiation import era_rules
+from mcp_notebook.transports import NotDelivered
 
 MODERN, LEGACY = era_rules("modern"), era_rules("legacy")
 UNSUPPORTED = McpError("version", "unsupported", code=UNSUPPORTED_PROTOCOL_VERSION, data={"supported": []})

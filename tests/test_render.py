@@ -24,7 +24,7 @@ import pytest
 
 import mcp_notebook
 from mcp_notebook import DisplayOptions, ResourceContents, ToolResult
-from mcp_notebook._render import MAX_TEXT_LINES
+from mcp_notebook.display._pictures import MAX_TEXT_LINES
 
 # --- reading the pictures -----------------------------------------------------------------------
 
@@ -732,7 +732,7 @@ def display_options() -> Iterator[DisplayOptions]:
 
 
 def test_display_options_is_the_renderers_options() -> None:
-    from mcp_notebook import _render
+    from mcp_notebook.display import _pictures as _render
 
     assert mcp_notebook.display_options is _render.options
     assert isinstance(mcp_notebook.display_options, DisplayOptions)

@@ -26,8 +26,7 @@ import anyio
 import psutil
 import pytest
 
-from mcp_notebook import Client
-from mcp_notebook.protocol.errors import McpError
+from mcp_notebook import Client, McpError
 from mcp_notebook.transports._env import child_env as allowed_env
 
 from .conftest import PYTHON, demo_server, python_server

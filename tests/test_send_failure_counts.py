@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook import Client
-from mcp_notebook.protocol.errors import McpError
-from mcp_notebook.transports import memory
+from mcp_notebook import Client, McpError
+from mcp_notebook.transports import _memory as memory
 
 from .fakes import FakeServer, reply
 

@@ -1,4 +1,4 @@
-"""The SSE decoder (protocol/sse.py): the event-stream rules as tables, chunking as a property,
+"""The SSE decoder (protocol/_sse.py): the event-stream rules as tables, chunking as a property,
 and the byte bound that keeps a hostile stream from being buffered whole."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_notebook.protocol.sse import EventTooLarge, SseDecoder, SseEvent
+from mcp_notebook.protocol._sse import EventTooLarge, SseDecoder, SseEvent
 
 
 def decode_all(data: bytes, limit: int = 1 << 20) -> tuple[list[SseEvent | EventTooLarge], SseDecoder]:

@@ -1,4 +1,4 @@
-"""The pure rules of tasks (mcp_notebook.protocol.tasks and the capability envelope), by tables."""
+"""The pure rules of tasks (mcp_notebook.protocol._task_shapes and the capability envelope), by tables."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from mcp_notebook import McpError
-from mcp_notebook.protocol.envelope import client_capabilities, without_extensions
-from mcp_notebook.protocol.tasks import (
+from mcp_notebook.protocol._envelope import client_capabilities, without_extensions
+from mcp_notebook.protocol._task_shapes import (
     MAX_POLL,
     MIN_POLL,
     TASKS_EXTENSION,

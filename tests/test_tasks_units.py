@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from mcp_notebook import Client, McpError
-from mcp_notebook.protocol.tasks import TASKS_EXTENSION
+from mcp_notebook.protocol._task_shapes import TASKS_EXTENSION
 from tests.fakes import NO_REPLY, FakeConnection, FakeServer, RpcError, eventually, text_result
 from tests.raises import raises_mcp
 
@@ -359,7 +359,7 @@ async def _no_reply(message: dict[str, Any], conn: FakeConnection) -> Any:
 async def test_a_client_forgets_its_oldest_finished_tasks_beyond_its_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("mcp_notebook.tasks._MAX_KEPT", 3)
+    monkeypatch.setattr("mcp_notebook.client._task_handles._MAX_KEPT", 3)
     server, tasks = _setup("core")
     tasks.tool("job")
     async with Client(server) as client:

@@ -16,10 +16,10 @@ pytest.importorskip("ipywidgets")
 import itertools
 
 import mcp_notebook
+from mcp_notebook import ResourceContents
 from mcp_notebook.notebook import Session
-from mcp_notebook.notebook.frames import resource_to_dataframe
-from mcp_notebook.notebook.views import LiveFrame, ResourceWatch, ToolWatch
-from mcp_notebook.results import ResourceContents
+from mcp_notebook.notebook._frames import resource_to_dataframe
+from mcp_notebook.notebook._views import LiveFrame, ResourceWatch, ToolWatch
 
 from .conftest import demo_server
 from .fakes import wait_until

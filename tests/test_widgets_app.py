@@ -21,9 +21,8 @@ import pytest
 
 pytest.importorskip("anywidget")
 
-from mcp_notebook.notebook import _apps
+from mcp_notebook.notebook import SessionModel, _apps
 from mcp_notebook.notebook._engine import get_engine
-from mcp_notebook.notebook.model import SessionModel
 
 from .widget_helpers import HOSTILE, wait_for
 
@@ -321,7 +320,7 @@ def test_mcp_app_magic_opens_the_app_and_refuses_a_tool_without_one() -> None:
     from IPython.core.interactiveshell import InteractiveShell
 
     from mcp_notebook import connect
-    from mcp_notebook.notebook.magics import McpMagicError
+    from mcp_notebook.jupyter._magics import McpMagicError
 
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "mcp_notebook")

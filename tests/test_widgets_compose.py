@@ -20,7 +20,7 @@ from ipywidgets.embed import dependency_state, embed_data  # noqa: E402
 import mcp_notebook  # noqa: E402
 from mcp_notebook import Group, Session  # noqa: E402
 from mcp_notebook.widgets._explorer import Explorer  # noqa: E402
-from mcp_notebook.widgets._group import GroupExplorer  # noqa: E402
+from mcp_notebook.widgets._group_panels import GroupExplorer  # noqa: E402
 
 from .conftest import demo_server  # noqa: E402
 from .fakes import wait_until  # noqa: E402
@@ -235,7 +235,7 @@ HOSTILE_MARKDOWN = [
 def test_a_description_renders_as_markdown_never_as_raw_html(
     text: str, present: list[str], absent: list[str]
 ) -> None:
-    from mcp_notebook._html import markdown_html
+    from mcp_notebook.display._html import markdown_html
 
     out = markdown_html(text)
     for piece in present:

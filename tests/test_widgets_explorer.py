@@ -14,7 +14,8 @@ import ipywidgets as W
 import pytest
 
 import mcp_notebook
-from mcp_notebook._html import (
+from mcp_notebook import McpError, Tool, ToolResult
+from mcp_notebook.display._html import (
     Markup,
     content_block_html,
     display_url,
@@ -24,10 +25,8 @@ from mcp_notebook._html import (
     state_badge,
     table,
 )
+from mcp_notebook.notebook import SessionModel
 from mcp_notebook.notebook._engine import get_engine
-from mcp_notebook.notebook.model import SessionModel
-from mcp_notebook.protocol.errors import McpError
-from mcp_notebook.results import Tool, ToolResult
 from mcp_notebook.widgets import explorer, result_widget
 from mcp_notebook.widgets._explorer import python_code
 

@@ -15,7 +15,7 @@ pytest.importorskip("ipywidgets")
 
 from mcp_notebook import Group
 from mcp_notebook.widgets._explorer import Explorer
-from mcp_notebook.widgets._group import (
+from mcp_notebook.widgets._group_panels import (
     ALL_SERVERS,
     GroupExplorer,
     GroupLogWidget,

@@ -22,15 +22,13 @@ import ipywidgets as W
 import pytest
 
 import mcp_notebook
-from mcp_notebook.notebook import Session
+from mcp_notebook import McpError, ToolResult
+from mcp_notebook.notebook import Session, SessionModel
 from mcp_notebook.notebook._engine import get_engine
-from mcp_notebook.notebook.model import SessionModel
-from mcp_notebook.protocol.errors import McpError
-from mcp_notebook.results import ToolResult
 from mcp_notebook.widgets import dashboard, explorer, tasks_widget
 from mcp_notebook.widgets._dashboard import Dashboard
 from mcp_notebook.widgets._explorer import Explorer
-from mcp_notebook.widgets._tasks import TaskRow, TasksWidget, duration
+from mcp_notebook.widgets._tasks_panel import TaskRow, TasksWidget, duration
 
 from .conftest import everything_server
 from .widget_helpers import HOSTILE, assert_escaped, find, markup, wait_for, walk

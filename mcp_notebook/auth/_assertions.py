@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from ._token import basic_credentials, json_body, oauth_error
 
 __all__ = [

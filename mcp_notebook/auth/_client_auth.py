@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from . import _discovery as disco
 from ._discovery import AuthServer
 from ._flow import HTTP_TIMEOUT, Flow

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 
 __all__ = [
     "AuthServer",

@@ -16,7 +16,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from ._jwt import b64url as _b64
 from ._jwt import sign_jws
 

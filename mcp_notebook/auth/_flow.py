@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from ..transports._http_common import safe_url
 from ..transports._http_engine import TooLarge, read_bounded
 from ._discovery import AuthServer, ProtectedResource

@@ -14,7 +14,7 @@ import time
 import uuid
 from typing import Any
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 
 __all__ = ["CLIENT_ASSERTION_TYPE", "b64url", "client_assertion", "sign_jws"]
 

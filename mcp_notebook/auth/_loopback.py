@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlsplit
 import anyio
 import anyio.abc
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 
 __all__ = ["LoopbackReceiver"]
 

@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator
 
 import httpx
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from . import _discovery as disco
 from ._discovery import AuthServer, ProtectedResource
 from ._flow import HTTP_TIMEOUT, Discovered, Flow

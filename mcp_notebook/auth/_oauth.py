@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from . import _discovery as disco
 from ._assertions import (
     JWT_BEARER,

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 
 __all__ = [
     "OFFLINE_ACCESS",

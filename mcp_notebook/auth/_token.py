@@ -19,7 +19,7 @@ from urllib.parse import quote, unquote
 
 import httpx
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from ._jwt import CLIENT_ASSERTION_TYPE, client_assertion
 from ._records import ClientInfo, Tokens
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import anyio
 import anyio.to_thread
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from ._loopback import LoopbackReceiver
 from ._policy import parse_redirect
 

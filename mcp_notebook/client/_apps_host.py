@@ -50,7 +50,7 @@ from ..protocol._apps import (
     content_security_policy,
     valid_sources,
 )
-from ..protocol.errors import McpError, McpInvalidInput
+from ..protocol._errors import McpError, McpInvalidInput
 from ._owned import OwnedTask, spawn_owned
 from ._results import Tool, ToolResult
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..protocol.errors import INVALID_PARAMS, McpError
+from ..protocol._errors import INVALID_PARAMS, McpError
 
 __all__ = ["ArgumentValidator", "OutputValidator", "SchemaValidator"]
 

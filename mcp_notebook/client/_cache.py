@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from ..protocol.jsonrpc import json_number
+from ..protocol._jsonrpc import json_number
 
 __all__ = ["KINDS", "CachedList", "Freshness", "ListKind"]
 

@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 
 from ..connection import Connection, ConnectionOptions, GuardedProgress, ProgressCallback
-from ..protocol.errors import McpError
-from ..protocol.tasks import (
+from ..protocol._errors import McpError
+from ..protocol._task_shapes import (
     TASKS_EXTENSION,
     Flavour,
     TaskState,

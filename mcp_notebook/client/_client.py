@@ -36,11 +36,11 @@ from ..connection import (
     NotificationQueue,
     ProgressCallback,
 )
-from ..protocol.errors import McpError
-from ..protocol.tasks import Flavour
-from ..protocol.versions import Era
-from ..transports.base import Transport
-from ..transports.stdio import DEFAULT_MAX_MESSAGE_BYTES
+from ..protocol._errors import McpError
+from ..protocol._task_shapes import Flavour
+from ..protocol._versions import Era
+from ..transports._base import Transport
+from ..transports._stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ._cache import KINDS, Freshness
 from ._calls import Calls
 from ._live import Event, LiveState
@@ -77,7 +77,7 @@ class Client:
     For a URL, ``headers`` go on every request and ``auth`` is a bearer token string,
     :class:`mcp_notebook.auth.OAuth` or any ``httpx.Auth``; neither is ever shown. Pass
     ``http_client`` to use your own ``httpx.AsyncClient`` (proxies, certificates); for the
-    binding, TLS and timeouts give a :class:`~mcp_notebook.transports.http.HttpTransport` instead.
+    binding, TLS and timeouts give a :class:`~mcp_notebook.transports._http.HttpTransport` instead.
 
     ``protocol`` is "auto" (probe the modern ``server/discover``, fall back to the ``initialize``
     handshake), "modern", "legacy" or a version string to pin. ``timeout`` is every request's

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from ..connection import ConnectionOptions
+from ..protocol._errors import UNRETRIED_KINDS, McpError
 from ..protocol._printable import printable
-from ..protocol.errors import UNRETRIED_KINDS, McpError
 from ._client import Client
 from ._owned import OwnedTask, spawn_owned
 from ._results import Tool, ToolResult

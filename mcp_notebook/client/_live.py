@@ -2,7 +2,7 @@
 
 One :class:`LiveState` runs beside each connection (in the client's task group) and owns:
 
-* the four :class:`~mcp_notebook.cache.CachedList` objects, fetched on demand (or eagerly), and
+* the four :class:`~mcp_notebook.client._cache.CachedList` objects, fetched on demand (or eagerly), and
   refreshed when the server announces a change or the connection comes back;
 * the coalescing of ``list_changed`` bursts: the first notification of a burst is delivered at once,
   the rest of the burst collapses into one trailing delivery per window, and each list is re-fetched
@@ -33,10 +33,10 @@ import anyio
 import anyio.abc
 
 from ..connection import Connection, ConnectionEvent, ConnectionState, NotificationQueue
-from ..protocol.envelope import META_SUBSCRIPTION_ID
-from ..protocol.errors import METHOD_NOT_FOUND, McpError
-from ..protocol.headers import split_by_header_rules
-from ..protocol.jsonrpc import Notification, RequestId
+from ..protocol._envelope import META_SUBSCRIPTION_ID
+from ..protocol._errors import METHOD_NOT_FOUND, McpError
+from ..protocol._headers import split_by_header_rules
+from ..protocol._jsonrpc import Notification, RequestId
 from ._cache import KINDS, CachedList, Freshness, ListKind, ttl_of
 
 __all__ = ["Event", "LiveState"]
@@ -59,7 +59,7 @@ _RELISTEN_DELAY = 1.0
 Event = ConnectionEvent
 
 
-#: The era rules (protocol.negotiation.EraRules) the live lists ask; the era itself is never compared here.
+#: The era rules (protocol._negotiation.EraRules) the live lists ask; the era itself is never compared here.
 _Rule = Literal[
     "routes_tools_by_header",
     "lists_carry_ttl",

@@ -14,8 +14,8 @@ from typing import Any
 from ..display import _html
 from ..display import _pictures as _render
 from ..protocol import _apps
+from ..protocol._errors import McpError
 from ..protocol._printable import printable
-from ..protocol.errors import McpError
 
 __all__ = [
     "Completion",

@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..connection import Connection
-from ..protocol.http_binding import is_http_url
-from ..transports.base import Transport
-from ..transports.inprocess import is_sdk_server, sdk_server_transport
-from ..transports.memory import MemoryTransport
-from ..transports.stdio import StdioTransport
+from ..protocol._http_binding import is_http_url
+from ..transports._base import Transport
+from ..transports._inprocess import is_sdk_server, sdk_server_transport
+from ..transports._memory import MemoryTransport
+from ..transports._stdio import StdioTransport
 
 if TYPE_CHECKING:  # httpx costs ~50 ms to import; a stdio-only user never pays for it
     import httpx
@@ -101,7 +101,7 @@ def make_transport(
     if is_http_url(target):
         if env is not None or cwd is not None:
             raise ValueError("env= and cwd= apply only to a server started from a command, not to a URL")
-        from ..transports.http import HttpTransport
+        from ..transports._http import HttpTransport
 
         return HttpTransport(
             target,

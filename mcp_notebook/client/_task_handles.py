@@ -12,7 +12,7 @@ Waiting is not owning: cancelling ``await handle.result()`` (a cell interrupted)
 running on the server; only ``await handle.cancel()`` stops it.
 
 The two wire flavours (2025-11-25 core tasks, the 2026-07-28 extension) differ only here and in
-:mod:`mcp_notebook.protocol.tasks`; a handle looks the same for both.
+:mod:`mcp_notebook.protocol._task_shapes`; a handle looks the same for both.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ import anyio
 import anyio.abc
 
 from ..connection import LogBudget
+from ..protocol._errors import McpError
 from ..protocol._printable import printable
-from ..protocol.errors import McpError
-from ..protocol.tasks import (
+from ..protocol._task_shapes import (
     Flavour,
     TaskState,
     flavour_of,
@@ -43,7 +43,7 @@ from ..protocol.tasks import (
 
 if TYPE_CHECKING:
     from ..connection import Connection
-    from ..protocol.jsonrpc import Notification
+    from ..protocol._jsonrpc import Notification
     from ._results import ToolResult
 
 __all__ = ["TaskHandle", "TaskTracker"]

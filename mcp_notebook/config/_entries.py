@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from ..protocol.http_binding import is_http_url
+from ..protocol._http_binding import is_http_url
 from ._errors import ConfigError
 from ._variables import Context, VariableError, expand
 
@@ -89,7 +89,7 @@ class ServerEntry:
                 options["cwd"] = self.cwd
             return [str(self.command), *self.args], options
         if self.transport == "sse":
-            from ..transports.http import HttpTransport
+            from ..transports._http import HttpTransport
 
             return HttpTransport(str(self.url), headers=dict(self.headers), mode="sse"), {}
         return str(self.url), ({"headers": dict(self.headers)} if self.headers else {})

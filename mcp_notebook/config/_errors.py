@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..protocol.errors import McpInvalidInput
+from ..protocol._errors import McpInvalidInput
 
 __all__ = ["ConfigError"]
 

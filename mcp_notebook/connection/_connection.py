@@ -15,7 +15,7 @@ closing -> closed``.
 What it must never do: run user code in the reader task (progress callbacks run in the caller's
 task, handlers in their own), resend a request that may have run (only a ``-32022`` answer, which
 means the server refused the request unexecuted, and a send the transport proves wrote nothing, a
-:class:`~mcp_notebook.transports.base.NotDelivered`, are retried), or put arguments or secrets in a
+:class:`~mcp_notebook.transports._base.NotDelivered`, are retried), or put arguments or secrets in a
 message.
 """
 
@@ -28,15 +28,14 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ..protocol._printable import printable
-from ..protocol.envelope import result_type
-from ..protocol.errors import (
+from ..protocol._envelope import result_type
+from ..protocol._errors import (
     CONNECTION_CLOSED,
     FATAL_KINDS,
     REQUEST_TIMEOUT,
     McpError,
 )
-from ..protocol.jsonrpc import (
+from ..protocol._jsonrpc import (
     ErrorResponse,
     FrameError,
     Notification,
@@ -44,9 +43,10 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
 )
-from ..protocol.negotiation import Pin
-from ..protocol.versions import Era
-from ..transports.base import Channel, RequestFailed, Transport
+from ..protocol._negotiation import Pin
+from ..protocol._printable import printable
+from ..protocol._versions import Era
+from ..transports._base import Channel, RequestFailed, Transport
 from ._deadlines import DeadlinePause, DeadlineSweeper
 from ._handlers import ClientHandlers
 from ._log_budget import LogBudget

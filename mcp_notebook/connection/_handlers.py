@@ -22,10 +22,10 @@ import anyio.to_thread
 
 from ..protocol._apps import UI_EXTENSION
 from ..protocol._apps import extension_settings as ui_extension_settings
-from ..protocol.envelope import client_capabilities
-from ..protocol.errors import McpError
-from ..protocol.tasks import TASKS_EXTENSION
-from ..protocol.versions import Era
+from ..protocol._envelope import client_capabilities
+from ..protocol._errors import McpError
+from ..protocol._task_shapes import TASKS_EXTENSION
+from ..protocol._versions import Era
 
 __all__ = ["SERVER_REQUEST_METHODS", "ClientHandlers", "Handler", "normalize_result"]
 
@@ -84,7 +84,7 @@ class ClientHandlers:
             elicitation_modes=self.elicitation_modes,
             roots=ROOTS in self._by_method,
             # Always: a task that waits for input this client has no handler for says so on its
-            # handle (mcp_notebook.tasks), which is better than a server refusing the call.
+            # handle (mcp_notebook.client._task_handles), which is better than a server refusing the call.
             extensions=(TASKS_EXTENSION,),
             # Both eras: a server decides whether to offer Views by what the client declares.
             extension_settings={UI_EXTENSION: ui_extension_settings()},

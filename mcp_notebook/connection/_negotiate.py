@@ -1,4 +1,4 @@
-"""The I/O half of era negotiation; the rules themselves are in :mod:`mcp_notebook.protocol.negotiation`.
+"""The I/O half of era negotiation; the rules themselves are in :mod:`mcp_notebook.protocol._negotiation`.
 
 Runs on a fresh channel before the connection is ready: a ``server/discover`` probe (modern) or the
 ``initialize`` handshake (legacy), as the pure decision functions direct, and returns what was
@@ -13,9 +13,9 @@ from typing import Any
 
 import anyio
 
-from ..protocol.envelope import META_SERVER_INFO
-from ..protocol.errors import REFUSAL_KINDS, UNSUPPORTED_PROTOCOL_VERSION, McpError
-from ..protocol.negotiation import (
+from ..protocol._envelope import META_SERVER_INFO
+from ..protocol._errors import REFUSAL_KINDS, UNSUPPORTED_PROTOCOL_VERSION, McpError
+from ..protocol._negotiation import (
     Adopt,
     Decision,
     DiscoverAgain,
@@ -27,8 +27,8 @@ from ..protocol.negotiation import (
     check_initialize_result,
     first_step,
 )
-from ..protocol.versions import Era, pick_mutual_modern
-from ..transports.base import Transport
+from ..protocol._versions import Era, pick_mutual_modern
+from ..transports._base import Transport
 from ._options import ConnectionOptions
 
 __all__ = ["Exchange", "Negotiated", "Negotiator", "negotiate", "negotiated_from_discover"]

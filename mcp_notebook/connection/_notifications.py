@@ -17,10 +17,10 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from ..protocol._errors import INVALID_REQUEST, McpError
+from ..protocol._jsonrpc import FrameError, Notification, RequestId, json_number, probable_response_id
 from ..protocol._printable import printable
-from ..protocol.errors import INVALID_REQUEST, McpError
-from ..protocol.jsonrpc import FrameError, Notification, RequestId, json_number, probable_response_id
-from ..transports.base import OversizedFrame, RequestFailed
+from ..transports._base import OversizedFrame, RequestFailed
 from ._log_budget import LogBudget
 from ._pending import PendingRequest
 from ._progress import GuardedProgress

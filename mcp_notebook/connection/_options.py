@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .._version import __version__
-from ..protocol.negotiation import Pin, parse_protocol_option
+from ..protocol._negotiation import Pin, parse_protocol_option
 
 __all__ = ["ConnectionOptions"]
 

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ..protocol.jsonrpc import ErrorResponse, RequestId, Response
+from ..protocol._jsonrpc import ErrorResponse, RequestId, Response
 
 __all__ = ["EXPIRED", "PendingRequest"]
 

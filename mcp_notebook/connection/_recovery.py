@@ -22,11 +22,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ..protocol.errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, McpError
-from ..protocol.http_binding import is_session_expiry
-from ..protocol.negotiation import EraRules
-from ..protocol.versions import Era
-from ..transports.base import Channel
+from ..protocol._errors import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, McpError
+from ..protocol._http_binding import is_session_expiry
+from ..protocol._negotiation import EraRules
+from ..protocol._versions import Era
+from ..transports._base import Channel
 
 __all__ = [
     "RECOVERY",

@@ -19,12 +19,12 @@ from typing import Any
 
 import anyio
 
-from ..protocol.envelope import stamp
-from ..protocol.envelope import without_extensions as without_extensions_of
-from ..protocol.errors import CONNECTION_CLOSED, REQUEST_TIMEOUT, McpError
-from ..protocol.jsonrpc import ErrorResponse, RequestId, Response
-from ..protocol.versions import Era
-from ..transports.base import Channel, NotDelivered
+from ..protocol._envelope import stamp
+from ..protocol._envelope import without_extensions as without_extensions_of
+from ..protocol._errors import CONNECTION_CLOSED, REQUEST_TIMEOUT, McpError
+from ..protocol._jsonrpc import ErrorResponse, RequestId, Response
+from ..protocol._versions import Era
+from ..transports._base import Channel, NotDelivered
 from ._deadlines import DeadlineSweeper
 from ._notifications import report_progress
 from ._options import ConnectionOptions

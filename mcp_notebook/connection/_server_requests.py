@@ -16,9 +16,9 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ..protocol.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, REQUEST_TIMEOUT, McpError
-from ..protocol.jsonrpc import Request, RequestId, error_response
-from ..transports.base import Channel
+from ..protocol._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, REQUEST_TIMEOUT, McpError
+from ..protocol._jsonrpc import Request, RequestId, error_response
+from ..transports._base import Channel
 from ._deadlines import DeadlinePause
 from ._handlers import ELICITATION, SAMPLING, ClientHandlers
 from ._log_budget import LogBudget

@@ -16,8 +16,8 @@ from typing import Any
 
 import anyio
 
-from ..protocol.errors import McpError
-from ..protocol.jsonrpc import ErrorResponse, RequestId, Response
+from ..protocol._errors import McpError
+from ..protocol._jsonrpc import ErrorResponse, RequestId, Response
 from ._log_budget import LogBudget
 from ._pending import EXPIRED
 

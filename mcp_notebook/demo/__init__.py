@@ -108,7 +108,7 @@ from ._tokens import valid_token
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from mcp_notebook.demo.server import LogLevel
+    from mcp_notebook.demo._server import LogLevel
 
 __all__ = ["TOKEN_ENV", "build_server", "main"]
 
@@ -123,7 +123,7 @@ def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
         log_level: Level for the SDK's logging (to stderr): DEBUG, INFO, WARNING,
             ERROR or CRITICAL.
     """
-    from mcp_notebook.demo.server import build_server as _build_server
+    from mcp_notebook.demo._server import build_server as _build_server
 
     return _build_server(log_level=log_level)
 
@@ -216,11 +216,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.http is None:
-            from mcp_notebook.demo.server import run_stdio
+            from mcp_notebook.demo._server import run_stdio
 
             run_stdio(legacy_only=args.legacy_only, log_level=args.log_level)
         else:
-            from mcp_notebook.demo.server import run_http
+            from mcp_notebook.demo._server import run_http
 
             run_http(
                 port=args.http,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from mcp_notebook.demo.server import REGIONS, _records_for
+from mcp_notebook.demo._server import REGIONS, _records_for
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

@@ -7,7 +7,7 @@ answered by handlers, tasks (started, followed, and one waiting for a form), res
 prompts, completion, a timeout that cancels on the server, and the connection statistics.
 
 It only prints and never asks: it runs the same in a terminal, a pipe or CI. ``--lab`` starts
-JupyterLab at the quickstart notebook instead (:mod:`mcp_notebook.demo.lab`).
+JupyterLab at the quickstart notebook instead (:mod:`mcp_notebook.demo._lab`).
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0 <= args.port <= 65535:
         parser.error("--port must be between 0 and 65535")
     if args.lab:
-        from mcp_notebook.demo.lab import lab
+        from mcp_notebook.demo._lab import lab
 
         return lab(browser=not args.no_browser, port=args.port)
     anyio.run(_both_eras)

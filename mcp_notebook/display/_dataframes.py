@@ -3,7 +3,7 @@
 This module imports pandas inside its functions only, and is itself imported on demand, by
 ``to_dataframe()``, so ``import mcp_notebook`` (and a script that never asks for a DataFrame) never
 loads pandas. It sits in the core's display layer, below the result types whose method it
-serves: the notebook layer's :mod:`mcp_notebook.notebook.frames` (the server's lists, the history)
+serves: the notebook layer's :mod:`mcp_notebook.notebook._frames` (the server's lists, the history)
 builds on it, never the other way. Which rule applies is decided by
 :mod:`mcp_notebook.display._shapes`, the same pure inference every picture of a result uses,
 so a table on screen and its DataFrame always agree.
@@ -78,7 +78,7 @@ file must be what the server sent): pandas' text repr escapes ``\n``, ``\t`` and
 ``print(df)`` in a terminal writes a cell's ``\x1b`` as it is. Every picture this package draws of a
 result (its repr, the explorer, the magics, a live view's text) makes them visible; for a frame of
 untrusted text you print yourself, ``df.map(mcp_notebook.protocol.printable)`` shows them the same way.
-(The frames of the server's *lists*, :mod:`mcp_notebook.notebook.frames`, are for reading and are
+(The frames of the server's *lists*, :mod:`mcp_notebook.notebook._frames`, are for reading and are
 made readable when built.)
 """
 
@@ -126,7 +126,7 @@ def result_to_dataframe(
     """A tool result, given by its parts, as a DataFrame, by the rules in this module's docstring.
 
     Plain parts, not a ``ToolResult``: the result types (in ``client/``) sit above this layer and
-    call it; :func:`mcp_notebook.notebook.frames.result_to_dataframe` takes a result or a raw dict.
+    call it; :func:`mcp_notebook.notebook._frames.result_to_dataframe` takes a result or a raw dict.
 
     Args:
         structured_content: the result's ``structuredContent`` (None when it has none).

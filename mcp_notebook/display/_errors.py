@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 
 __all__ = ["error_html"]
 

@@ -29,8 +29,8 @@ from urllib.parse import urlsplit
 from markupsafe import Markup
 from markupsafe import escape as _markupsafe_escape
 
+from ..protocol._http_binding import is_http_url
 from ..protocol._printable import printable
-from ..protocol.http_binding import is_http_url
 
 __all__ = [
     "RASTER_IMAGE_TYPES",

@@ -13,7 +13,7 @@ decided by :mod:`mcp_notebook.display._shapes`, the same inference the DataFrame
 
 Whatever the server sends (a 10 MB result, 100,000 rows, hostile keys), the output is bounded:
 rows, columns, blocks and characters are all capped, and the full size is stated. Every server
-string goes through :mod:`mcp_notebook._html`; no server string becomes markup.
+string goes through :mod:`mcp_notebook.display._html`; no server string becomes markup.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ Precedence of names
 - Among groups, the one connected last comes first.
 - ``%mcp call TOOL``: the current session's tool of that name, when it has one; otherwise
   ``SERVER.TOOL``, fastmcp's ``SERVER_TOOL``, or a tool name that exactly one server offers, over
-  every server of the namespace (the core group's rule, :func:`mcp_notebook.group.resolve_tool_name`).
+  every server of the namespace (the core group's rule, :func:`client._client_group.resolve_tool_name`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import _html
-from ..group import resolve_tool_name
+from ..client._client_group import resolve_tool_name
+from ..display import _html
 from ..notebook._group import board_html
 from ..notebook._registry import GroupPort, SessionPort, server_names
 from ._magic_args import one_line
@@ -36,7 +36,7 @@ from ._session import connect_all
 if TYPE_CHECKING:
     import pandas
 
-    from ..results import Tool
+    from ..client._results import Tool
     from ._session import Group
 
 __all__ = [

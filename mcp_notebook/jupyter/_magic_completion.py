@@ -20,15 +20,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..notebook import _targets
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from . import _group_commands as _groups
 from ._magic_args import OPTIONS, schema_types
 from ._magic_grammar import COMMANDS, TASK_ACTIONS, VALUE_OPTIONS
 
 if TYPE_CHECKING:
+    from ..client._results import Tool
     from ..notebook._model import SessionModel
     from ..notebook._registry import Registry
-    from ..results import Tool
 
 __all__ = ["Completer", "matcher"]
 

@@ -75,7 +75,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from ..notebook._registry import REGISTRY, Entry, Registry
 from ..notebook._session_tasks import SessionTask
 from ..notebook._targets import TargetError, connect_target, describe_command, describe_url, http_options
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from . import _group_commands as _groups
 from ._magic_args import (
     MagicArgError,
@@ -642,7 +642,7 @@ class McpMagics(Magics):
         except ImportError:  # no ipywidgets: the log as a table
             import pandas as pd
 
-            from ..notebook.frames import _readable  # the server's words, for reading: escapes made visible
+            from ..notebook._frames import _readable  # the server's words, for reading: escapes made visible
 
             rows = [_readable(dict(entry)) for entry in list(session.model.log)]
             return pd.DataFrame(rows, columns=["time", "level", "logger", "data"])

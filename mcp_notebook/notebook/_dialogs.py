@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import anyio
 import anyio.to_thread
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from . import _uipoll
 
 __all__ = ["DialogView", "Dialogs", "DialogsFactory", "dialogs_for", "sampler_name", "sampling_result"]

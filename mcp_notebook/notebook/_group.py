@@ -1,6 +1,6 @@
 """``mcp_notebook.connect_all(...)`` and :class:`Group`: every server of a config file in one notebook.
 
-A group wraps a core :class:`~mcp_notebook.group.ClientGroup` as a :class:`Session` wraps a
+A group wraps a core :class:`~mcp_notebook.client._client_group.ClientGroup` as a :class:`Session` wraps a
 :class:`~mcp_notebook.Client`: the clients connect in parallel on the engine thread, each server
 that comes up gets a session of its own (model, history, progress bars, dialogs), and
 ``group.model`` (traitlets) keeps one status board, one tool table and one merged log live for
@@ -17,10 +17,10 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import _html
-from ..group import ClientGroup, GroupMember
-from ..protocol.errors import McpError
-from ..results import Tool, ToolResult
+from ..client._client_group import ClientGroup, GroupMember
+from ..client._results import Tool, ToolResult
+from ..display import _html
+from ..protocol._errors import McpError
 from ._dialogs import dialogs_for
 from ._engine import Engine, get_engine, on_exit
 from ._model import GroupModel
@@ -327,7 +327,7 @@ class Group:
         tools of MCP Apps with ``include_app_only``)."""
         import pandas as pd
 
-        from . import frames
+        from . import _frames as frames
 
         parts = []
         for name, session in self.sessions.items():
@@ -388,7 +388,7 @@ class Group:
         """The merged log and notifications of every server, oldest first, with a ``server`` column."""
         import pandas as pd
 
-        from .frames import _readable  # the server's words, for reading: escapes made visible
+        from ._frames import _readable  # the server's words, for reading: escapes made visible
 
         columns = ["server", "time", "kind", "level", "logger", "method", "data", "params"]
         frame = pd.DataFrame([_readable(dict(entry)) for entry in list(self.model.log)], columns=columns)
@@ -400,7 +400,7 @@ class Group:
         rows) or ``"log"``, redrawn whenever ``group.model`` changes (see ``Session.live_frame``)."""
         import pandas as pd
 
-        from . import frames
+        from . import _frames as frames
         from ._views import LiveFrame
 
         builders: dict[str, Callable[[Any], Any]] = {

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 
+from ..protocol._errors import McpError
 from ..protocol._printable import printable
-from ..protocol.errors import McpError
 
 if TYPE_CHECKING:
     import pandas
 
-    from ..results import Tool, ToolResult
+    from ..client._results import Tool, ToolResult
 
 __all__ = ["MapSession", "ProgressBar", "map_tool"]
 

@@ -12,14 +12,14 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from ._session_tasks import task_row
 
 if TYPE_CHECKING:
     from ..client import Client
-    from ..live import Event
-    from ..results import Tool
-    from ..tasks import TaskHandle
+    from ..client._live import Event
+    from ..client._results import Tool
+    from ..client._task_handles import TaskHandle
     from ._model import SessionModel
 
 __all__ = ["Mirror"]

@@ -21,7 +21,7 @@ from traitlets import All, Dict, Float, HasTraits, Int, List, Unicode
 if TYPE_CHECKING:
     from traitlets.utils.sentinel import Sentinel
 
-    from ..results import Prompt, Resource, ResourceTemplate, Tool
+    from ..client._results import Prompt, Resource, ResourceTemplate, Tool
 
 __all__ = ["GroupModel", "SessionModel"]
 

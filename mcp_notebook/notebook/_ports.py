@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from ..client import Client
-    from ..results import ResourceContents, ToolResult
+    from ..client._results import ResourceContents, ToolResult
     from ._engine import Engine
 
 __all__ = ["SessionPort", "TaskSession", "ViewOwner", "ViewSession", "WidgetFactory"]

@@ -18,11 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 
-from .. import _html
 from ..client import Client
-from ..protocol._printable import printable
-from ..protocol.errors import McpError
-from ..results import (
+from ..client._results import (
     Completion,
     Prompt,
     PromptResult,
@@ -32,7 +29,11 @@ from ..results import (
     Tool,
     ToolResult,
 )
-from . import _config, _uipoll
+from ..display import _html
+from ..protocol._errors import McpError
+from ..protocol._printable import printable
+from . import _targets as _config
+from . import _uipoll
 from ._dialogs import Dialogs, DialogsFactory, dialogs_for
 from ._engine import Engine, get_engine, on_exit
 from ._map import ProgressBar, map_tool
@@ -443,28 +444,28 @@ class Session:
 
     def tools_frame(self, include_app_only: bool = False) -> pandas.DataFrame:
         """One row per tool (see :func:`frames.tools_frame`); app-only tools with ``include_app_only``."""
-        from . import frames
+        from . import _frames as frames
 
         if include_app_only and self.client.cached_tools is not None:
             return frames.tools_frame(self.client.cached_tools)
         return frames.tools_frame(self.model.tools)
 
     def resources_frame(self) -> pandas.DataFrame:
-        from . import frames
+        from . import _frames as frames
 
         return frames.resources_frame(self.model.resources)
 
     def prompts_frame(self) -> pandas.DataFrame:
-        from . import frames
+        from . import _frames as frames
 
         return frames.prompts_frame(self.model.prompts)
 
     def history_frame(self) -> pandas.DataFrame:
-        from . import frames
+        from . import _frames as frames
 
         return frames.history_frame(self.model.history)
 
-    # --- reactive views (notebook/views.py) ----------------------------------------------------
+    # --- reactive views (notebook/_views.py) ----------------------------------------------------
 
     def live_frame(self, what: str = "tools", *, rate: float = 4.0, max_rows: int = 50) -> LiveFrame:
         """A DataFrame of ``what`` (tools, resources, resource_templates, prompts, history, tasks)

@@ -1,6 +1,6 @@
 """Tasks in a notebook: :class:`SessionTask` (a task handle usable from cells) and the model rows.
 
-The client's own :class:`~mcp_notebook.tasks.TaskHandle` lives on the engine thread; a cell gets a
+The client's own :class:`~client._task_handles.TaskHandle` lives on the engine thread; a cell gets a
 ``SessionTask`` whose methods block (``task.result()``) or await (``await task.aresult()``) like
 the session's other twins. Interrupting ``task.result()`` stops the wait, not the task: the
 handle's repr names the task id, so a saved notebook can attach to it again after a restart.
@@ -12,14 +12,14 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .. import _html
+from ..display import _html
 from ..protocol._printable import printable
 
 if TYPE_CHECKING:
     import pandas
 
-    from ..results import ToolResult
-    from ..tasks import TaskHandle
+    from ..client._results import ToolResult
+    from ..client._task_handles import TaskHandle
     from ._ports import SessionPort, TaskSession
 
 __all__ = ["SessionTask", "start_task", "started_tasks", "task_row", "tasks_frame"]
@@ -144,7 +144,7 @@ def started_tasks(session: TaskSession) -> list[SessionTask]:
 
 def tasks_frame(session: TaskSession, *, server: bool = False) -> pandas.DataFrame:
     """The session's tasks as a DataFrame (``server=True``: the server's ``tasks/list``)."""
-    from . import frames
+    from . import _frames as frames
 
     if server:
         return frames.tasks_frame(task_row(t.handle) for t in session.list_tasks())

@@ -2,7 +2,7 @@
 and the registry's descriptions.
 
 What it owns: splitting a line into words (shell style); telling a URL (the protocol's
-:func:`~mcp_notebook.protocol.http_binding.is_http_url`) from a command line from a name; turning a
+:func:`~mcp_notebook.protocol._http_binding.is_http_url`) from a command line from a name; turning a
 name into a server of an MCP config file (the formats, variables and search order are
 :mod:`mcp_notebook.config`'s: the first file on the search path that names the server wins) or a
 command on PATH; ``%mcp connect``'s words and HTTP options; and describing a target with nothing
@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ..config import ConfigError, ServerEntry, config_search_path, load_config
-from ..protocol.http_binding import is_http_url
+from ..protocol._http_binding import is_http_url
 
 __all__ = [
     "TargetError",

@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .. import _html
+from ..client._results import ResourceContents, ToolResult
+from ..display import _html
+from ..protocol._errors import McpError
 from ..protocol._printable import printable
-from ..protocol.errors import McpError
-from ..results import ResourceContents, ToolResult
 
 if TYPE_CHECKING:
     import pandas
@@ -60,7 +60,7 @@ UPDATED = "notifications/resources/updated"
 
 
 def _frame_builders() -> dict[str, Callable[[Any], pandas.DataFrame]]:
-    from . import frames
+    from . import _frames as frames
 
     return {
         "tools": frames.tools_frame,

@@ -4,9 +4,9 @@ No I/O, no clocks, no threads. Everything here is a pure function or a small val
 rule is tested with plain inputs.
 """
 
+from ._errors import ERROR_KINDS, ErrorKind, McpError
 from ._printable import printable
-from .errors import ERROR_KINDS, ErrorKind, McpError
-from .versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS, Era
+from ._versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS, Era
 
 __all__ = [
     "ERROR_KINDS",

@@ -5,7 +5,7 @@ its HTML lives, who may see or call a tool, and what a View's iframe is allowed 
 Content-Security-Policy and the ``allow`` attribute built from the resource's ``_meta.ui``).
 
 It must never do I/O, keep state or import anything above the protocol layer; the host
-(:mod:`mcp_notebook.apps.host`) applies these rules, the widget only draws what they decided.
+(:mod:`mcp_notebook.client._apps_host`) applies these rules, the widget only draws what they decided.
 
 Everything here reads server data, which is untrusted: a malformed value means "absent", never an
 exception, and no server value can make the policy looser than the spec's defaults. Where the spec

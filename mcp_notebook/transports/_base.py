@@ -4,7 +4,7 @@ A :class:`Transport` is a recipe for reaching one server (a command to run, an i
 ``connect()`` turns it into a live :class:`Channel` for as long as its ``async with`` lasts, and can
 be called again to reconnect (a stdio server is restarted that way). A channel moves JSON-RPC
 messages: ``send`` takes a message dict, ``receive`` returns the next classified message or a
-:class:`~mcp_notebook.protocol.jsonrpc.FrameError` describing a frame it could not use, and raises
+:class:`~mcp_notebook.protocol._jsonrpc.FrameError` describing a frame it could not use, and raises
 ``McpError(kind="transport")`` once the other side is gone.
 
 A failed ``send`` says whether the message may have reached the server: :class:`NotDelivered` means
@@ -27,9 +27,9 @@ import asyncio
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
-from ..protocol.errors import CONNECTION_CLOSED, McpError, McpTransportError
-from ..protocol.jsonrpc import FrameError, Message, RequestId
-from ..protocol.versions import Era
+from ..protocol._errors import CONNECTION_CLOSED, McpError, McpTransportError
+from ..protocol._jsonrpc import FrameError, Message, RequestId
+from ..protocol._versions import Era
 
 __all__ = ["Channel", "NotDelivered", "OversizedFrame", "RequestFailed", "Transport", "on_asyncio"]
 

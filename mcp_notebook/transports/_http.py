@@ -3,7 +3,7 @@
 :class:`HttpTransport` is the recipe (URL, headers, auth, engine settings); each ``connect()`` opens
 a :class:`_StreamableChannel`, which turns the connection's JSON-RPC messages into HTTP exchanges
 over an engine (aiohttp or httpx, :mod:`._http_engine`). It moves bytes and streams; what a status,
-a content type or an error body *means* is decided by :mod:`mcp_notebook.protocol.http_binding`
+a content type or an error body *means* is decided by :mod:`mcp_notebook.protocol._http_binding`
 (PROTOCOL.md §3.5, §4.2, §4.3):
 
 * Every request is its own POST, run in a task of the channel; its answer (a JSON body or an SSE
@@ -11,7 +11,7 @@ a content type or an error body *means* is decided by :mod:`mcp_notebook.protoco
   failure of one exchange fails that request only (:class:`~.base.RequestFailed`); HTTP has no
   connection whose loss would end all of them.
 * Modern requests carry ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*``
-  (rules in :mod:`mcp_notebook.protocol.headers`; each tool's header parameters are learnt from the
+  (rules in :mod:`mcp_notebook.protocol._headers`; each tool's header parameters are learnt from the
   ``tools/list`` answers passing by, which are never rewritten). Cancelling closes the request's
   response stream.
 * Legacy requests carry ``Mcp-Session-Id`` and the negotiated version; server messages also arrive
@@ -42,12 +42,12 @@ import anyio
 import anyio.abc
 import httpx
 
-from ..protocol.envelope import META_PROTOCOL_VERSION
-from ..protocol.errors import (
+from ..protocol._envelope import META_PROTOCOL_VERSION
+from ..protocol._errors import (
     McpError,
 )
-from ..protocol.headers import ToolHeaderTable, request_headers
-from ..protocol.http_binding import (
+from ..protocol._headers import ToolHeaderTable, request_headers
+from ..protocol._http_binding import (
     MODERN_ERRORS,
     LegacySession,
     body_kind,
@@ -58,7 +58,7 @@ from ..protocol.http_binding import (
     session_expired_error,
     stream_backoff,
 )
-from ..protocol.jsonrpc import (
+from ..protocol._jsonrpc import (
     ErrorResponse,
     FrameError,
     Message,
@@ -67,9 +67,9 @@ from ..protocol.jsonrpc import (
     decode,
     encode,
 )
-from ..protocol.negotiation import era_rules
-from ..protocol.sse import EventTooLarge, SseDecoder
-from ..protocol.versions import Era
+from ..protocol._negotiation import era_rules
+from ..protocol._sse import EventTooLarge, SseDecoder
+from ..protocol._versions import Era
 from ._base import OversizedFrame, RequestFailed, on_asyncio
 from ._http_common import (
     error_from_status,

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 
 import httpx
 
-from ..protocol.errors import (
+from ..protocol._errors import (
     CONNECTION_CLOSED,
     McpError,
 )
-from ..protocol.http_binding import jsonrpc_error_in, refusal
-from ..protocol.jsonrpc import ErrorResponse, RequestId
+from ..protocol._http_binding import jsonrpc_error_in, refusal
+from ..protocol._jsonrpc import ErrorResponse, RequestId
 from ._http_engine import Engine, TooLarge, WireError, WireResponse
 
 __all__ = [
@@ -151,7 +151,7 @@ async def read_error_body(response: WireResponse) -> bytes:
 def error_from_status(
     request_id: RequestId, response: WireResponse, body: bytes, *, where: str, credentials: bool
 ) -> ErrorResponse | McpError:
-    """What a non-2xx answer means for its caller (the rules: :func:`..protocol.http_binding.refusal`)."""
+    """What a non-2xx answer means for its caller (the rules: :func:`..protocol._http_binding.refusal`)."""
     return refusal(
         request_id,
         response.status,

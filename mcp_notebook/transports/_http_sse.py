@@ -24,10 +24,10 @@ import anyio
 import anyio.abc
 import httpx
 
-from ..protocol.errors import McpError, McpTransportError
-from ..protocol.http_binding import body_kind, reopen_outcome, retry_delay, stream_backoff
-from ..protocol.jsonrpc import FrameError, decode, encode
-from ..protocol.sse import EventTooLarge, SseDecoder, SseEvent
+from ..protocol._errors import McpError, McpTransportError
+from ..protocol._http_binding import body_kind, reopen_outcome, retry_delay, stream_backoff
+from ..protocol._jsonrpc import FrameError, decode, encode
+from ..protocol._sse import EventTooLarge, SseDecoder, SseEvent
 from ._base import OversizedFrame, RequestFailed
 from ._http_common import (
     error_from_status,

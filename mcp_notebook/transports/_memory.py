@@ -16,9 +16,9 @@ from typing import Any
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
-from ..protocol.errors import McpError
-from ..protocol.jsonrpc import FrameError, Message, classify
-from ..protocol.versions import Era
+from ..protocol._errors import McpError
+from ..protocol._jsonrpc import FrameError, Message, classify
+from ..protocol._versions import Era
 from ._base import NotDelivered
 
 __all__ = ["MemoryTransport", "ServeFunction"]

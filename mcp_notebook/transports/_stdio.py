@@ -29,10 +29,10 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from ..protocol._errors import McpError
+from ..protocol._jsonrpc import FrameError, Message, decode, encode
 from ..protocol._printable import printable
-from ..protocol.errors import McpError
-from ..protocol.jsonrpc import FrameError, Message, decode, encode
-from ..protocol.versions import Era
+from ..protocol._versions import Era
 from ._base import NotDelivered, OversizedFrame
 from ._env import child_env
 from ._pipes import PipeBroken, PipeClosed, Pipes, spawn

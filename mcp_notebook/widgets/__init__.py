@@ -2,7 +2,7 @@
 Notebook 7, VS Code and Colab alike). Needs the ``notebook`` extra.
 
 Everything a server sends is treated as untrusted: shown through text controls or escaped by
-:mod:`mcp_notebook._html`, never executed.
+:mod:`mcp_notebook.display._html`, never executed.
 """
 
 from ._explorer import explorer

@@ -44,7 +44,7 @@ import anyio.to_thread
 import anywidget
 import traitlets as T
 
-from .._html import escape, short
+from ..display._html import escape, short
 from ..notebook._apps import AppRun
 from ._dialogs import _link_target
 from ._fallback import Fallback

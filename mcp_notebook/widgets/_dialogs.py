@@ -12,7 +12,7 @@ or into ``dialogs.output`` when that is an Output widget), and wait for a button
   ``requestedSchema`` with its defaults; Accept (``mcpnb-accept``, only once the form is valid),
   Decline (``mcpnb-decline``), Cancel (``mcpnb-cancel-dialog``).
 - elicitation, URL mode (class ``mcpnb-url-consent``): the message and the full URL, its host
-  emphasised (:func:`mcp_notebook._html.display_url`). Open (``mcpnb-open``) consents and only then shows a
+  emphasised (:func:`display._html.display_url`). Open (``mcpnb-open``) consents and only then shows a
   normal link the user clicks (``target=_blank``, ``rel=noopener noreferrer``; https only): nothing
   is opened or run for them. Refuse (``mcpnb-refuse``) declines.
 - sampling (class ``mcpnb-sampling``): the messages (role, escaped text, raster images), the system
@@ -46,10 +46,10 @@ import anyio
 import anyio.to_thread
 import ipywidgets as W
 
-from .._html import display_url, escape, short
+from ..display._html import display_url, escape, short
 from ..notebook._dialogs import Dialogs, sampler_name, sampling_result
 from ..notebook._roots import RootsList, root_entry
-from ..protocol.errors import McpError
+from ..protocol._errors import McpError
 from ._fallback import Fallback, plural
 from ._form import SchemaForm
 from ._prompts import messages_widget

@@ -38,10 +38,10 @@ from typing import Any, NamedTuple
 
 import ipywidgets as W
 
-from .._html import escape, markdown_html, short
+from ..client._results import Tool, ToolResult
+from ..display._html import escape, markdown_html, short
 from ..notebook._session_tasks import SessionTask
-from ..protocol.errors import McpError
-from ..results import Tool, ToolResult
+from ..protocol._errors import McpError
 from ._explorer_runs import ToolRuns
 from ._fallback import Fallback, plural, static_html
 from ._form import SchemaForm

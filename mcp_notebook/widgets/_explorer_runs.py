@@ -16,9 +16,9 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import short
-from ..notebook._tasks import SessionTask
-from ..results import ToolResult
+from ..client._results import ToolResult
+from ..display._html import short
+from ..notebook._session_tasks import SessionTask
 
 __all__ = ["OnProgress", "ToolRuns"]
 

@@ -9,7 +9,7 @@ ipywidgets class, puts two more keys beside the widget view in the display bundl
 widgets still shows the live view, which it ranks above HTML.
 
 The snapshot is built from the panel's own widgets by :func:`static_html`: an ``HTML`` widget's
-value is markup our panels already built with every server string escaped (:mod:`mcp_notebook._html`); text
+value is markup our panels already built with every server string escaped (:mod:`display._html`); text
 controls, labels, choices and titles are escaped here. Nothing is executed and no script is added.
 Buttons are left out (nothing can be clicked in a snapshot), and so is what the panel hides.
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import escape, short
+from ..display._html import escape, short
 
 __all__ = ["Fallback", "plural", "static_html", "status_line"]
 

@@ -15,7 +15,7 @@ fields are left out of :attr:`SchemaForm.value`, so the server applies its own d
 controls, and which control a schema gets, live in :mod:`._form_fields`; this module is the form.
 
 Every server string (titles, descriptions, enum labels) reaches the page only through text
-controls (``Label``, options, placeholders, tooltips) or :func:`mcp_notebook._html.escape`.
+controls (``Label``, options, placeholders, tooltips) or :func:`mcp_notebook.display._html.escape`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import short
+from ..display._html import short
 from ._form_fields import (
     Context,
     Field,

@@ -6,7 +6,7 @@ JSON editor, and judges the value with jsonschema; which control a schema gets (
 children through the same mapping, so fields and mapping live together; nothing here imports the form.
 
 Every server string (titles, descriptions, enum labels) reaches the page only through text
-controls (``Label``, options, placeholders, tooltips) or :func:`mcp_notebook._html.escape`.
+controls (``Label``, options, placeholders, tooltips) or :func:`mcp_notebook.display._html.escape`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import escape, short
+from ..display._html import escape, short
 
 __all__ = [
     "MISSING",

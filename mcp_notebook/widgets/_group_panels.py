@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import escape, short, state_badge
+from ..display._html import escape, short, state_badge
 from ._explorer import Explorer, SessionTools, ToolEntry, ToolSource, tool_calls
 from ._fallback import Fallback, plural
 from ._log import LogView, log_entry

@@ -1,4 +1,4 @@
-"""The display of a live view (:mod:`mcp_notebook.notebook.views`): a header line over the frame's
+"""The display of a live view (:mod:`mcp_notebook.notebook._views`): a header line over the frame's
 HTML, in ipywidgets core controls only (CSS class ``mcpnb-live``), so it shows in JupyterLab,
 Notebook 7, VS Code and Colab alike.
 

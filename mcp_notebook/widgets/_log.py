@@ -20,7 +20,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import escape, short
+from ..display._html import escape, short
 from ._fallback import Fallback
 
 __all__ = ["LEVELS", "LogView", "LogWidget", "log_entry", "log_widget"]

@@ -19,9 +19,9 @@ from typing import Any
 import anyio
 import ipywidgets as W
 
-from .._html import escape, short
-from ..protocol.errors import McpError
-from ..results import Prompt
+from ..client._results import Prompt
+from ..display._html import escape, short
+from ..protocol._errors import McpError
 from ._fallback import Fallback, plural
 from ._result_view import block_widget, error_widget
 from ._result_view import html_widget as _html

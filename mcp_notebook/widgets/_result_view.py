@@ -2,7 +2,7 @@
 
 Why widgets rather than the result's own HTML repr: images and audio go through ``ipywidgets.Image``
 and ``Audio`` (bytes, not markup), and the view can sit inside the explorer and be replaced in place.
-Every server string is escaped (:mod:`mcp_notebook._html`); only raster images and known audio types are
+Every server string is escaped (:mod:`display._html`); only raster images and known audio types are
 decoded; SVG is shown as escaped source text; links are shown as full URLs and never opened or
 made clickable, so the user sees where they lead first.
 """
@@ -14,7 +14,8 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import (
+from ..client._results import ToolResult
+from ..display._html import (
     RASTER_IMAGE_TYPES,
     base64_size,
     content_block_html,
@@ -23,11 +24,10 @@ from .._html import (
     escape,
     short,
 )
-from .._html import remote_image_host as _remote_image_host
-from .._render import options as _options
-from .._render import result_table_html
-from ..protocol.errors import McpError
-from ..results import ToolResult
+from ..display._html import remote_image_host as _remote_image_host
+from ..display._pictures import options as _options
+from ..display._pictures import result_table_html
+from ..protocol._errors import McpError
 
 __all__ = ["error_widget", "html_widget", "result_widget"]
 
@@ -44,7 +44,7 @@ _MAX_TEXT = 50_000
 
 
 def html_widget(value: str, *classes: str, **kwargs: Any) -> W.HTML:
-    """An HTML widget with CSS classes; ``value`` must already be escaped (see :mod:`mcp_notebook._html`)."""
+    """An HTML widget with CSS classes; ``value`` must already be escaped (see :mod:`display._html`)."""
     widget = W.HTML(value=value, **kwargs)
     for css in classes:
         widget.add_class(css)

@@ -12,7 +12,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from .._html import STATE_COLOURS, escape, short, state_badge
+from ..display._html import STATE_COLOURS, escape, short, state_badge
 from ._fallback import Fallback, status_line
 
 __all__ = ["StatusWidget", "state_class", "status_widget"]

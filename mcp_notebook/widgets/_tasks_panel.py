@@ -26,8 +26,8 @@ from typing import Any
 import anyio
 import ipywidgets as W
 
-from .._html import escape, short
-from ..results import ToolResult
+from ..client._results import ToolResult
+from ..display._html import escape, short
 from ._fallback import Fallback, plural
 from ._result_view import html_widget as _html
 from ._result_view import result_widget

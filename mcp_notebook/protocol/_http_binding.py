@@ -13,7 +13,7 @@ table test (PROTOCOL.md §3.3, §3.5, §4.2, §4.3):
 * :func:`refusal`: what a refusal tells the caller: the server's JSON-RPC error as it is, an auth
   error saying what to configure, a transport error for a gateway that is restarting, or a
   JSON-RPC error carrying ``httpStatus`` so that era negotiation (one function for stdio and HTTP,
-  :func:`mcp_notebook.protocol.negotiation.after_discover`) can weigh it.
+  :func:`mcp_notebook.protocol._negotiation.after_discover`) can weigh it.
 * :func:`retry_delay`: the server's SSE ``retry`` within sane bounds.
 * :class:`LegacySession`: the ``Mcp-Session-Id`` and negotiated version of a legacy session, and
   the rule that only the request which carried the current id may end it.
@@ -28,7 +28,7 @@ import random
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from .errors import (
+from ._errors import (
     CONNECTION_CLOSED,
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -38,7 +38,7 @@ from .errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from .jsonrpc import ErrorResponse, RequestId
+from ._jsonrpc import ErrorResponse, RequestId
 
 __all__ = [
     "MODERN_ERRORS",

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .errors import McpError
-from .jsonrpc import RequestId
-from .versions import Era
+from ._errors import McpError
+from ._jsonrpc import RequestId
+from ._versions import Era
 
 __all__ = [
     "META_CLIENT_CAPABILITIES",

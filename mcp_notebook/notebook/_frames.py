@@ -14,7 +14,7 @@ characters made visible (:func:`mcp_notebook.protocol.printable`; descriptions a
 keep their line breaks, which pandas shows as ``\n``). A normal name or description is unchanged; a
 hostile one reads ``\x1b]0;...``. The raw values stay on the objects (``session.tools``,
 ``Tool.name``, ``Tool.raw``). Tool *results* are different: ``result.to_dataframe()`` is the server's
-data and is kept exactly as sent (see :mod:`mcp_notebook._dataframes`).
+data and is kept exactly as sent (see :mod:`mcp_notebook.display._dataframes`).
 """
 
 from __future__ import annotations
@@ -34,16 +34,16 @@ from pandas.api.types import (
     is_numeric_dtype,
 )
 
-from .._dataframes import (
+from ..client._results import Prompt, Resource, ResourceContents, ResourceTemplate, Tool, ToolResult
+from ..display._dataframes import (
     BLOCK_COLUMNS,
     CONTENTS_COLUMNS,
     _str,
     _to_datetime,
 )
-from .._dataframes import resource_to_dataframe as _resource_frame
-from .._dataframes import result_to_dataframe as _result_frame
+from ..display._dataframes import resource_to_dataframe as _resource_frame
+from ..display._dataframes import result_to_dataframe as _result_frame
 from ..protocol._printable import printable
-from ..results import Prompt, Resource, ResourceContents, ResourceTemplate, Tool, ToolResult
 
 __all__ = [
     "BLOCK_COLUMNS",

@@ -14,7 +14,7 @@ Two incompatible designs of long-running tool calls are in the field (PROTOCOL.m
   result or error inlined; ``tasks/update`` answers input, ``tasks/cancel`` asks to stop. Times
   are ``ttlMs`` and ``pollIntervalMs``.
 
-Everything here is pure: the handle and its poller (``mcp_notebook.tasks``) do the I/O. A
+Everything here is pure: the handle and its poller (``mcp_notebook.client._task_handles``) do the I/O. A
 :class:`TaskState` is one reading of a task, whichever flavour it came from.
 """
 
@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
-from .versions import Era
+from ._errors import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, McpError
+from ._versions import Era
 
 __all__ = [
     "STATUSES",

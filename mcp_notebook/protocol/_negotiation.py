@@ -29,14 +29,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import (
+from ._errors import (
     CONNECTION_CLOSED,
     HEADER_MISMATCH,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     McpError,
 )
-from .versions import (
+from ._versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     LATEST_MODERN_VERSION,
