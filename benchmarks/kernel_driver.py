@@ -29,11 +29,13 @@ from jupyter_client.kernelspec import KernelSpecManager
 ROOT = Path(__file__).resolve().parent.parent
 _KERNEL_NAME = "mcp-notebook-bench-python"
 WIDGET_TYPES = ("comm_open", "comm_msg", "comm_close")
+_PROBE_TYPES = ("status", "execute_input", "execute_result")
 
 
 @dataclass
 class Traffic:
-    """iopub messages and bytes by msg_type (``probe``: the probes' own messages, apart)."""
+    """iopub messages and bytes by msg_type (``probe_messages``: the probes' own status,
+    execute_input and execute_result, counted apart)."""
 
     messages: Counter[str] = field(default_factory=Counter)
     bytes: Counter[str] = field(default_factory=Counter)
@@ -132,7 +134,9 @@ class Kernel:
         kind = message["header"]["msg_type"]
         parent = message["parent_header"].get("msg_id", "")
         if self.traffic is not None:
-            if parent in self.probes:
+            # A probe's own messages only: ipykernel stamps messages sent from other threads (the
+            # engine's widget updates, say) with the parent of the latest shell request, often a probe.
+            if parent in self.probes and kind in _PROBE_TYPES:
                 self.traffic.probe_messages += 1
             else:
                 self.traffic.messages[kind] += 1

@@ -338,7 +338,7 @@ def summarise(samples: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, 
             by = {c: medians[case][c][metric] for c in conditions if metric in medians[case].get(c, {})}
             if len(by) != len(conditions):
                 continue
-            shown = " | ".join(f"{c} {_fmt(by[c])}" for c in conditions)
+            shown = ", ".join(f"{c} {_fmt(by[c])}" for c in conditions)
             ratio_text = "-"
             if ratio is not None:
                 top, bottom = by[ratio[0]], by[ratio[1]]
