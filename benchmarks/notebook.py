@@ -117,7 +117,7 @@ def flood_log(kernel: Kernel, condition: str, size: dict[str, Any]) -> dict[str,
             probe = kernel.send(cells.PROBE, user_expressions={"done": cells.PROBE_DONE})
             kernel.probes.add(probe)
             sent[probe] = now
-            next_probe += PROBE_INTERVAL
+            next_probe = max(next_probe, now) + PROBE_INTERVAL  # late: no burst to catch up
         for reply in kernel.pump(max(0.0, next_probe - time.monotonic())):
             parent = reply["parent_header"]["msg_id"]
             if parent in sent:
