@@ -78,6 +78,9 @@ class Kernel:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         env.pop("JPY_PARENT_PID", None)
+        # A kernel under pytest does not capture its fds, so its sys.stderr has no fileno and the
+        # SDK's stdio_client (errlog=sys.stderr) cannot start a server: run it as users get it.
+        env.pop("PYTEST_CURRENT_TEST", None)
         self._stderr = (workdir / "kernel-stderr.txt").open("w")
         self.manager.start_kernel(env=env, cwd=str(workdir), stderr=self._stderr)
         self.client = self.manager.client()
