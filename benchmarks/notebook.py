@@ -336,9 +336,10 @@ def summarise(samples: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, 
         conditions = CASES[case]
         for metric, label, ratio, threshold, check in specs:
             by = {c: medians[case][c][metric] for c in conditions if metric in medians[case].get(c, {})}
-            if len(by) != len(conditions):
+            shown = ", ".join(f"{c} {_fmt(by[c]) if c in by else 'error'}" for c in conditions)
+            if len(by) != len(conditions):  # a condition failed every repetition (errors in the JSON)
+                rows.append([case, label, shown, "-", threshold or "-", "-"])
                 continue
-            shown = ", ".join(f"{c} {_fmt(by[c])}" for c in conditions)
             ratio_text = "-"
             if ratio is not None:
                 top, bottom = by[ratio[0]], by[ratio[1]]
@@ -350,28 +351,39 @@ def summarise(samples: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, 
     return {"medians": medians, "table": {"header": header, "rows": rows}, "targets": targets}
 
 
+def _one(case: str, condition: str, size: dict[str, Any]) -> dict[str, Any]:
+    """One condition of one case in a fresh kernel, closed (with its servers) whatever happens."""
+    kernel, workdir = fresh_kernel()
+    try:
+        return RUNNERS[case](kernel, condition, size)
+    finally:
+        kernel.close()
+        workdir.cleanup()
+
+
 def run(mode: str, cases: list[str], quiet: bool) -> dict[str, Any]:
     size = SIZES[mode]
     started = time.monotonic()
     samples: dict[str, dict[str, list[dict[str, Any]]]] = {c: {k: [] for k in CASES[c]} for c in cases}
+    errors: list[dict[str, Any]] = []
     for rep in range(size["repeat"]):
         for case in cases:
             conditions = list(CASES[case])
             shift = rep % len(conditions)
             for condition in conditions[shift:] + conditions[:shift]:
                 _log(quiet, f"[{time.monotonic() - started:5.0f} s] rep {rep + 1} {case} {condition}")
-                kernel, workdir = fresh_kernel()
                 try:
-                    samples[case][condition].append(RUNNERS[case](kernel, condition, size))
-                finally:
-                    kernel.close()
-                    workdir.cleanup()
+                    samples[case][condition].append(_one(case, condition, size))
+                except Exception as exc:  # one failed kernel must not lose the run: recorded, shown
+                    errors.append({"case": case, "condition": condition, "rep": rep + 1, "error": repr(exc)})
+                    _log(quiet, f"  failed: {exc!r}"[:2000])
     report = {
         "mode": mode,
         "sizes": {k: list(v) if isinstance(v, tuple) else v for k, v in size.items()},
         "machine": machine(),
         "code": code_state(),
         "samples": samples,
+        "errors": errors,
         **summarise(samples),
         "seconds": time.monotonic() - started,
     }
@@ -411,10 +423,12 @@ def main(argv: list[str] | None = None) -> int:
     print(note)
     met = sum(t["met"] for t in report["targets"])
     print(f"done-when lines met: {met} of {len(report['targets'])}")
+    for error in report["errors"]:
+        print(f"error: {error['case']} {error['condition']} (rep {error['rep']}): {error['error'][:500]}")
     code = report["code"]
     print(f"code: commit {code['commit']}, uncommitted: {', '.join(code['uncommitted']) or 'none'}")
     print(f"{mode} run took {report['seconds']:.0f} s; JSON: {args.json}")
-    return 0
+    return 1 if report["errors"] else 0
 
 
 if __name__ == "__main__":
