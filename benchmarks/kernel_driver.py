@@ -126,7 +126,9 @@ class Kernel:
                 while self._shell.poll(0):
                     reply, _ = self._receive(self._shell)
                     parent = reply["parent_header"].get("msg_id", "")
-                    reply["received"] = time.monotonic()
+                    # When the kernel sent it (its header's date): the driver may read it later,
+                    # busy reading a flood of widget messages on a machine with two cores.
+                    reply["sent_by_kernel"] = reply["header"]["date"].timestamp()
                     self._replies[parent] = reply
                     replies.append(reply)
             if time.monotonic() >= deadline:

@@ -114,20 +114,21 @@ def flood_log(kernel: Kernel, condition: str, size: dict[str, Any]) -> dict[str,
     while not done and time.monotonic() < limit:
         now = time.monotonic()
         if now >= next_probe:
+            sent_at = time.time()
             probe = kernel.send(cells.PROBE, user_expressions={"done": cells.PROBE_DONE})
             kernel.probes.add(probe)
-            sent[probe] = now
+            sent[probe] = sent_at
             next_probe = max(next_probe, now) + PROBE_INTERVAL  # late: no burst to catch up
         for reply in kernel.pump(max(0.0, next_probe - time.monotonic())):
             parent = reply["parent_header"]["msg_id"]
             if parent in sent:
-                latencies.append(reply["received"] - sent.pop(parent))
+                latencies.append(reply["sent_by_kernel"] - sent.pop(parent))
                 value = reply["content"].get("user_expressions", {}).get("done", {})
                 done = done or value.get("data", {}).get("text/plain") == "True"
     while sent and time.monotonic() < limit:  # the probes still queued: their latency counts too
         for reply in kernel.pump(0.1):
             if reply["parent_header"]["msg_id"] in sent:
-                latencies.append(reply["received"] - sent.pop(reply["parent_header"]["msg_id"]))
+                latencies.append(reply["sent_by_kernel"] - sent.pop(reply["parent_header"]["msg_id"]))
     kernel.quiet(0.5, 30.0)  # a view that redraws late (coalescing) sends its last frame here
     cpu = kernel.cpu() - cpu
     peak_rss = peak.stop()
