@@ -168,3 +168,67 @@ def test_the_group_benchmark_runs_every_client_and_prints_its_ratios() -> None:
         assert rows["ours"][3] == rows["ours + broken"][3], table
         assert rows["ours"][1] != "n/a", table
         assert "ours/slowest alone:" in table
+
+
+NOTEBOOK_METRICS = {
+    "flood-log": {
+        "front_end_mb_s",
+        "widget_msgs_s",
+        "handle_s",
+        "probe_p95_ms",
+        "echo_during_s",
+        "kernel_cpu_s",
+    },
+    "progress": {"widget_msgs", "front_end_mb", "widget_msgs_s", "call_s", "new_widgets"},
+    "sequential": {"calls_s", "new_widgets_per_call", "live_widgets_after", "rss_growth_mb"},
+    "map": {"rows_s", "rss_peak_growth_mb"},
+}
+
+
+def test_the_notebook_benchmark_measures_every_case_in_real_kernels(tmp_path: Path) -> None:
+    """Issue #28's benchmark (benchmarks/notebook.py) at tiny sizes: every case, every condition."""
+    for module in ("ipykernel", "jupyter_client", "ipywidgets", "pandas"):
+        pytest.importorskip(module, reason="the notebook benchmark runs real kernels with widgets")
+    out = tmp_path / "notebook.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmarks.notebook", "--smoke", "--quiet", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,  # ~40 s on a quiet 2-core machine; the bound is for a hang, not a timing
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["mode"] == "smoke"
+    conditions = {
+        "flood-log": {"none", "panels"},
+        "progress": {"none", "bar", "panels"},
+        "sequential": {"none", "panels", "sdk"},
+        "map": {"map", "gather"},
+    }
+    assert {case: set(by) for case, by in report["medians"].items()} == conditions
+    for case, by in report["medians"].items():
+        for condition, metrics in by.items():
+            assert NOTEBOOK_METRICS[case] <= set(metrics), (case, condition)
+            assert all(isinstance(v, int | float) for v in metrics.values()), (case, condition)
+    # The flood's traffic was counted by type; the panels sent widget messages, no panel none.
+    flood = report["samples"]["flood-log"]
+    assert flood["panels"][0]["_traffic"]["widget_messages"] > 0
+    assert flood["none"][0]["_traffic"]["widget_messages"] == 0
+    # Every "done when" line of the issue is in the table, with its ratio.
+    targets = {t["target"] for t in report["targets"]}
+    assert targets >= {
+        "panels ≤ 1 MB/s",
+        "panels ≤ 60/s",
+        "panels/none ≤ 1.3",
+        "panels ≤ 150 ms",
+        "panels ≤ 0.5 s",
+        "panels/none ≥ 0.8",
+        "ours/SDK ≥ 0.8",
+        "panels ≤ 10 MB",
+        "map/gather ≤ 1.5",
+    }
+    ratios = [row[3] for row in report["table"]["rows"]]
+    assert {"panels/none", "none/sdk", "map/gather"} <= {r.split(" ")[0] for r in ratios}
+    assert "done-when lines met" in run.stdout
+    assert out.with_suffix(".md").read_text().startswith("| case |")
