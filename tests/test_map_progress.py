@@ -119,3 +119,43 @@ def test_a_chatty_call_redraws_its_bar_a_bounded_number_of_times(
     assert len(frames) < steps // 10, f"{len(frames)} redraws for {steps} notifications"
     assert f"{steps}/{steps}" in frames[-1], frames[-3:]
     assert f"step {steps}/{steps}" in frames[-1], frames[-3:]
+
+
+def test_ctrl_c_during_map_tool_stops_every_worker() -> None:
+    """SIGINT to the blocked main thread cancels the rows in flight and starts no more."""
+    import signal
+    import threading
+    import time
+
+    if not hasattr(signal, "pthread_kill"):
+        pytest.skip("needs signal.pthread_kill")
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT is not Python's default handler here")
+    main = threading.main_thread().ident
+    assert main == threading.get_ident()
+    frame = pd.DataFrame({"steps": [100] * 20, "delay": [0.1] * 20})
+    with mcp_notebook.connect(DEMO, show_progress=False) as session:
+
+        def interrupt() -> None:
+            deadline = time.monotonic() + 10
+            while session.model.in_flight < 3 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            signal.pthread_kill(main, signal.SIGINT)  # type: ignore[arg-type]
+
+        thread = threading.Thread(target=interrupt)
+        thread.start()
+        with pytest.raises(KeyboardInterrupt):
+            session.map_tool("slow_count", frame, concurrency=3)
+        thread.join(5)
+
+        def outcomes() -> list[str]:
+            return [e["outcome"] for e in session.model.history if e["name"] == "slow_count"]
+
+        deadline = time.monotonic() + 5
+        while (session.client.stats.in_flight or len(outcomes()) < 3) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert session.client.stats.in_flight == 0
+        time.sleep(0.3)  # a fourth row, wrongly started after the interrupt, would show by now
+        seen = outcomes()
+        assert seen == ["cancelled"] * 3, seen  # the three rows in flight, no later row
+        assert session.call_tool("add", {"a": 1, "b": 1}).structured_content == {"result": 2.0}
