@@ -31,7 +31,6 @@ class ProgressBar:
         self._pending: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
-        self.redraws = 0  # how many times the bar was drawn (what tests and benchmarks count)
         if total is not None:
             self._open(total)
 
@@ -86,7 +85,6 @@ class ProgressBar:
     def _draw(self) -> None:
         self._dirty = False
         self._last_draw = time.monotonic()
-        self.redraws += 1
         self._bar.refresh()
 
     def _schedule(self, wait: float) -> None:
