@@ -1,7 +1,8 @@
 """``session.map_tool(name, frame)``: one tool call per DataFrame row, a few at once, with a bar.
 
-Also the progress bar every blocking call shows (:class:`ProgressBar`, tqdm.auto, made on the
-first progress report). Written over :class:`MapSession`, what it needs of a session, so this
+``concurrency`` workers pull rows from one iterator, so memory is bounded by concurrency, not by
+rows (issue #28). :class:`ProgressBar` (the bar every blocking call shows) lives in ``_progress``
+and is re-exported here for old imports. Written over :class:`MapSession`, what it needs of a session, so this
 module never imports the session's (issue #27).
 """
 
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import anyio
 
 from ..protocol._errors import McpError
-from ..protocol._printable import printable
+from ._progress import ProgressBar
 
 if TYPE_CHECKING:
     import pandas
@@ -61,34 +62,38 @@ def map_tool(
     tool = next((t for t in session.list_tools() if t.name == name), None)
     parameters = set(tool.parameters) if tool is not None else None
     renames = dict(columns or {})
-    rows: list[dict[str, Any]] = []
-    for record in frame.to_dict(orient="records"):
-        arguments = {renames.get(k, k): _plain(v) for k, v in record.items()}
+    keys = [renames.get(k, k) for k in frame.columns]
+    count = len(frame)
+
+    def arguments_of(values: tuple[Any, ...]) -> dict[str, Any]:
+        arguments = {k: _plain(v) for k, v in zip(keys, values, strict=True)}
         if parameters is not None:
             arguments = {k: v for k, v in arguments.items() if k in parameters}
-        rows.append(arguments)
-    bar = ProgressBar(f"{session.name}: {name} × {len(rows)}", total=len(rows)) if progress else None
-    outcomes: list[tuple[Any, bool, str | None]] = [(None, False, None)] * len(rows)
+        return arguments
+
+    # Rows are read lazily, one per free worker: memory grows with concurrency, not with rows.
+    rows = enumerate(frame.itertuples(index=False, name=None))
+    bar = ProgressBar(f"{session.name}: {name} × {count}", total=count) if progress else None
+    outcomes: list[tuple[Any, bool, str | None]] = [(None, False, None)] * count
+
+    async def worker() -> None:
+        # The workers share one iterator; next() runs between awaits, so each row goes to one worker.
+        for index, values in rows:
+            try:
+                result = await session._call_tool(
+                    name, arguments_of(values), {"timeout": timeout, "progress": _ignore}
+                )
+                error = result.text if result.is_error else None
+                outcomes[index] = (_unwrapped(result), result.is_error, error)
+            except McpError as exc:
+                outcomes[index] = (None, True, str(exc))
+            if bar is not None:
+                bar.advance()
 
     async def run_all() -> None:
-        limiter = anyio.CapacityLimiter(concurrency)
-
-        async def one(index: int, arguments: dict[str, Any]) -> None:
-            async with limiter:
-                try:
-                    result = await session._call_tool(
-                        name, arguments, {"timeout": timeout, "progress": _ignore}
-                    )
-                    error = result.text if result.is_error else None
-                    outcomes[index] = (_unwrapped(result), result.is_error, error)
-                except McpError as exc:
-                    outcomes[index] = (None, True, str(exc))
-                if bar is not None:
-                    bar.advance()
-
         async with anyio.create_task_group() as tg:
-            for index, arguments in enumerate(rows):
-                tg.start_soon(one, index, arguments)
+            for _ in range(min(concurrency, count)):
+                tg.start_soon(worker)
 
     try:
         session._run(run_all)
@@ -103,44 +108,6 @@ def map_tool(
         },
         index=frame.index,
     )
-
-
-class ProgressBar:
-    """A tqdm.auto bar created on the first progress report (no bar for calls without progress)."""
-
-    def __init__(self, description: str, total: int | None = None) -> None:
-        self._description = description
-        self._bar: Any = None
-        self._total = total
-        if total is not None:
-            self._open(total)
-
-    def _open(self, total: float | None) -> None:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            return
-        self._bar = tqdm(total=total, desc=self._description, leave=False)
-
-    def update(self, progress: float, total: float | None, message: str | None) -> None:
-        if self._bar is None:
-            self._open(total)
-            if self._bar is None:
-                return
-        if total is not None and self._bar.total != total:
-            self._bar.total = total
-        self._bar.n = progress
-        if message:
-            self._bar.set_postfix_str(printable(message[:60]), refresh=False)  # tqdm may draw on a terminal
-        self._bar.refresh()
-
-    def advance(self) -> None:
-        if self._bar is not None:
-            self._bar.update(1)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
 
 
 def _unwrapped(result: ToolResult) -> Any:
