@@ -125,19 +125,25 @@ class SessionModel(_Model):
         self.update(**{name: [*items[-(limit - 1) :], entry] if limit > 1 else [entry]})
 
     def _publish(self) -> None:
-        # On the UI thread. The engine writes the other traits meanwhile, possibly inside its own
-        # hold_trait_notifications (which swaps the instance's notify_change): so these two traits,
-        # which only this thread writes, are stored and announced past that hold.
+        # On the UI thread: see _announce.
         with self._stream_lock:
             fresh = {name: list(items) for name, items in self._streams.items()}
-        now = time.time()
         for name, new in fresh.items():
-            old = getattr(self, name)
-            if new == old:
-                continue
-            self._trait_values[name] = new
-            self._trait_values["updated_at"] = now
-            HasTraits.notify_change(self, Bunch(name=name, old=old, new=new, owner=self, type="change"))
+            if new != getattr(self, name):
+                _announce(self, name, new)
+
+
+def _announce(model: _Model, name: str, new: list[_Row]) -> None:
+    """Set a trait only the UI thread writes, and tell its observers there.
+
+    The engine writes the model's other traits meanwhile, possibly inside its own
+    ``hold_trait_notifications`` (which swaps the instance's ``notify_change`` and would catch this
+    change, to fire it on the engine thread): so the value is stored and announced past that hold.
+    """
+    old = getattr(model, name)
+    model._trait_values[name] = new
+    model._trait_values["updated_at"] = time.time()
+    HasTraits.notify_change(model, Bunch(name=name, old=old, new=new, owner=model, type="change"))
 
 
 class GroupModel(_Model):
@@ -165,8 +171,9 @@ class GroupModel(_Model):
         self._max_log = max_log
 
     def append_log(self, entries: list[dict[str, Any]]) -> None:
+        """Add the sessions' new entries (called on the UI thread, where the sessions publish)."""
         if entries:
-            self.update(log=[*self.log, *entries][-self._max_log :])
+            _announce(self, "log", [*self.log, *entries][-self._max_log :])
 
 
 def _guarded(handler: _Handler) -> _Handler:
