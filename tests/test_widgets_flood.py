@@ -86,6 +86,7 @@ def test_a_flood_redraws_the_panels_a_few_times_a_second_with_no_new_widgets(sen
         log, status, board = s.log_widget(), s.status_widget(), s.dashboard()
         views = (log, board.log_view)
         s.call_tool("flood", {"count": 1})  # the explorer shows its first call; then nothing new
+        board.tab.selected_index = 3  # the log tab: its view follows too
         _wait_for(lambda: all("line 0" in v.table.value for v in views), 10, "the first line")
         watched = _ids(log, status, board.status, board.log_view)
         live = _live()
@@ -109,6 +110,16 @@ def test_a_flood_redraws_the_panels_a_few_times_a_second_with_no_new_widgets(sen
         assert _ids(log, status, board.status, board.log_view) == watched
         assert _live() - live <= 0 or _explorer_only(board, live)
         assert log.entries()[-1]["data"] == f"line {N - 1}"
+
+        # A log view in a tab nobody sees sends nothing; chosen again, it shows the last line.
+        board.tab.selected_index = 0
+        hidden = _ids(board.log_view)
+        before = len(sent.of(hidden))
+        s.call_tool("flood", {"count": 100})
+        _wait_for(lambda: "line 99<" in log.table.value, 30, "the last line in the log panel")
+        assert len(sent.of(hidden)) == before
+        board.tab.selected_index = 3
+        _wait_for(lambda: "line 99<" in board.log_view.table.value, 10, "the last line in the tab")
         for widget in (log, status, board):
             widget.close()
 

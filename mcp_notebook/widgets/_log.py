@@ -143,6 +143,7 @@ class LogView(Fallback, W.VBox):
         self.show_notifications.observe(self._changed, names="value")
         self.clear_button.on_click(lambda _b: self.clear())
         self._redraw = Coalescer(self.refresh, 1.0 / REDRAWS_PER_SECOND, what="a log view")
+        self._paused = False
         model.observe(self._model_changed, names=self._names)
         self.refresh()
 
@@ -150,7 +151,15 @@ class LogView(Fallback, W.VBox):
         self.refresh()
 
     def _model_changed(self, change: Any) -> None:
-        self._redraw.poke()
+        if not self._paused:
+            self._redraw.poke()
+
+    def pause(self, paused: bool) -> None:
+        """Stop redrawing for the model's changes while nobody can see the view (a dashboard's
+        hidden tab), or start again (redrawing at once: the model kept everything)."""
+        self._paused = paused
+        if not paused:
+            self._redraw.poke()
 
     def clear(self) -> None:
         """Hide what was received so far (the model keeps it)."""
