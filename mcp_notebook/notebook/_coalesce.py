@@ -45,9 +45,6 @@ class _Scheduler:
         with self._cond:
             self._due.pop(coalescer, None)
 
-    def on_thread(self) -> bool:
-        return threading.current_thread() is self._thread
-
     def _serve(self) -> None:
         while True:
             with self._cond:
