@@ -170,6 +170,8 @@ async def _on_engine(fn: Any) -> None:
 
 def test_view_logs_go_to_the_session_log(view: Any) -> None:
     view.host.callbacks["on_log"]({"level": "info", "data": "drawn"})
+    # The model publishes its log a moment later (coalesced, off the connection's thread).
+    wait_for(lambda: view.session.model.log, 5, "the entry published")
     (entry,) = view.session.model.log
     assert entry["level"] == "info"
     assert entry["data"] == "drawn"

@@ -312,7 +312,8 @@ def test_log_is_bounded_and_shows_notifications(modern: Session) -> None:
     )
     assert len(log.entries()) == 3
     assert all(e["kind"] == "notification" for e in log.entries())
-    assert log.table.value.count('class="mcpnb-log-entry"') == 3
+    # The table is redrawn a moment later (coalesced, off the connection's thread).
+    _wait_for(lambda: log.table.value.count('class="mcpnb-log-entry"') == 3, 5, "three rows drawn")
     log.close()
 
 
@@ -376,7 +377,7 @@ def test_status_shows_reconnects_and_the_last_error(modern: Session) -> None:
     assert "mcpnb-last-error" in status.details.value
     # A hostile message from the server is shown escaped.
     modern.model.update(last_error=f"server exited {HOSTILE}")
+    _wait_for(lambda: "server exited &lt;img" in status.details.value, 5, "the new error drawn")
     assert "mcpnb-last-error" in status.details.value
-    assert "server exited &lt;img" in status.details.value
     _assert_escaped(status.details.value)
     status.close()

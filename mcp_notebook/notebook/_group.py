@@ -11,6 +11,7 @@ background; it gets its session the moment it comes up.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import threading
 import weakref
@@ -206,10 +207,11 @@ class Group:
 
     def _on_session(self, name: str, change: Any) -> None:
         if change.name in ("log", "notifications"):
-            # The session appends one entry at a time (its model's append): the last one is new.
-            if change.new and (not change.old or change.new[-1] is not change.old[-1]):
-                kind = "notification" if change.name == "notifications" else "log"
-                self.model.append_log([{"server": name, "kind": kind, **change.new[-1]}])
+            # One change may carry several new entries (the model publishes them in batches).
+            last = change.old[-1] if change.old else None
+            fresh = list(itertools.takewhile(lambda entry: entry is not last, reversed(change.new)))
+            kind = "notification" if change.name == "notifications" else "log"
+            self.model.append_log([{"server": name, "kind": kind, **entry} for entry in reversed(fresh)])
         elif change.name in ("tools", "in_flight", "reconnects", "last_error", "status", "era"):
             self._sync_board()
 

@@ -3,6 +3,10 @@
 A :class:`Mirror` is told by the client (on the engine thread, synchronously with each change) and
 updates the traitlets model widgets and frames read, so a notebook shows what the server does
 without anyone asking. It knows the client and the model only, never the session (issue #27).
+
+Log messages and notifications go through ``model.append``, which only adds to a bounded deque
+and marks it for publishing (``_model.py``): the notification loop never waits for a widget or an
+observer, however many messages a server sends.
 """
 
 from __future__ import annotations

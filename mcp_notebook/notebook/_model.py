@@ -6,17 +6,29 @@ code observe it and never reach into the connection. Lists are replaced, never m
 change fires exactly one notification, and bounded logs keep the newest entries last.
 
 An observer that raises is logged and skipped: a bug in a widget must not disturb the connection
-(traitlets would otherwise propagate the exception into the code that set the trait).
+(traitlets would otherwise propagate the exception into the code that set the trait). One that is
+slow is logged once.
+
+The server's log messages and notifications can come by the thousand a second, so they do not go
+to the traits one by one: :meth:`SessionModel.append` adds them to a bounded deque and pokes a
+:class:`~._coalesce.Coalescer`, which publishes the deques to ``log`` and ``notifications`` at most
+ten times a second on the UI thread (``_coalesce.py``). One change may then carry several new
+entries; the observers of those traits (widgets, user code) run there, never on the engine thread
+that reads the connection.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from traitlets import All, Dict, Float, HasTraits, Int, List, Unicode
+from traitlets import All, Bunch, Dict, Float, HasTraits, Int, List, Unicode
+
+from ._coalesce import Coalescer
 
 if TYPE_CHECKING:
     from traitlets.utils.sentinel import Sentinel
@@ -29,6 +41,12 @@ logger = logging.getLogger("mcp_notebook.notebook")
 
 _Handler = Callable[[Any], Any]
 _Row = dict[str, Any]
+
+#: Seconds between two publications of the log and notifications (at most 10 a second).
+PUBLISH_INTERVAL = 0.1
+#: An observer taking longer than this (seconds) is logged, once.
+SLOW_OBSERVER = 0.2
+_STREAMS = ("log", "notifications")
 
 
 class _Model(HasTraits):
@@ -87,12 +105,45 @@ class SessionModel(_Model):
         super().__init__(**kwargs)
         self._max_log = max_log
         self._max_history = max_history
+        self._streams: dict[str, deque[_Row]] = {name: deque(maxlen=max(1, max_log)) for name in _STREAMS}
+        self._stream_lock = threading.Lock()
+        self._publisher = Coalescer(self._publish, PUBLISH_INTERVAL, what="the session model's log")
 
     def append(self, name: str, entry: dict[str, Any]) -> None:
-        """Add to a bounded log (notifications, log, history), newest last."""
+        """Add to a bounded log (notifications, log, history), newest last.
+
+        ``log`` and ``notifications`` are published within :data:`PUBLISH_INTERVAL` (see the
+        module's docstring); the caller never waits for their observers.
+        """
+        if name in self._streams:
+            with self._stream_lock:
+                self._streams[name].append(entry)
+            self._publisher.poke()
+            return
         limit = self._max_history if name == "history" else self._max_log
         items = getattr(self, name)
         self.update(**{name: [*items[-(limit - 1) :], entry] if limit > 1 else [entry]})
+
+    def _publish(self) -> None:
+        # On the UI thread: see _announce.
+        with self._stream_lock:
+            fresh = {name: list(items) for name, items in self._streams.items()}
+        for name, new in fresh.items():
+            if new != getattr(self, name):
+                _announce(self, name, new)
+
+
+def _announce(model: _Model, name: str, new: list[_Row]) -> None:
+    """Set a trait only the UI thread writes, and tell its observers there.
+
+    The engine writes the model's other traits meanwhile, possibly inside its own
+    ``hold_trait_notifications`` (which swaps the instance's ``notify_change`` and would catch this
+    change, to fire it on the engine thread): so the value is stored and announced past that hold.
+    """
+    old = getattr(model, name)
+    model._trait_values[name] = new
+    model._trait_values["updated_at"] = time.time()
+    HasTraits.notify_change(model, Bunch(name=name, old=old, new=new, owner=model, type="change"))
 
 
 class GroupModel(_Model):
@@ -120,17 +171,33 @@ class GroupModel(_Model):
         self._max_log = max_log
 
     def append_log(self, entries: list[dict[str, Any]]) -> None:
+        """Add the sessions' new entries (called on the UI thread, where the sessions publish)."""
         if entries:
-            self.update(log=[*self.log, *entries][-self._max_log :])
+            _announce(self, "log", [*self.log, *entries][-self._max_log :])
 
 
 def _guarded(handler: _Handler) -> _Handler:
+    slow = False
+
     def call(change: Any) -> Any:
+        nonlocal slow
+        start = time.monotonic()
         try:
             return handler(change)
         except Exception:
             logger.exception("an observer of the session model raised; ignored")
             return None
+        finally:
+            took = time.monotonic() - start
+            if took > SLOW_OBSERVER and not slow:
+                slow = True  # once: the log and notifications are published less often meanwhile
+                logger.warning(
+                    "an observer of the session model (%s) took %.1f s on %r; it delays the model's "
+                    "updates (never the connection): keep observers quick",
+                    getattr(handler, "__qualname__", type(handler).__name__),
+                    took,
+                    getattr(change, "name", "?"),
+                )
 
     call.__wrapped__ = handler  # type: ignore[attr-defined]
     return call

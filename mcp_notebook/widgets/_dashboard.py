@@ -2,7 +2,8 @@
 with the tool explorer, the tasks, the resources and the log.
 
 Each part is the widget its own factory makes, following the session by itself; the dashboard only
-lays them out and closes them together.
+lays them out and closes them together, and pauses the log view while its tab is hidden (a chatty
+server then costs that view nothing; it redraws when its tab is chosen).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ._tasks_panel import tasks_widget
 __all__ = ["Dashboard", "dashboard"]
 
 TITLES = ("Tools", "Tasks", "Resources", "Log")
+_LOG_TAB = TITLES.index("Log")
 
 
 class Dashboard(Fallback, W.VBox):
@@ -40,8 +42,13 @@ class Dashboard(Fallback, W.VBox):
             layout=W.Layout(width="100%"),
         )
         self.tab.add_class("mcpnb-dashboard-tabs")
+        self.tab.observe(self._tab_chosen, names="selected_index")
+        self.log_view.pause(self.tab.selected_index != _LOG_TAB)
         super().__init__([self.status, self.tab], layout=W.Layout(width="100%"))
         self.add_class("mcpnb-dashboard")
+
+    def _tab_chosen(self, change: Any) -> None:
+        self.log_view.pause(change["new"] != _LOG_TAB)
 
     def summary(self) -> str:
         """The status line, then a line for each part."""
@@ -51,6 +58,7 @@ class Dashboard(Fallback, W.VBox):
     def snapshot_html(self) -> str:
         """Every part, one after the other (a snapshot has no tabs to click)."""
         parts = [self.status, self.explorer, self.tasks, self.resources, self.log_view]
+        self.log_view.refresh()  # a paused (hidden) view is behind the model
         return "".join(
             f"<h4>{title}</h4>{part.snapshot_html()}" if title else part.snapshot_html()
             for title, part in zip(("", *TITLES), parts, strict=True)

@@ -9,6 +9,11 @@ notifications. Every field is escaped; data is shown as text or JSON, never as m
 The view itself (:class:`LogView`) reads its entries through a function and follows the traits of
 a model that change them, so a group's merged log (``_group.py``) is the same view with one more
 column (the server) and a filter on it.
+
+A flood of messages never redraws the view once per message: a change of the model only pokes a
+coalescer (``notebook/_coalesce.py``), which redraws at most :data:`REDRAWS_PER_SECOND` times a
+second on the UI thread, always ending on the final state. The controls (level, filter, Clear)
+redraw at once.
 """
 
 from __future__ import annotations
@@ -21,9 +26,13 @@ from typing import Any
 import ipywidgets as W
 
 from ..display._html import escape, short
+from ..notebook._coalesce import Coalescer
 from ._fallback import Fallback
 
-__all__ = ["LEVELS", "LogView", "LogWidget", "log_entry", "log_widget"]
+__all__ = ["LEVELS", "REDRAWS_PER_SECOND", "LogView", "LogWidget", "log_entry", "log_widget"]
+
+#: How often at most a log view redraws while its model changes.
+REDRAWS_PER_SECOND = 4.0
 
 #: MCP's log levels, least severe first (RFC 5424).
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -133,11 +142,24 @@ class LogView(Fallback, W.VBox):
         self.level.observe(self._changed, names="value")
         self.show_notifications.observe(self._changed, names="value")
         self.clear_button.on_click(lambda _b: self.clear())
-        model.observe(self._changed, names=self._names)
+        self._redraw = Coalescer(self.refresh, 1.0 / REDRAWS_PER_SECOND, what="a log view")
+        self._paused = False
+        model.observe(self._model_changed, names=self._names)
         self.refresh()
 
     def _changed(self, change: Any) -> None:
         self.refresh()
+
+    def _model_changed(self, change: Any) -> None:
+        if not self._paused:
+            self._redraw.poke()
+
+    def pause(self, paused: bool) -> None:
+        """Stop redrawing for the model's changes while nobody can see the view (a dashboard's
+        hidden tab), or start again (redrawing at once: the model kept everything)."""
+        self._paused = paused
+        if not paused:
+            self._redraw.poke()
 
     def clear(self) -> None:
         """Hide what was received so far (the model keeps it)."""
@@ -229,7 +251,8 @@ class LogView(Fallback, W.VBox):
             super().close()
             return
         self._unfollowed = True
-        self._model.unobserve(self._changed, names=self._names)
+        self._model.unobserve(self._model_changed, names=self._names)
+        self._redraw.close()
         super().close()
 
 

@@ -3,7 +3,10 @@
 It shows the connection's state as a coloured badge (``mcpnb-status-badge`` plus
 ``mcpnb-state-<state>``), the protocol era and version, the server's name, title and version, the
 reconnect count and last error, and the requests in flight. It observes ``session.model``, which the
-engine thread writes, so it updates while cells run; every server string is escaped.
+engine thread writes, so it updates while cells run; every server string is escaped. A change
+only pokes a coalescer: the panel redraws on the UI thread (``notebook/_coalesce.py``), at most
+ten times a second and always ending on the final state, never on the thread reading the
+connection.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..display._html import STATE_COLOURS, escape, short, state_badge
+from ..notebook._coalesce import Coalescer
 from ._fallback import Fallback, status_line
 
 __all__ = ["StatusWidget", "state_class", "status_widget"]
@@ -39,11 +43,12 @@ class StatusWidget(Fallback, W.VBox):
         super().__init__([self.badge, self.details], layout=W.Layout(width="100%"))
         self.add_class("mcpnb-status")
         self._state_class = ""
+        self._redraw = Coalescer(self.refresh, 0.1, what="a status panel")
         session.model.observe(self._changed, names=_WATCHED)
         self.refresh()
 
     def _changed(self, change: Any) -> None:
-        self.refresh()
+        self._redraw.poke()
 
     def refresh(self) -> None:
         model = self.session.model
@@ -95,6 +100,7 @@ class StatusWidget(Fallback, W.VBox):
             return
         self._unfollowed = True
         self.session.model.unobserve(self._changed, names=_WATCHED)
+        self._redraw.close()
         super().close()
 
 

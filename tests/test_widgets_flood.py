@@ -1,0 +1,152 @@
+"""Panels under a chatty server (issue #28): a flood of log messages redraws them a few times a
+second, not once per message, and creates no widgets.
+
+A real in-process server (the official SDK's, legacy era, so log messages reach the session's log)
+sends N log messages in one call while the log panel, the status panel and a dashboard are shown.
+Every widget message the panels would send to the front end is counted by a comm that records
+them (``comm.create_comm`` is meant to be replaced so); nothing here asserts a time: the bound on
+messages is derived from N and from the redraw rates over the flood's own duration.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+import comm
+from comm.base_comm import BaseComm
+from ipywidgets.widgets import widget as _registry
+from mcp.server.mcpserver import Context, MCPServer
+
+import mcp_notebook
+
+from .widget_helpers import wait_for as _wait_for
+from .widget_helpers import walk
+
+pytestmark = pytest.mark.usefixtures("no_leaked_processes")
+
+N = 3000
+#: The issue's cap on redraws a second for each view (the log views redraw less often still).
+RATE = 10.0
+
+
+class _Sent:
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, str, int]] = []  # (comm id, msg_type, bytes)
+
+    def of(self, widgets: set[str]) -> list[tuple[str, str, int]]:
+        return [m for m in list(self.messages) if m[0] in widgets]
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> _Sent:
+    record = _Sent()
+
+    class Counting(BaseComm):
+        def publish_msg(
+            self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None, **keys: Any
+        ) -> None:
+            record.messages.append((self.comm_id, msg_type, len(json.dumps(data, default=str))))
+
+    monkeypatch.setattr(comm, "create_comm", lambda *a, **k: Counting(*a, **k))
+    return record
+
+
+def _flood_server() -> Any:
+    server = MCPServer("flood")
+
+    @server.tool()
+    async def flood(ctx: Context, count: int) -> str:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # logging is deprecated in the modern era, not legacy
+            for index in range(count):
+                await ctx.info(f"line {index}", logger_name="flood")
+        return "done"
+
+    return server
+
+
+def _live() -> int:
+    """Live widget models (ipywidgets' registry, what ``Widget.widgets`` reads)."""
+    return len(_registry._instances)
+
+
+def _ids(*widgets: Any) -> set[str]:
+    return {w.model_id for top in widgets for w in walk(top) if getattr(w, "comm", None) is not None}
+
+
+def test_a_flood_redraws_the_panels_a_few_times_a_second_with_no_new_widgets(sent: _Sent) -> None:
+    with mcp_notebook.connect(_flood_server(), protocol="legacy", show_progress=False, dialogs=False) as s:
+        log, status, board = s.log_widget(), s.status_widget(), s.dashboard()
+        views = (log, board.log_view)
+        s.call_tool("flood", {"count": 1})  # the explorer shows its first call; then nothing new
+        board.tab.selected_index = 3  # the log tab: its view follows too
+        _wait_for(lambda: all("line 0" in v.table.value for v in views), 10, "the first line")
+        watched = _ids(log, status, board.status, board.log_view)
+        live = _live()
+        before = len(sent.of(watched))
+
+        started = time.monotonic()
+        s.call_tool("flood", {"count": N})
+        last = f"line {N - 1}<"
+        _wait_for(lambda: all(last in v.table.value for v in views), 30, "the last line in both log views")
+        took = time.monotonic() - started
+
+        during = sent.of(watched)[before:]
+        assert {m[1] for m in during} <= {"comm_msg"}  # values changed; no widget opened
+        # Each log view redraws at most RATE times a second (+1 for the last state),
+        # the status panels at most 10 (in flight: one call): far fewer than one per message.
+        bound = len(views) * (took * RATE + 2) + 2 * (took * RATE + 2)
+        assert len(during) <= bound, (len(during), bound, took)
+        assert len(during) < N / 10
+        assert sum(m[2] for m in during) < N * 200  # not the whole table per message
+        # The panels make no new widget models however many messages come.
+        assert _ids(log, status, board.status, board.log_view) == watched
+        assert _live() - live <= 0 or _explorer_only(board, live)
+        assert log.entries()[-1]["data"] == f"line {N - 1}"
+
+        # A log view in a tab nobody sees sends nothing; chosen again, it shows the last line.
+        board.tab.selected_index = 0
+        hidden = _ids(board.log_view)
+        before = len(sent.of(hidden))
+        s.call_tool("flood", {"count": 100})
+        _wait_for(lambda: "line 99<" in log.table.value, 30, "the last line in the log panel")
+        assert len(sent.of(hidden)) == before
+        board.tab.selected_index = 3
+        _wait_for(lambda: "line 99<" in board.log_view.table.value, 10, "the last line in the tab")
+        for widget in (log, status, board):
+            widget.close()
+
+
+def _explorer_only(board: Any, live: int) -> bool:
+    """New widgets beyond ``live`` are the explorer's (its history of calls; not these panels)."""
+    return _live() - live <= len(_ids(board.explorer))
+
+
+def test_a_slow_observer_of_the_log_is_logged_once_and_does_not_hold_the_connection(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with mcp_notebook.connect(_flood_server(), protocol="legacy", show_progress=False, dialogs=False) as s:
+        seen: list[int] = []
+
+        def slow(change: Any) -> None:
+            seen.append(len(change["new"]))
+            time.sleep(0.3)
+
+        s.model.observe(slow, names="log")
+        with caplog.at_level("WARNING", logger="mcp_notebook.notebook"):
+            # The call returns once the server sent every message: it never waits for the observer.
+            s.call_tool("flood", {"count": 100})
+            _wait_for(lambda: seen and seen[-1] == 100, 30, "the observer told of the last line")
+            time.sleep(0.5)  # the observer's last call returns (and is timed)
+        assert len(seen) < 100  # batches, not one call per message
+        slow_records = [
+            r for r in caplog.records if "took" in r.getMessage() and "observer" in r.getMessage()
+        ]
+        assert len(slow_records) == 1  # once, however many slow calls
