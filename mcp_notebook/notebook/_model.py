@@ -16,7 +16,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from traitlets import All, Dict, Float, HasTraits, Int, List, Unicode
+from traitlets import All, Bunch, Dict, Float, HasTraits, Int, List, Unicode
+
+from ._bounded import BoundedLog, BoundedLogTrait
+from ._gauge import Gauge as _Gauge
 
 if TYPE_CHECKING:
     from traitlets.utils.sentinel import Sentinel
@@ -77,22 +80,50 @@ class SessionModel(_Model):
     last_error = Unicode(None, allow_none=True, help="why the connection was last lost")
     notifications: List[_Row] = List(help="recent notifications, newest last: {time, method, params}")
     log: List[_Row] = List(help="recent server log messages, newest last: {time, level, logger, data}")
-    history: List[_Row] = List(help="tool calls, resource reads and prompt gets: {time, method, name, ...}")
+    history = BoundedLogTrait(
+        help="tool calls, resource reads and prompt gets, newest last: {time, method, name, ...}; "
+        "grows in place (a BoundedLog: len, indexing, slicing, iteration as a list's)"
+    )
     tasks: List[_Row] = List(
         help="tasks started or attached to, oldest first, one row each: {task_id, tool, status, "
         "status_message, started, ended, elapsed, error, result}; kept live by the client's poller"
     )
 
     def __init__(self, *, max_log: int = 500, max_history: int = 10_000, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
         self._max_log = max_log
         self._max_history = max_history
+        self._in_flight = _Gauge(lambda count: _Model.update(self, in_flight=count), lambda: self.in_flight)
+        super().__init__(**kwargs)
+        if "history" not in kwargs:
+            self.set_trait("history", BoundedLog(maxlen=max_history))
+
+    def update(self, **values: Any) -> None:
+        """Set several traits as one consistent change; ``in_flight`` is shown at most 10 times a
+        second (see :class:`._gauge.Gauge`), so a call writes the model once, for its history."""
+        if "in_flight" in values:
+            self._in_flight.note(values.pop("in_flight"))
+            if not values:
+                return
+        super().update(**values)
 
     def append(self, name: str, entry: dict[str, Any]) -> None:
         """Add to a bounded log (notifications, log, history), newest last."""
+        if name == "history":
+            self._append_history(entry)
+            return
         limit = self._max_history if name == "history" else self._max_log
         items = getattr(self, name)
         self.update(**{name: [*items[-(limit - 1) :], entry] if limit > 1 else [entry]})
+
+    def _append_history(self, entry: dict[str, Any]) -> None:
+        # O(1): the log grows in place and the observers are told here, with the entry as
+        # ``change.added`` (``old`` and ``new`` are the same object: no copy was made to compare).
+        history = self.history
+        history.append(entry)
+        self.notify_change(
+            Bunch(name="history", old=history, new=history, owner=self, type="change", added=[entry])
+        )
+        self.updated_at = time.time()
 
 
 class GroupModel(_Model):
