@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as W
+from ipywidgets.widgets.widget_string import LabelStyle
 
 from ..display._html import short
 from ._result_view import html_widget
@@ -68,23 +69,41 @@ class Coalesced:
             self._closed = True
 
 
+class _Shared:
+    """The layout and style models every row uses (ipywidgets lets widgets share them): a row is
+    then four widget models, not eleven."""
+
+    def __init__(self) -> None:
+        self.row = W.Layout(align_items="center")
+        self.button = W.Layout()
+        self.button_style = W.ButtonStyle()
+        self.label = W.Layout()
+        self.label_style = LabelStyle()
+
+    def widgets(self) -> list[W.Widget]:
+        return [self.row, self.button, self.button_style, self.label, self.label_style]
+
+
 class _Row:
     """One line of the list: re-run, copy as Python, and the call's text; ``entry`` is what it shows."""
 
-    def __init__(self, on_rerun: Callable[[_Entry], Any], on_copy: Callable[[_Entry], Any]) -> None:
+    def __init__(
+        self, shared: _Shared, on_rerun: Callable[[_Entry], Any], on_copy: Callable[[_Entry], Any]
+    ) -> None:
         self.entry: _Entry = {}
-        self.label = W.Label()
+        self.label = W.Label(layout=shared.label, style=shared.label_style)
+        looks = {"layout": shared.button, "style": shared.button_style}
         self.rerun = W.Button(
-            description="re-run", icon="repeat", tooltip="load these arguments and call again"
+            description="re-run", icon="repeat", tooltip="load these arguments and call again", **looks
         )
         self.rerun.add_class("mcpnb-rerun")
         self.rerun.on_click(lambda _: on_rerun(self.entry))
         self.copy = W.Button(
-            description="copy as Python", icon="copy", tooltip="show this call as Python code"
+            description="copy as Python", icon="copy", tooltip="show this call as Python code", **looks
         )
         self.copy.add_class("mcpnb-copy")
         self.copy.on_click(lambda _: on_copy(self.entry))
-        self.box = W.HBox([self.rerun, self.copy, self.label], layout=W.Layout(align_items="center"))
+        self.box = W.HBox([self.rerun, self.copy, self.label], layout=shared.row)
         self.box.add_class("mcpnb-history-entry")
 
     def show(self, entry: _Entry) -> None:
@@ -118,6 +137,7 @@ class HistoryRows:
         self._on_copy = on_copy
         self._size = rows
         self._rows: list[_Row] = []
+        self._shared: _Shared | None = None  # made with the first row
         self._lock = threading.Lock()
         self.empty = html_widget("<i>No calls yet.</i>")
         self.box = W.VBox([self.empty])
@@ -132,7 +152,9 @@ class HistoryRows:
         entries = self._recent(self._size)
         with self._lock:
             while len(self._rows) < len(entries):
-                self._rows.append(_Row(self._on_rerun, self._on_copy))
+                if self._shared is None:
+                    self._shared = _Shared()
+                self._rows.append(_Row(self._shared, self._on_rerun, self._on_copy))
             for row, entry in zip(self._rows, entries, strict=False):
                 row.show(entry)
             shown = tuple(row.box for row in self._rows[: len(entries)]) or (self.empty,)
@@ -144,7 +166,7 @@ class HistoryRows:
         made: list[W.Widget] = [self.empty, self.box]
         for row in self._rows:
             made += [row.rerun, row.copy, row.label, row.box]
-        return made
+        return made + (self._shared.widgets() if self._shared is not None else [])
 
     def close(self) -> None:
         self.redraws.close()
