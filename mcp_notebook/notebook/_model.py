@@ -3,7 +3,9 @@
 It is the only bridge between the engine and the UI: the session writes it (from the engine
 thread) as the connection's state, cached lists, notifications and calls change; widgets and user
 code observe it and never reach into the connection. Lists are replaced, never mutated, so every
-change fires exactly one notification, and bounded logs keep the newest entries last.
+change fires exactly one notification, and bounded logs keep the newest entries last. The
+exception is ``history``, which grows once per call: it is a ``BoundedLog`` appended to in place
+(O(1)), its observers told with the new entry as ``change.added``.
 
 An observer that raises is logged and skipped: a bug in a widget must not disturb the connection
 (traitlets would otherwise propagate the exception into the code that set the trait).
