@@ -667,7 +667,7 @@ class Explorer(Fallback, W.VBox):
         return self.source.calls()
 
     def _on_history(self, change: Any) -> None:
-        # On the engine thread, once per call: only a flag; the list redraws at most 10 times a
+        # On the engine thread, once per call: only a flag; the list redraws at most 4 times a
         # second on a timer thread (._explorer_history), ending on the newest calls.
         self._history.changed()
 

@@ -4,8 +4,9 @@ Why: the list used to be rebuilt from new widgets on every call (about 200 widge
 rows, never closed), so a loop of calls with an explorer on screen ran at a few calls a second and
 grew the kernel by megabytes. Now the rows are made once (one more per call until there are
 ``rows`` of them) and a redraw only sets the values that changed; redraws are coalesced
-(:class:`Coalesced`): at most ``1 / interval`` a second, off the caller's thread, always ending on
-the final state.
+(:class:`Coalesced`): at most ``1 / interval`` a second (4 by default: each redraw of a busy list
+sends one message a row, and a kernel's threads share one GIL), off the caller's thread, always
+ending on the final state.
 """
 
 from __future__ import annotations
@@ -60,9 +61,12 @@ class Coalesced:
             self._scheduled = False
             if self._closed:
                 return
-            self._last = time.monotonic()
         self.runs += 1
-        self._fn()
+        try:
+            self._fn()
+        finally:
+            # Counted from the end of a run: a slow run (a busy kernel) cannot take all the time.
+            self._last = time.monotonic()
 
     def close(self) -> None:
         with self._lock:
@@ -130,7 +134,7 @@ class HistoryRows:
         on_copy: Callable[[_Entry], Any],
         *,
         rows: int = 20,
-        interval: float = 0.1,
+        interval: float = 0.25,
     ) -> None:
         self._recent = recent
         self._on_rerun = on_rerun
