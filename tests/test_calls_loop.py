@@ -130,13 +130,16 @@ def test_in_flight_that_settles_before_it_is_shown_writes_nothing(session: Any) 
 
 def test_coalesced_runs_once_more_for_any_number_of_pokes_and_sees_the_last_state() -> None:
     entered, release = threading.Event(), threading.Event()
-    state = {"value": 0}
+    state = {"value": 0, "active": 0, "most": 0}
     seen: list[int] = []
 
     def draw() -> None:
+        state["active"] += 1
+        state["most"] = max(state["most"], state["active"])
         seen.append(state["value"])
         entered.set()
         release.wait(10)
+        state["active"] -= 1
 
     redraws = Coalesced(draw, interval=0.05)
     redraws.poke()
@@ -144,8 +147,10 @@ def test_coalesced_runs_once_more_for_any_number_of_pokes_and_sees_the_last_stat
     for value in range(1, 101):  # while the first run draws
         state["value"] = value
         redraws.poke()
+    time.sleep(0.3)  # room for a wrong second run to start beside the first (this bounds nothing)
     release.set()
     wait_for(lambda: len(seen) == 2)
     time.sleep(0.3)  # room for a wrong third run to show (this bounds nothing)
     assert seen == [0, 100]
     assert redraws.runs == 2
+    assert state["most"] == 1  # never two runs at once

@@ -41,6 +41,8 @@ class Coalesced:
         self._interval = interval
         self._lock = threading.Lock()
         self._scheduled = False
+        self._running = False
+        self._dirty = False
         self._last = 0.0
         self._closed = False
         #: Runs so far (tests and benchmarks read it).
@@ -48,7 +50,12 @@ class Coalesced:
 
     def poke(self) -> None:
         with self._lock:
-            if self._scheduled or self._closed:
+            if self._closed:
+                return
+            if self._running:
+                self._dirty = True  # one more run once this one ends
+                return
+            if self._scheduled:
                 return
             self._scheduled = True
             delay = max(0.0, self._last + self._interval - time.monotonic())
@@ -61,12 +68,18 @@ class Coalesced:
             self._scheduled = False
             if self._closed:
                 return
+            self._running, self._dirty = True, False
         self.runs += 1
         try:
             self._fn()
         finally:
-            # Counted from the end of a run: a slow run (a busy kernel) cannot take all the time.
-            self._last = time.monotonic()
+            with self._lock:
+                self._running = False
+                # Counted from the end of a run: a slow run (a busy kernel) cannot take all the time.
+                self._last = time.monotonic()
+                again, self._dirty = self._dirty, False
+            if again:
+                self.poke()
 
     def close(self) -> None:
         with self._lock:
