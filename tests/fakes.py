@@ -55,9 +55,10 @@ async def eventually(condition: Callable[[], Any], timeout: float = 3.0) -> None
             await anyio.sleep(0.005)
 
 
-def wait_until(condition: Callable[[], Any], timeout: float = 5.0) -> None:
+def wait_until(condition: Callable[[], Any], timeout: float = 15.0) -> None:
     """The blocking twin of :func:`eventually`, for tests of the notebook layer (whose engine runs
-    on a thread of its own)."""
+    on a thread of its own). 15 s, not 5: it bounds a wait, it times nothing, and on a loaded 2-core
+    machine a group's re-listing after a tools change took longer than 5 s."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:

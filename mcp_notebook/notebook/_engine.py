@@ -39,6 +39,7 @@ class Engine:
         self.portal = self._portal_cm.__enter__()
         self.thread_id: int = self.portal.call(threading.get_ident)
         self._stopped = False
+        self._calls: set[asyncio.Task[Any]] = set()
         # Work started from the engine thread itself (model observers run there) lives in this
         # task group, which the engine owns and cancels when it stops: nothing is orphaned.
         self._host, (self._loop, self._tasks) = self.portal.start_task(self._host_tasks)
@@ -62,12 +63,30 @@ class Engine:
                 "this blocking method was called from the engine thread (a handler or observer); "
                 "use its async twin instead, e.g. `await session.acall_tool(...)`"
             )
-        future = self.portal.start_task_soon(fn, *args)
+        # One hop to the loop (the portal's start_task_soon waits for the loop twice: once to
+        # start the task, once for its result), which a loop of blocking calls pays every call.
+        future = asyncio.run_coroutine_threadsafe(self._tracked(fn, *args), self._loop)
         try:
             return wait(future) if wait is not None else future.result()
         except KeyboardInterrupt:
             future.cancel()  # an interrupted cell cancels the request, which cancels it on the server
             raise
+
+    async def _tracked(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        # A task of call() is the loop's, not the portal's: kept here so that stop() ends it.
+        task = asyncio.current_task()
+        if task is not None:
+            self._calls.add(task)
+        try:
+            return await fn(*args)
+        finally:
+            self._calls.discard(task)
+
+    async def _cancel_calls(self) -> None:
+        calls = [task for task in self._calls if task is not asyncio.current_task()]
+        for task in calls:
+            task.cancel()
+        await asyncio.gather(*calls, return_exceptions=True)
 
     async def acall(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
         """Await ``fn(*args)`` run on the engine, from another event loop."""
@@ -105,6 +124,8 @@ class Engine:
     def stop(self) -> None:
         if not self._stopped:
             self._stopped = True
+            with contextlib.suppress(Exception):  # the loop may be gone already
+                self.portal.call(self._cancel_calls)
             self._host.cancel()
             self._portal_cm.__exit__(None, None, None)
 

@@ -3,7 +3,9 @@
 It is the only bridge between the engine and the UI: the session writes it (from the engine
 thread) as the connection's state, cached lists, notifications and calls change; widgets and user
 code observe it and never reach into the connection. Lists are replaced, never mutated, so every
-change fires exactly one notification, and bounded logs keep the newest entries last.
+change fires exactly one notification, and bounded logs keep the newest entries last. The
+exception is ``history``, which grows once per call: it is a ``BoundedLog`` appended to in place
+(O(1)), its observers told with the new entry as ``change.added``.
 
 An observer that raises is logged and skipped: a bug in a widget must not disturb the connection
 (traitlets would otherwise propagate the exception into the code that set the trait). One that is
@@ -28,7 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from traitlets import All, Bunch, Dict, Float, HasTraits, Int, List, Unicode
 
+from ._bounded import BoundedLog, BoundedLogTrait
 from ._coalesce import Coalescer
+from ._gauge import Gauge as _Gauge
 
 if TYPE_CHECKING:
     from traitlets.utils.sentinel import Sentinel
@@ -95,26 +99,45 @@ class SessionModel(_Model):
     last_error = Unicode(None, allow_none=True, help="why the connection was last lost")
     notifications: List[_Row] = List(help="recent notifications, newest last: {time, method, params}")
     log: List[_Row] = List(help="recent server log messages, newest last: {time, level, logger, data}")
-    history: List[_Row] = List(help="tool calls, resource reads and prompt gets: {time, method, name, ...}")
+    history = BoundedLogTrait(
+        help="tool calls, resource reads and prompt gets, newest last: {time, method, name, ...}; "
+        "grows in place (a BoundedLog: len, indexing, slicing, iteration as a list's)"
+    )
     tasks: List[_Row] = List(
         help="tasks started or attached to, oldest first, one row each: {task_id, tool, status, "
         "status_message, started, ended, elapsed, error, result}; kept live by the client's poller"
     )
 
     def __init__(self, *, max_log: int = 500, max_history: int = 10_000, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
         self._max_log = max_log
         self._max_history = max_history
+        self._in_flight = _Gauge(lambda count: _Model.update(self, in_flight=count), lambda: self.in_flight)
+        super().__init__(**kwargs)
+        if "history" not in kwargs:
+            self.set_trait("history", BoundedLog(maxlen=max_history))
         self._streams: dict[str, deque[_Row]] = {name: deque(maxlen=max(1, max_log)) for name in _STREAMS}
         self._stream_lock = threading.Lock()
         self._publisher = Coalescer(self._publish, PUBLISH_INTERVAL, what="the session model's log")
 
+    def update(self, **values: Any) -> None:
+        """Set several traits as one consistent change; ``in_flight`` is shown at most 10 times a
+        second (see :class:`._gauge.Gauge`), so a call writes the model once, for its history."""
+        if "in_flight" in values:
+            self._in_flight.note(values.pop("in_flight"))
+            if not values:
+                return
+        super().update(**values)
+
     def append(self, name: str, entry: dict[str, Any]) -> None:
         """Add to a bounded log (notifications, log, history), newest last.
 
-        ``log`` and ``notifications`` are published within :data:`PUBLISH_INTERVAL` (see the
-        module's docstring); the caller never waits for their observers.
+        ``history`` grows in place (O(1)); ``log`` and ``notifications`` are published within
+        :data:`PUBLISH_INTERVAL` (see the module's docstring); the caller never waits for their
+        observers.
         """
+        if name == "history":
+            self._append_history(entry)
+            return
         if name in self._streams:
             with self._stream_lock:
                 self._streams[name].append(entry)
@@ -123,6 +146,16 @@ class SessionModel(_Model):
         limit = self._max_history if name == "history" else self._max_log
         items = getattr(self, name)
         self.update(**{name: [*items[-(limit - 1) :], entry] if limit > 1 else [entry]})
+
+    def _append_history(self, entry: dict[str, Any]) -> None:
+        # O(1): the log grows in place and the observers are told here, with the entry as
+        # ``change.added`` (``old`` and ``new`` are the same object: no copy was made to compare).
+        history = self.history
+        history.append(entry)
+        self.notify_change(
+            Bunch(name="history", old=history, new=history, owner=self, type="change", added=[entry])
+        )
+        self.updated_at = time.time()
 
     def _publish(self) -> None:
         # On the UI thread: see _announce.

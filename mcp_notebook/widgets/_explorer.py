@@ -40,8 +40,10 @@ import ipywidgets as W
 
 from ..client._results import Tool, ToolResult
 from ..display._html import escape, markdown_html, short
+from ..notebook._bounded import BoundedLog
 from ..notebook._session_tasks import SessionTask
 from ..protocol._errors import McpError
+from ._explorer_history import HistoryRows
 from ._explorer_runs import ToolRuns
 from ._fallback import Fallback, plural, static_html
 from ._form import SchemaForm
@@ -113,6 +115,10 @@ class ToolSource:
         """The tools/call history rows, oldest first, each ``name`` an entry's name."""
         raise NotImplementedError
 
+    def recent_calls(self, count: int) -> list[dict[str, Any]]:
+        """The newest ``count`` tools/call rows, newest first (what the history list shows)."""
+        return self.calls()[-count:][::-1]
+
     def history_frame(self) -> Any:
         raise NotImplementedError
 
@@ -149,6 +155,12 @@ class SessionTools(ToolSource):
     def calls(self) -> list[dict[str, Any]]:
         return tool_calls(self.session.model.history)
 
+    def recent_calls(self, count: int) -> list[dict[str, Any]]:
+        history = self.session.model.history
+        if isinstance(history, BoundedLog):  # walks back from the newest, no copy of the rest
+            return history.tail(count, _is_call)
+        return super().recent_calls(count)
+
     def history_frame(self) -> Any:
         return self.session.history_frame()
 
@@ -178,7 +190,11 @@ def _is_app(outcome: Any) -> bool:
 
 def tool_calls(history: Any) -> list[dict[str, Any]]:
     """The tools/call entries of a session's history, oldest first."""
-    return [e for e in list(history) if isinstance(e, dict) and e.get("method") == "tools/call"]
+    return [e for e in list(history) if _is_call(e)]
+
+
+def _is_call(entry: Any) -> bool:
+    return isinstance(entry, dict) and entry.get("method") == "tools/call"
 
 
 class Explorer(Fallback, W.VBox):
@@ -211,6 +227,7 @@ class Explorer(Fallback, W.VBox):
         self._started = 0.0
         self._lock = threading.Lock()
         self._entries: dict[str, tuple[ToolEntry, W.Widget, W.Button]] = {}
+        self._history = HistoryRows(source.recent_calls, self.rerun, self.copy_python, rows=_HISTORY_ROWS)
         super().__init__(self._build())
         self._runs = ToolRuns(status=self.status, task_line=self.task_line, on_progress=self._on_progress)
         self.add_class("mcpnb-explorer")
@@ -286,7 +303,7 @@ class Explorer(Fallback, W.VBox):
         )
         right.add_class("mcpnb-tool-panel")
 
-        self.history_list = W.VBox()
+        self.history_list = self._history.box
         self.code = W.Textarea(rows=4, layout=W.Layout(width="100%", display="none"))
         self.code.add_class("mcpnb-code")
         self.frame_output = W.Output()
@@ -650,31 +667,12 @@ class Explorer(Fallback, W.VBox):
         return self.source.calls()
 
     def _on_history(self, change: Any) -> None:
-        self._refresh_history()
+        # On the engine thread, once per call: only a flag; the list redraws at most 4 times a
+        # second on a timer thread (._explorer_history), ending on the newest calls.
+        self._history.changed()
 
     def _refresh_history(self) -> None:
-        entries = self.calls()[-_HISTORY_ROWS:][::-1]
-        rows = [self._history_row(e) for e in entries]
-        self.history_list.children = rows or [_html("<i>No calls yet.</i>")]
-
-    def _history_row(self, entry: dict[str, Any]) -> W.Widget:
-        when = time.strftime("%H:%M:%S", time.localtime(entry.get("time") or 0))
-        duration = entry.get("duration")
-        took = f"{duration:.2f} s" if isinstance(duration, int | float) else ""
-        text = f"{when}  {entry.get('name')}  {entry.get('outcome')}  {took}"
-        label = W.Label(
-            value=short(text, 160), tooltip=short(json.dumps(entry.get("arguments"), default=str), 1000)
-        )
-        rerun = W.Button(description="re-run", icon="repeat", tooltip="load these arguments and call again")
-        rerun.add_class("mcpnb-rerun")
-        rerun.disabled = not isinstance(entry.get("arguments"), dict)
-        rerun.on_click(lambda _: self.rerun(entry))
-        copy = W.Button(description="copy as Python", icon="copy", tooltip="show this call as Python code")
-        copy.add_class("mcpnb-copy")
-        copy.on_click(lambda _: self.copy_python(entry))
-        row = W.HBox([rerun, copy, label], layout=W.Layout(align_items="center"))
-        row.add_class("mcpnb-history-entry")
-        return row
+        self._history.redraw()
 
     def rerun(self, entry: dict[str, Any] | int = -1) -> concurrent.futures.Future[Any] | None:
         """Load a history entry (or its index in :meth:`calls`) into the form and call."""
@@ -727,7 +725,10 @@ class Explorer(Fallback, W.VBox):
             self.cancel()
         self._runs.unhook_all()
         self._unfollow()
+        self._history.close()
         for widget in reversed(list(_tree(self))[1:]):
+            widget.close()
+        for widget in self._history.widgets():  # rows not on screen now
             widget.close()
         super().close()
 

@@ -1,0 +1,189 @@
+"""The explorer's list of the last calls: a fixed set of rows whose values change (issue #28).
+
+Why: the list used to be rebuilt from new widgets on every call (about 200 widget models for 20
+rows, never closed), so a loop of calls with an explorer on screen ran at a few calls a second and
+grew the kernel by megabytes. Now the rows are made once (one more per call until there are
+``rows`` of them) and a redraw only sets the values that changed; redraws are coalesced
+(:class:`Coalesced`): at most ``1 / interval`` a second (4 by default: each redraw of a busy list
+sends one message a row, and a kernel's threads share one GIL), off the caller's thread, always
+ending on the final state.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as W
+from ipywidgets.widgets.widget_string import LabelStyle
+
+from ..display._html import short
+from ._result_view import html_widget
+
+__all__ = ["Coalesced", "HistoryRows"]
+
+_Entry = dict[str, Any]
+
+
+class Coalesced:
+    """Run ``fn`` after ``poke()``, at most once per ``interval`` seconds, never two at once.
+
+    A poke only sets a flag (cheap, from any thread, e.g. a model observer on the engine thread);
+    the run happens on a short-lived timer thread, so whoever poked never waits for the drawing.
+    Pokes during a run schedule one more run, which reads the state as it is then.
+    """
+
+    def __init__(self, fn: Callable[[], None], *, interval: float = 0.1) -> None:
+        self._fn = fn
+        self._interval = interval
+        self._lock = threading.Lock()
+        self._scheduled = False
+        self._running = False
+        self._dirty = False
+        self._last = 0.0
+        self._closed = False
+        #: Runs so far (tests and benchmarks read it).
+        self.runs = 0
+
+    def poke(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            if self._running:
+                self._dirty = True  # one more run once this one ends
+                return
+            if self._scheduled:
+                return
+            self._scheduled = True
+            delay = max(0.0, self._last + self._interval - time.monotonic())
+        timer = threading.Timer(delay, self._run)
+        timer.daemon = True
+        timer.start()
+
+    def _run(self) -> None:
+        with self._lock:
+            self._scheduled = False
+            if self._closed:
+                return
+            self._running, self._dirty = True, False
+        self.runs += 1
+        try:
+            self._fn()
+        finally:
+            with self._lock:
+                self._running = False
+                # Counted from the end of a run: a slow run (a busy kernel) cannot take all the time.
+                self._last = time.monotonic()
+                again, self._dirty = self._dirty, False
+            if again:
+                self.poke()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+
+
+class _Shared:
+    """The layout and style models every row uses (ipywidgets lets widgets share them): a row is
+    then four widget models, not eleven."""
+
+    def __init__(self) -> None:
+        self.row = W.Layout(align_items="center")
+        self.button = W.Layout()
+        self.button_style = W.ButtonStyle()
+        self.label = W.Layout()
+        self.label_style = LabelStyle()
+
+    def widgets(self) -> list[W.Widget]:
+        return [self.row, self.button, self.button_style, self.label, self.label_style]
+
+
+class _Row:
+    """One line of the list: re-run, copy as Python, and the call's text; ``entry`` is what it shows."""
+
+    def __init__(
+        self, shared: _Shared, on_rerun: Callable[[_Entry], Any], on_copy: Callable[[_Entry], Any]
+    ) -> None:
+        self.entry: _Entry = {}
+        self.label = W.Label(layout=shared.label, style=shared.label_style)
+        looks = {"layout": shared.button, "style": shared.button_style}
+        self.rerun = W.Button(
+            description="re-run", icon="repeat", tooltip="load these arguments and call again", **looks
+        )
+        self.rerun.add_class("mcpnb-rerun")
+        self.rerun.on_click(lambda _: on_rerun(self.entry))
+        self.copy = W.Button(
+            description="copy as Python", icon="copy", tooltip="show this call as Python code", **looks
+        )
+        self.copy.add_class("mcpnb-copy")
+        self.copy.on_click(lambda _: on_copy(self.entry))
+        self.box = W.HBox([self.rerun, self.copy, self.label], layout=shared.row)
+        self.box.add_class("mcpnb-history-entry")
+
+    def show(self, entry: _Entry) -> None:
+        if entry is self.entry:
+            return
+        self.entry = entry
+        when = time.strftime("%H:%M:%S", time.localtime(entry.get("time") or 0))
+        duration = entry.get("duration")
+        took = f"{duration:.2f} s" if isinstance(duration, int | float) else ""
+        text = f"{when}  {entry.get('name')}  {entry.get('outcome')}  {took}"
+        # Traits sync only when a value changes: an unchanged tooltip or state sends nothing.
+        self.label.tooltip = short(json.dumps(entry.get("arguments"), default=str), 1000)
+        self.label.value = short(text, 160)
+        self.rerun.disabled = not isinstance(entry.get("arguments"), dict)
+
+
+class HistoryRows:
+    """``box`` lists the newest ``rows`` calls that ``recent(rows)`` returns (newest first)."""
+
+    def __init__(
+        self,
+        recent: Callable[[int], list[_Entry]],
+        on_rerun: Callable[[_Entry], Any],
+        on_copy: Callable[[_Entry], Any],
+        *,
+        rows: int = 20,
+        interval: float = 0.25,
+    ) -> None:
+        self._recent = recent
+        self._on_rerun = on_rerun
+        self._on_copy = on_copy
+        self._size = rows
+        self._rows: list[_Row] = []
+        self._shared: _Shared | None = None  # made with the first row
+        self._lock = threading.Lock()
+        self.empty = html_widget("<i>No calls yet.</i>")
+        self.box = W.VBox([self.empty])
+        self.redraws = Coalesced(self.redraw, interval=interval)
+
+    def changed(self) -> None:
+        """The history grew: redraw soon (cheap; from any thread)."""
+        self.redraws.poke()
+
+    def redraw(self) -> None:
+        """Show the newest calls now."""
+        entries = self._recent(self._size)
+        with self._lock:
+            while len(self._rows) < len(entries):
+                if self._shared is None:
+                    self._shared = _Shared()
+                self._rows.append(_Row(self._shared, self._on_rerun, self._on_copy))
+            for row, entry in zip(self._rows, entries, strict=False):
+                row.show(entry)
+            shown = tuple(row.box for row in self._rows[: len(entries)]) or (self.empty,)
+            if self.box.children != shown:
+                self.box.children = shown
+
+    def widgets(self) -> list[W.Widget]:
+        """Every widget this list made (for closing)."""
+        made: list[W.Widget] = [self.empty, self.box]
+        for row in self._rows:
+            made += [row.rerun, row.copy, row.label, row.box]
+        return made + (self._shared.widgets() if self._shared is not None else [])
+
+    def close(self) -> None:
+        self.redraws.close()
