@@ -150,3 +150,23 @@ def test_a_slow_observer_of_the_log_is_logged_once_and_does_not_hold_the_connect
             r for r in caplog.records if "took" in r.getMessage() and "observer" in r.getMessage()
         ]
         assert len(slow_records) == 1  # once, however many slow calls
+
+
+def test_a_published_change_lists_every_new_entry_in_added() -> None:
+    # Several appends between two publishes arrive as one change: `added` names each new entry
+    # once, in order, even when the bounded log has dropped older ones meanwhile.
+    from mcp_notebook.notebook import SessionModel
+
+    model = SessionModel(max_log=4)
+    seen: list[Any] = []
+    model.observe(lambda change: seen.extend(change["added"]), names=["notifications"])
+    for i in range(6):
+        model.append("notifications", {"method": "m", "params": {"i": i}})
+    _wait_for(lambda: len(model.notifications) == 4, 10, "the first publish")
+    model.append("notifications", {"method": "m", "params": {"i": 6}})
+    _wait_for(lambda: model.notifications[-1]["params"]["i"] == 6, 10, "the second publish")
+    numbers = [entry["params"]["i"] for entry in seen]
+    # Each entry once and in order; the ones still in the log were all announced (0 and 1 may
+    # have been dropped by the bound before a publish saw them).
+    assert numbers == sorted(set(numbers))
+    assert numbers[-5:] == [2, 3, 4, 5, 6]

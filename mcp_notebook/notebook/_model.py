@@ -15,8 +15,8 @@ The server's log messages and notifications can come by the thousand a second, s
 to the traits one by one: :meth:`SessionModel.append` adds them to a bounded deque and pokes a
 :class:`~._coalesce.Coalescer`, which publishes the deques to ``log`` and ``notifications`` at most
 ten times a second on the UI thread (``_coalesce.py``). One change may then carry several new
-entries; the observers of those traits (widgets, user code) run there, never on the engine thread
-that reads the connection.
+entries, listed in ``change.added`` (as for ``history``); the observers of those traits (widgets,
+user code) run there, never on the engine thread that reads the connection.
 """
 
 from __future__ import annotations
@@ -117,6 +117,7 @@ class SessionModel(_Model):
             self.set_trait("history", BoundedLog(maxlen=max_history))
         self._streams: dict[str, deque[_Row]] = {name: deque(maxlen=max(1, max_log)) for name in _STREAMS}
         self._stream_lock = threading.Lock()
+        self._unpublished = dict.fromkeys(_STREAMS, 0)  # entries appended since the last publish
         self._publisher = Coalescer(self._publish, PUBLISH_INTERVAL, what="the session model's log")
 
     def update(self, **values: Any) -> None:
@@ -141,6 +142,7 @@ class SessionModel(_Model):
         if name in self._streams:
             with self._stream_lock:
                 self._streams[name].append(entry)
+                self._unpublished[name] += 1
             self._publisher.poke()
             return
         limit = self._max_history if name == "history" else self._max_log
@@ -161,12 +163,13 @@ class SessionModel(_Model):
         # On the UI thread: see _announce.
         with self._stream_lock:
             fresh = {name: list(items) for name, items in self._streams.items()}
+            counts, self._unpublished = self._unpublished, dict.fromkeys(_STREAMS, 0)
         for name, new in fresh.items():
             if new != getattr(self, name):
-                _announce(self, name, new)
+                _announce(self, name, new, new[-counts[name] :] if counts[name] else [])
 
 
-def _announce(model: _Model, name: str, new: list[_Row]) -> None:
+def _announce(model: _Model, name: str, new: list[_Row], added: list[_Row]) -> None:
     """Set a trait only the UI thread writes, and tell its observers there.
 
     The engine writes the model's other traits meanwhile, possibly inside its own
@@ -176,7 +179,8 @@ def _announce(model: _Model, name: str, new: list[_Row]) -> None:
     old = getattr(model, name)
     model._trait_values[name] = new
     model._trait_values["updated_at"] = time.time()
-    HasTraits.notify_change(model, Bunch(name=name, old=old, new=new, owner=model, type="change"))
+    change = Bunch(name=name, old=old, new=new, owner=model, type="change", added=added)
+    HasTraits.notify_change(model, change)
 
 
 class GroupModel(_Model):
@@ -206,7 +210,7 @@ class GroupModel(_Model):
     def append_log(self, entries: list[dict[str, Any]]) -> None:
         """Add the sessions' new entries (called on the UI thread, where the sessions publish)."""
         if entries:
-            _announce(self, "log", [*self.log, *entries][-self._max_log :])
+            _announce(self, "log", [*self.log, *entries][-self._max_log :], entries)
 
 
 def _guarded(handler: _Handler) -> _Handler:
