@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import logging
 import time
-import tracemalloc
 import warnings
 from typing import Any
 
@@ -119,21 +118,6 @@ async def test_progress_under_the_token_the_call_sent_still_extends_its_deadline
 # --- a server that stopped reading -------------------------------------------------------------
 
 
-def _ours(caught: warnings.WarningMessage) -> bool:
-    """A warning this test must answer for: not a deprecation, and not a ResourceWarning about an
-    object allocated before tracemalloc started (an earlier test's garbage collected meanwhile)."""
-    if issubclass(caught.category, DeprecationWarning):
-        return False
-    if issubclass(caught.category, ResourceWarning) and caught.source is not None:
-        return tracemalloc.get_object_traceback(caught.source) is not None
-    return True
-
-
-def _described(caught: warnings.WarningMessage) -> str:
-    where = tracemalloc.get_object_traceback(caught.source) if caught.source is not None else None
-    return f"{caught.message}" + (f" (allocated at {where.format()[-6:]})" if where else "")
-
-
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_server_that_stopped_reading_fails_a_large_call_at_its_deadline(
@@ -144,10 +128,10 @@ async def test_a_server_that_stopped_reading_fails_a_large_call_at_its_deadline(
     timeout = 2.0
     caplog.set_level(logging.DEBUG)
     # Earlier tests' garbage (an unclosed stream of theirs) is collected now, not inside the block
-    # below, where its ResourceWarning would be counted against this test (an order-dependent flake
-    # in full runs); tracemalloc then tells this test's objects from older ones (see `ours`).
+    # below, where its ResourceWarning would be counted against this test. A full run's order has
+    # landed two unclosed anyio memory streams here (legacy era, once in each of two fresh-clone
+    # runs; never alone or in a short run); whether they are that garbage is not proven yet.
     gc.collect()
-    tracemalloc.start(25)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         async with Client(server(era, "--deaf-after-list"), protocol=era, timeout=10) as client:
@@ -166,10 +150,7 @@ async def test_a_server_that_stopped_reading_fails_a_large_call_at_its_deadline(
     assert noise == [], [r.getMessage() for r in noise]
     assert "InvalidStateError" not in caplog.text
     assert "InvalidStateError" not in capfd.readouterr().err
-    try:
-        assert [_described(w) for w in caught if _ours(w)] == []
-    finally:
-        tracemalloc.stop()
+    assert [str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)] == []
 
 
 # --- the tool list fetched for a call's checks spends the call's own deadline ------------------
