@@ -61,7 +61,7 @@ def connect_once(open_session: Callable[..., Session], target: Any, options: Map
 
 def call_site() -> Any:
     """Where ``connect()`` is called from: the notebook cell (the id the front end sends with
-    each execution: JupyterLab, Notebook 7, VS Code, nbclient), else the calling code's file and
+    each execution: JupyterLab, Notebook 7), else the calling code's file and
     line (ipykernel names a cell's file after its source: the same cell, unchanged, is one site)."""
     ipython = sys.modules.get("IPython")  # never imported here: only if it is running
     get_ipython = getattr(ipython, "get_ipython", None)
