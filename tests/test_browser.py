@@ -269,7 +269,7 @@ def test_group_board_follows_its_servers_and_the_explorer_lists_every_servers_to
     expect(board_row(board, "modern")).to_contain_text("modern 2026-07-28")
     expect(board_row(board, "legacy")).to_contain_text("legacy 2025-11-25")
     broken = board_row(board, "broken")
-    expect(broken).to_contain_text("closed", timeout=EXPECT_MS)
+    expect(broken).to_contain_text("gave up", timeout=EXPECT_MS)
     expect(broken).to_contain_text("was not found")
     expect(broken.locator(".mcpnb-group-retry")).to_be_visible()
     expect(board_row(board, "modern").locator(".mcpnb-group-retry")).to_be_hidden()

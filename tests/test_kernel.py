@@ -241,7 +241,8 @@ def test_cells_in_a_real_kernel(kernel: Kernel) -> None:
     # that jupyter_client never has to SIGTERM the kernel (it does so 2.5 s after the request).
     closed_log = kernel.stderr_path.with_name("closed-at-exit.txt")
     statuses = kernel.run_ok(
-        f"more = [mcp_notebook.connect({DEMO!r}) for _ in range(2)]\n"
+        # two names: one cell's connect() of one server is one session (issue #29)
+        f"more = [mcp_notebook.connect({DEMO!r}, name=f'more{{i}}') for i in range(2)]\n"
         "def log_status(index):\n"
         "    def seen(change):\n"
         f"        with open({str(closed_log)!r}, 'a') as log:\n"

@@ -142,7 +142,10 @@ def test_two_sessions_switched_with_use_and_listed_with_one_from_the_magic(
 def test_an_explicit_name_is_kept_and_code_never_closes_a_session_for_its_name(
     ip: InteractiveShell, magics: McpMagics, capsys: pytest.CaptureFixture[str], no_leaked_processes: None
 ) -> None:
-    with mcp_notebook.connect(ARGV, name="calc") as calc, mcp_notebook.connect(ARGV, name="calc") as other:
+    # Session() never takes a name away; connect() with the same name and call is the same session,
+    # and with another call replaces it (issue #29: tests/test_connect_once.py).
+    with mcp_notebook.connect(ARGV, name="calc") as calc, Session(ARGV, name="calc") as other:
+        assert mcp_notebook.connect(ARGV, name="calc") is calc
         assert (calc.name, other.name) == ("calc", "calc-2")
         assert calc.status == "ready"
         hidden = mcp_notebook.connect(ARGV, register=False)

@@ -41,9 +41,9 @@ def test_board_sessions_and_tool_table(group):
     board = {row["server"]: row for row in group.model.servers}
     assert board["demo"]["status"] == "ready"
     assert board["demo"]["tools"] == len(group["demo"].model.tools)
-    assert board["broken"]["status"] in ("reconnecting", "closed")
+    assert board["broken"]["status"] in ("failed", "connecting", "gave up")
     assert MISSING in board["broken"]["last_error"]
-    wait_until(lambda: group.model.statuses["broken"] == "closed", timeout=10)
+    wait_until(lambda: group.model.statuses["broken"] == "gave up", timeout=10)
 
     frame = group.tools_frame()
     assert list(frame.columns[:2]) == ["server", "name"]
@@ -83,7 +83,7 @@ def test_a_late_server_gets_its_session_when_it_comes_up(tmp_path, no_leaked_pro
         max_reconnect_attempts=100,
     )
     try:
-        assert group.statuses["late"] in ("reconnecting", "connecting")
+        assert group.statuses["late"] in ("failed", "connecting")
         script.write_text(LATE_DEMO)
         group.reconnect("late")
         wait_until(lambda: "late" in group.sessions, timeout=20)
@@ -125,7 +125,7 @@ def test_no_secret_reaches_a_repr_the_board_or_a_log(tmp_path, caplog, no_leaked
         path.write_text(json.dumps(config))
         group = connect_all(path, inputs={"tok": input_secret}, show_progress=False, max_reconnect_attempts=0)
         try:
-            assert group.statuses == {"demo": "ready", "web": "ready", "broken": "closed"}
+            assert group.statuses == {"demo": "ready", "web": "ready", "broken": "gave up"}
             # The secrets do reach the servers' options (so the checks below look at real values).
             _, demo_options = group.core.members["demo"]._spec.client_args()
             assert demo_options["env"]["API_KEY"] == env_secret
@@ -160,3 +160,102 @@ def test_wait_returns_before_a_slow_server_which_joins_when_up(no_leaked_process
         wait_until(lambda: group.model.statuses == {"demo": "ready", "slow": "ready"})
     finally:
         group.close()
+
+
+# --- issue #29 item 8: servers by name, counts only once the lists are in, failed and gave up ---------
+
+
+def test_connect_all_takes_servers_by_name_as_a_group_does(no_leaked_processes):
+    demo = demo_server()
+    servers = {
+        "sales": {"command": demo[0], "args": demo[1:]},  # an entry as a config file spells it
+        "calc": demo,  # an argv list, as Group and ClientGroup take
+        "bad": {"url": "ftp://example.invalid/mcp"},  # an entry that cannot be read shows why
+    }
+    group = connect_all(servers, show_progress=False, register=False)
+    try:
+        assert list(group) == ["sales", "calc", "bad"]
+        assert group.statuses["sales"] == group.statuses["calc"] == "ready"
+        assert "url" in (group.core.members["bad"].error_message or "")
+        assert float(group.call_tool("sales.add", {"a": 1, "b": 2}).text) == 3
+        assert float(group.call_tool("calc.add", {"a": 2, "b": 2}).text) == 4
+    finally:
+        group.close()
+    only = connect_all(servers, only=["sales"], show_progress=False, register=False)
+    try:
+        assert list(only) == ["sales"]
+    finally:
+        only.close()
+    # A config file's whole content as a dict is still read as the file.
+    document = connect_all({"mcpServers": {"sales": servers["sales"]}}, show_progress=False, register=False)
+    try:
+        assert list(document) == ["sales"]
+    finally:
+        document.close()
+
+
+@pytest.fixture
+def boards(monkeypatch):
+    """Every board a group publishes, from its first (a model that records its own ``servers``)."""
+    from mcp_notebook.notebook import _group as group_module
+    from mcp_notebook.notebook._model import GroupModel
+
+    seen: list[list[dict]] = []
+
+    class Recording(GroupModel):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.observe(lambda change: seen.append([dict(row) for row in change.new]), names="servers")
+
+    monkeypatch.setattr(group_module, "GroupModel", Recording)
+    return seen
+
+
+def test_the_board_never_counts_tools_before_the_list_is_in(boards, no_leaked_processes):
+    from mcp_notebook.notebook._group import board_html
+
+    group = Group({"sales": demo_server(), "calc": demo_server()}, show_progress=False, register=False)
+    try:
+        wait_until(lambda: all(row["tools"] for row in group.model.servers))
+        final = {row["server"]: row["tools"] for row in group.model.servers}
+        assert final == {name: len(group[name].model.tools) for name in ("sales", "calc")}
+        assert final["sales"] > 0
+        shown = [(row["server"], row["status"], row["tools"]) for board in boards for row in board]
+        # Every count ever drawn is the real one; before the list is in there is none.
+        assert all(tools in (None, final[server]) for server, _, tools in shown), shown
+        # ... and the board says "…" for it, not 0 (nor an empty cell, which reads as none).
+        assert "…" in board_html([{"server": "x", "status": "ready", "tools": None}])
+    finally:
+        group.close()
+
+
+def test_a_missing_command_shows_failed_with_its_reason_and_attempts_then_gave_up(
+    boards, no_leaked_processes
+):
+    from mcp_notebook.notebook._group import board_html
+
+    group = Group(
+        {"broken": [MISSING]},
+        show_progress=False,
+        register=False,
+        backoff_initial=0.05,
+        backoff_max=0.1,
+        max_reconnect_attempts=2,
+    )
+    try:
+        wait_until(lambda: group.statuses["broken"] == "gave up")
+        rows = [board[0] for board in boards]
+        failed = [row for row in rows if row["status"] == "failed"]
+        assert [row["failures"] for row in failed] == [1, 2]
+        assert all("was not found" in row["last_error"] and MISSING in row["last_error"] for row in failed)
+        assert "reconnecting" not in {row["status"] for row in rows}
+        last = group.model.servers[0]
+        assert (last["status"], last["failures"]) == ("gave up", 3)
+        assert "was not found" in last["last_error"]
+        html = group._repr_html_()
+        assert "gave up" in html
+        assert "3 attempts" in html
+        assert "3 attempts" in board_html([last])
+    finally:
+        group.close()
+    assert group.statuses["broken"] == "closed"

@@ -77,8 +77,9 @@ def test_board_has_a_row_per_server_with_badges_and_retry_on_the_broken_one(grou
         assert board.rows["demo"].retry.layout.visibility == "hidden"
 
         # The missing command fails its one retry and the group gives up: the board follows.
-        wait_until(lambda: ">closed<" in _badge(board, "broken"), timeout=WAIT)
-        assert "mcpnb-state-closed" in board.rows["broken"].cells["status"]._dom_classes
+        wait_until(lambda: ">gave up<" in _badge(board, "broken"), timeout=WAIT)
+        assert "mcpnb-state-gave-up" in board.rows["broken"].cells["status"]._dom_classes
+        assert board.rows["broken"].cells["reconnects"].value == "2 attempts"
         assert MISSING in board.rows["broken"].cells["last_error"].value
         assert board.rows["broken"].retry.layout.visibility == "visible"
         assert not board.rows["broken"].retry.disabled
@@ -102,7 +103,7 @@ def test_retry_button_brings_a_server_up(tmp_path) -> None:
     group = _group({"late": [sys.executable, str(script)]})
     board = group.status_widget()
     try:
-        wait_until(lambda: ">closed<" in _badge(board, "late"), timeout=WAIT)
+        wait_until(lambda: ">gave up<" in _badge(board, "late"), timeout=WAIT)
         script.write_text(LATE_DEMO)
         board.rows["late"].retry.click()
         wait_until(lambda: ">ready<" in _badge(board, "late"), timeout=WAIT)
@@ -118,7 +119,7 @@ def test_hostile_server_names_and_errors_render_as_text() -> None:
     group = _group({name: [f"/nonexistent/{name}"]})
     board = group.status_widget()
     try:
-        wait_until(lambda: ">closed<" in _badge(board, name), timeout=WAIT)
+        wait_until(lambda: ">gave up<" in _badge(board, name), timeout=WAIT)
         assert "&lt;img/src=x/onerror=alert(1)&gt;" in board.rows[name].cells["server"].value
         assert "&lt;img" in board.rows[name].cells["last_error"].value
         _assert_inert(html_of(board))

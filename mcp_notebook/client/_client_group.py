@@ -9,11 +9,16 @@ Each server is a :class:`GroupMember`. A slow or failing server never holds up t
 connect in parallel, :meth:`ClientGroup.connect` returns once each has either come up or failed
 its first attempt, and a failed one is retried in the background with the same backoff as a
 reconnect (``backoff_initial``, ``backoff_max``, ``max_reconnect_attempts``) until it comes up or
-the group gives up on it; its ``error`` says why meanwhile. Once up, a member's client reconnects
-by itself like any client. :meth:`ClientGroup.reconnect` retries one at once.
+the group gives up on it. Meanwhile its status is ``"failed"``, its ``error`` says why (the
+program was not found, ...) and ``failures`` counts the attempts; ``"gave up"`` once no attempt
+is left (and, for a server that was up, once its client stopped reconnecting). Once up, a
+member's client reconnects by itself like any client. :meth:`ClientGroup.reconnect` retries one
+at once, or starts over after the group gave up.
 
-Servers come from a mapping (name to a command, URL, :class:`Client` or config entry) or from the
-config files people already have (:meth:`ClientGroup.from_config`, see :mod:`mcp_notebook.config`).
+Servers come from a mapping (name to a command, URL, :class:`Client`, config entry, or an entry
+as a config file spells it: ``{"command": ..., "args": [...]}``), or from the config files people
+already have (:meth:`ClientGroup.from_config`, see :mod:`mcp_notebook.config`); a config file's
+whole content as a dict (``{"mcpServers": {...}}``) is read as that file (:func:`server_specs`).
 """
 
 from __future__ import annotations
@@ -38,12 +43,92 @@ if TYPE_CHECKING:
     from ..config import ServerConfig
     from ._task_handles import TaskHandle
 
-__all__ = ["ClientGroup", "GroupMember", "MemberStatus", "resolve_tool_name"]
+__all__ = [
+    "ClientGroup",
+    "GroupMember",
+    "MemberStatus",
+    "ServerSpecs",
+    "is_config_document",
+    "resolve_tool_name",
+    "server_specs",
+]
 
 logger = logging.getLogger("mcp_notebook.group")
 
-#: A member's state: its client's, or "connecting"/"reconnecting" while it has none that works.
-MemberStatus = Literal["connecting", "negotiating", "ready", "reconnecting", "closing", "closed"]
+#: A member's state: its client's once it came up; before that "connecting", "failed" (an attempt
+#: failed, another is due), "gave up" (no attempt left). "closed" once the group closed it (or for
+#: a config entry that could not be read).
+MemberStatus = Literal[
+    "connecting", "negotiating", "ready", "reconnecting", "failed", "gave up", "closing", "closed"
+]
+#: The keys of a config file's server section (``servers``: VS Code, ``mcp.json``).
+_SECTIONS = ("mcpServers", "servers")
+#: Keys that make a mapping one server's entry rather than a section of servers.
+_ENTRY_KEYS = ("command", "url", "type", "args")
+
+
+class ServerSpecs(dict[str, Any]):
+    """Servers by name, each what :class:`ClientGroup` takes for one, and ``errors``: the entries
+    that could not be read (name -> ConfigError), which become members that show why."""
+
+    def __init__(
+        self, specs: Mapping[str, Any] | None = None, errors: Mapping[str, BaseException] | None = None
+    ):
+        super().__init__(specs or {})
+        self.errors: dict[str, BaseException] = dict(errors or {})
+
+
+def is_config_document(servers: Mapping[str, Any]) -> bool:
+    """``servers`` is a config file's content (``{"mcpServers": {...}}``, ``{"servers": {...}}``,
+    VS Code settings' ``{"mcp": {"servers": ...}}``), not a mapping of servers by name."""
+    for key in _SECTIONS:
+        section = servers.get(key)
+        if isinstance(section, Mapping) and not any(k in section for k in _ENTRY_KEYS):
+            return True
+    nested = servers.get("mcp")
+    return isinstance(nested, Mapping) and any(isinstance(nested.get(k), Mapping) for k in _SECTIONS)
+
+
+def server_specs(
+    servers: Mapping[str, Any],
+    *,
+    only: Sequence[str] | None = None,
+    inputs: Mapping[str, str] | None = None,
+    ask: Callable[[dict[str, Any]], str] | None = None,
+) -> ServerSpecs:
+    """What each server of ``servers`` is, for :class:`ClientGroup`, whatever way it was given.
+
+    A :class:`~mcp_notebook.config.ServerConfig` gives its entries and errors; a config file's
+    content as a dict is read as the file would be; any other mapping is servers by name, where an
+    entry spelt as in a config file (``{"command": "uvx", "args": [...]}``, ``{"url": ...}``) is
+    read as one (variables expanded, ``${input:...}`` from ``inputs`` or ``ask``), and anything else
+    (a command, an argv list, a URL, a :class:`Client`, a config entry) is kept as it is.
+    ``only`` picks servers by name (a name not there is a ConfigError).
+    """
+    from ..config import ConfigError, ServerConfig, load_config
+
+    if isinstance(servers, ServerConfig | ServerSpecs):
+        return ServerSpecs(getattr(servers, "servers", servers), getattr(servers, "errors", None))
+    if is_config_document(servers):
+        document = load_config(servers, only=only, inputs=inputs, ask=ask)
+        return ServerSpecs(document.servers, document.errors)
+    names = list(servers) if only is None else list(dict.fromkeys(only))
+    for name in names:
+        if name not in servers:
+            raise ConfigError(
+                f"no such server (servers: {', '.join(map(str, servers)) or 'none'})", server=name
+            )
+    written = {name: servers[name] for name in names if isinstance(servers[name], Mapping)}
+    loaded = load_config({"mcpServers": written}, inputs=inputs, ask=ask) if written else None
+    specs = ServerSpecs()
+    for name in names:
+        if loaded is None or name not in written:
+            specs[name] = servers[name]
+        elif name in loaded.servers:
+            specs[name] = loaded.servers[name]
+        elif name in loaded.errors:
+            specs.errors[name] = loaded.errors[name]
+    return specs
 
 
 def resolve_tool_name(
@@ -104,11 +189,21 @@ class GroupMember:
         self._retry_now = anyio.Event()
         self._unhook: Callable[[], None] = lambda: None
         self._adopted = False
+        self._group_closed = False
 
     @property
     def status(self) -> MemberStatus:
         if self._adopted and self.client is not None:
-            return self.client.status
+            status = self.client.status
+            reason = self.client.closed_reason
+            if (
+                status == "closed"
+                and not self._group_closed
+                and reason is not None
+                and reason.kind != "closed"
+            ):
+                return "gave up"  # its client stopped reconnecting: the reason is error_message
+            return status
         return self._status
 
     @property
@@ -147,6 +242,8 @@ class GroupMember:
         tools = client.cached_tools if client is not None else None
         if tools is not None:
             tools = [tool for tool in tools if not tool.app_only]
+        elif client is not None and client.server_capabilities and "tools" not in client.server_capabilities:
+            tools = []  # no tools to list: 0 is known, not pending
         stats = client.stats if client is not None else None
         return {
             "server": self.name,
@@ -155,10 +252,11 @@ class GroupMember:
             "protocol_version": client.protocol_version if client is not None else None,
             "server_name": info.get("name"),
             "server_version": info.get("version"),
+            # None until the list is in (a board draws it pending, never as 0 tools)
             "tools": len(tools) if tools is not None else None,
             "in_flight": stats.in_flight if stats is not None else 0,
             "reconnects": (stats.reconnects if stats is not None else 0),
-            "failures": self.failures,
+            "failures": self.failures,  # failed attempts to bring it up (0 once it is up)
             "last_error": self.error_message,
             "target": self.describe(),
         }
@@ -210,11 +308,11 @@ class ClientGroup:
         self.separator = separator
         self._options = dict(options)
         self.members: dict[str, GroupMember] = {}
-        entries = getattr(servers, "servers", servers)
-        for name, spec in entries.items():
+        specs = server_specs(servers)
+        for name, spec in specs.items():
             self._check_name(name)
             self.members[name] = GroupMember(name, spec, self._options)
-        for name, error in {**(getattr(servers, "errors", None) or {}), **(errors or {})}.items():
+        for name, error in {**specs.errors, **(errors or {})}.items():
             self.members[name] = GroupMember(name, None, self._options, error=error)
         self._hooks: list[Callable[[GroupMember], None]] = []
         self._owned: OwnedTask | None = None
@@ -314,6 +412,7 @@ class ClientGroup:
             try:
                 client = member._new_client()
             except (McpError, TypeError, ValueError) as exc:
+                member.failures += 1
                 self._failed(member, exc, final=True)
                 return
             member.client = None if client is not member._spec else client
@@ -352,7 +451,7 @@ class ClientGroup:
 
     def _failed(self, member: GroupMember, error: BaseException, *, final: bool) -> None:
         member.error = error
-        member._status = "closed" if final else "reconnecting"
+        member._status = "gave up" if final else "failed"
         # INFO, not WARNING: the member's status and error_message say it where people look (the
         # board, summary()), and a notebook would otherwise print it as stray stderr.
         logger.info("server %r of the group: %s%s", member.name, error, "" if final else "; retrying")
@@ -369,10 +468,10 @@ class ClientGroup:
         member = self.member(name)
         if member._spec is None:
             raise McpError("invalid", f"server {name!r} has a config error; fix it and load the config again")
-        if member.status == "reconnecting" and not member._adopted:
+        if member.status == "failed" and not member._adopted:
             member._retry_now.set()
             return
-        if member.status != "closed":
+        if member.status not in ("closed", "gave up"):
             return  # connecting, or up and reconnecting by itself
         if self._task_group is None:
             raise McpError("closed", "the group is not connected")
@@ -389,6 +488,8 @@ class ClientGroup:
         """Close every server (in parallel) and stop retrying. Idempotent."""
         self._closed = True
         self._closing.set()
+        for member in self.members.values():
+            member._group_closed = True
         if self._owned is not None:
             await self._owned.stop(grace=5)
         with anyio.CancelScope(shield=True):

@@ -73,6 +73,8 @@ STATE_COLOURS = {
     "connecting": "#b08800",
     "negotiating": "#b08800",
     "reconnecting": "#d9480f",
+    "failed": "#b00020",  # a group's server whose attempt failed (another is due)
+    "gave up": "#b00020",  # ... and no attempt is left
     "closing": "#6a737d",
     "closed": "#6a737d",
 }

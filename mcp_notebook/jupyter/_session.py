@@ -14,7 +14,7 @@ import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from ..notebook import _group, _session
+from ..notebook import _group, _once, _session
 
 if TYPE_CHECKING:
     from ..notebook._dialogs import DialogsFactory
@@ -169,7 +169,15 @@ _group.use_group_class(Group)
 
 @functools.wraps(_session.connect)
 def connect(target: Any, **options: Any) -> Session:
-    return cast("Session", _session.connect(target, **options))
+    # One session per name (issue #29): a re-run connect cell gets its session back, or replaces it.
+    return cast("Session", _once.connect_once(_session.connect, target, options))
+
+
+connect.__doc__ = (connect.__doc__ or "") + (
+    "\n    Run again (a re-run cell), it opens no second server: the session it opened before for "
+    "this\n    name (or, without ``name``, this target) comes back when the target and options are the "
+    "same,\n    else it is closed, with a one-line note, and a new one takes its name.\n"
+)
 
 
 @functools.wraps(_group.connect_all)

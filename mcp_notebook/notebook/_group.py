@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..client._client_group import ClientGroup, GroupMember
+from ..client._client_group import ClientGroup, GroupMember, server_specs
 from ..client._results import Tool, ToolResult
 from ..display import _html
 from ..protocol._errors import McpError
@@ -75,9 +75,11 @@ def connect_all(
     """Connect to every server of a config file at once and return a :class:`Group`.
 
     ``config``: a path to a config file in any common format (Claude Desktop, VS Code, Cursor,
-    Claude Code, ``mcp.json``), a dict of the same shape, or None to use the first file of the
-    documented search path (:func:`mcp_notebook.config.config_search_path`). ``only`` picks
-    servers by name. VS Code ``${input:...}`` values come from ``inputs`` or are asked once per
+    Claude Code, ``mcp.json``), a dict of the same shape, a dict of servers by name (what
+    :class:`Group` takes: ``{"sales": {"command": "uvx", "args": [...]}, "web": "https://..."}``),
+    or None to use the first file of the documented search path
+    (:func:`mcp_notebook.config.config_search_path`). ``only`` picks servers by name. VS Code
+    ``${input:...}`` values come from ``inputs`` or are asked once per
     kernel (a password field). ``options`` are every client's (``timeout``, ``protocol``, ...).
 
     Returns once every server is up or has failed its first attempt (``wait=N``: after N seconds
@@ -92,9 +94,13 @@ def connect_all(
     """
     from ..config import ServerConfig, load_config
 
-    loaded = (
-        config if isinstance(config, ServerConfig) else load_config(config, only=only, inputs=inputs, ask=ask)
-    )
+    loaded: Mapping[str, Any]
+    if isinstance(config, ServerConfig):
+        loaded = config
+    elif isinstance(config, Mapping):  # a config file's content, or servers by name
+        loaded = server_specs(config, only=only, inputs=inputs, ask=ask)
+    else:
+        loaded = load_config(config, only=only, inputs=inputs, ask=ask)
     group = group_class()(
         loaded,
         show_progress=show_progress,
@@ -130,9 +136,10 @@ class _MemberSpec:
 class Group:
     """Several MCP servers, usable from cells, scripts and widget callbacks alike.
 
-    ``servers`` maps names to what :func:`connect` takes (commands, URLs, config entries), or is
-    a loaded :class:`~mcp_notebook.config.ServerConfig`; ``wait``, ``name``, ``register`` and
-    ``options`` as in :func:`connect_all`.
+    ``servers`` maps names to what :func:`connect` takes (commands, URLs, config entries, or an
+    entry as a config file spells it: ``{"command": ..., "args": [...]}``), or is a loaded
+    :class:`~mcp_notebook.config.ServerConfig` (or a config file's content as a dict); ``wait``,
+    ``name``, ``register`` and ``options`` as in :func:`connect_all`.
     """
 
     #: The class each server that comes up gets a session of (through :meth:`Session.adopt`); the
@@ -160,17 +167,19 @@ class Group:
         self._engine: Engine = get_engine()
         self._views: set[Any] = set()  # live frames over the group's model, stopped with it
         self._lock = threading.Lock()
+        # The board is written from the engine and the kernel: one writer at a time, each from the
+        # state as it is then, so a slower writer never puts back counts older than the last.
+        self._board_lock = threading.RLock()
         self._sessions: dict[str, Session] = {}
         self._dialogs: dict[str, Any] = {}
-        entries = getattr(servers, "servers", servers)
+        entries = server_specs(servers)
         wrapped: dict[str, Any] = {}
         for name, spec in entries.items():
             # Each server gets dialogs of its own (titled with its name), unless handlers are given.
             own = {kind: options.get(kind) for kind in ("elicitation", "sampling")}
             self._dialogs[name] = dialogs_for(dialogs, own, name, self.session_class.dialogs_factory())
             wrapped[name] = _MemberSpec(spec, {k: v for k, v in own.items() if v is not None})
-        errors = getattr(servers, "errors", None)
-        self.core = ClientGroup(wrapped, errors=errors, separator=separator, **options)
+        self.core = ClientGroup(wrapped, errors=entries.errors, separator=separator, **options)
         self._closed = False
         self.core.on_change(self._on_member)
         self._sync_board()
@@ -202,8 +211,15 @@ class Group:
             with self._lock:
                 self._sessions[member.name] = session
             session.model.observe(functools.partial(self._on_session, member.name))
+            # The board's count waits for the tool list: redrawn once it is in (an empty list
+            # changes no trait, so the model alone would never say so).
+            member.client.on_event(self._on_client_event)
             self.model.update(sessions=self.sessions)
         self._sync_board()
+
+    def _on_client_event(self, event: Any) -> None:
+        if event.kind == "cache_refresh" and event.data.get("list") == "tools":
+            self._sync_board()
 
     def _on_session(self, name: str, change: Any) -> None:
         if change.name in ("log", "notifications"):
@@ -216,22 +232,25 @@ class Group:
             self._sync_board()
 
     def _sync_board(self) -> None:
-        rows = []
-        tools: list[Tool] = []
-        for name, member in self.core.members.items():
-            row = member.summary()
-            session = self._sessions.get(name)
-            if session is not None:
-                row["tools"] = len(session.model.tools)
-                row["in_flight"] = session.model.in_flight
-                tools.extend(self.core.qualified(name, tool) for tool in session.model.tools)
-            rows.append(row)
-        self.model.update(
-            servers=rows,
-            statuses={row["server"]: row["status"] for row in rows},
-            tools=tools,
-            total_tools=len(tools),
-        )
+        """Rebuild the board from the members as they are now. A row's ``tools`` is None until
+        that server's tool list is in (the client's cache: a session's empty model list could be
+        "not fetched yet"), so no board draws "0 tools" beside the others' counts."""
+        with self._board_lock:
+            rows = []
+            tools: list[Tool] = []
+            for name, member in self.core.members.items():
+                row = member.summary()
+                session = self._sessions.get(name)
+                if session is not None:
+                    row["in_flight"] = session.model.in_flight
+                    tools.extend(self.core.qualified(name, tool) for tool in session.model.tools)
+                rows.append(row)
+            self.model.update(
+                servers=rows,
+                statuses={row["server"]: row["status"] for row in rows},
+                tools=tools,
+                total_tools=len(tools),
+            )
 
     # --- servers --------------------------------------------------------------------------------
 
@@ -490,13 +509,28 @@ def board_html(rows: Sequence[Mapping[str, Any]]) -> _html.Markup:
             _html.state_badge(row["status"]),
             protocol,
             info,
-            "" if row.get("tools") is None else str(row["tools"]),
+            tools_cell(row),
             str(row.get("in_flight") or 0),
-            str(row.get("reconnects") or 0),
+            attempts_cell(row),
             row.get("last_error") or "",
         ]
         records.append(dict(zip(_BOARD_COLUMNS, values, strict=True)))
     return _html.html_table(records, columns=_BOARD_COLUMNS, css_class="mcpnb-board")
+
+
+def tools_cell(row: Mapping[str, Any]) -> str:
+    """A board row's tool count: "…" while an up server's list is not in yet (never "0")."""
+    if row.get("tools") is not None:
+        return str(row["tools"])
+    return "…" if row.get("status") == "ready" else ""
+
+
+def attempts_cell(row: Mapping[str, Any]) -> str:
+    """A board row's reconnects, or the failed attempts of a server that never came up."""
+    failures = int(row.get("failures") or 0)
+    if failures:
+        return f"{failures} attempt{'s' if failures != 1 else ''}"
+    return str(row.get("reconnects") or 0)
 
 
 def _close_all_at_exit() -> None:

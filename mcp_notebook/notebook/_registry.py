@@ -14,7 +14,11 @@ Names
 A session is registered under the name it asked for (``name=``), else its server's
 ``serverInfo.name``. Code never takes a name away from a session already open: a taken name gets
 a suffix (``demo``, ``demo-2``, ``demo-3``), and ``session.name`` says which it got. Only ``%mcp
-connect NAME`` replaces (and closes) the session of that name, as the magic documents. A group
+connect NAME`` replaces (and closes) the session of that name, as the magic documents, and so does
+``mcp_notebook.connect()`` run again (a re-run cell): it finds the session it opened before by
+:meth:`Registry.opened_with` (the name asked for, or the same target from the same cell) and either
+returns it (same target and options) or closes it and connects anew (see
+:mod:`mcp_notebook.notebook._once`). A group
 registers under its ``name=`` ("group" by default), made unique the same way, and its servers
 become names too (:func:`server_names` holds the precedence). The session or group
 registered last is current; ``%mcp use`` (or :meth:`Registry.use`) switches.
@@ -40,7 +44,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol._printable import printable
@@ -54,12 +58,14 @@ if TYPE_CHECKING:
 __all__ = [
     "REGISTRY",
     "Entry",
+    "Given",
     "GroupPort",
     "Registry",
     "SessionPort",
     "describe_command",
     "describe_target",
     "describe_url",
+    "same_value",
     "server_names",
 ]
 
@@ -129,6 +135,27 @@ class Entry:
     session: SessionPort
     target: str
     opened: str
+    #: What ``connect()`` was given, to know a re-run cell's call (None: opened another way).
+    given: Given | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Given:
+    """What a ``connect()`` call was given, and where from: its ``site`` is the notebook cell (the
+    front end's cell id) or else the calling line. Never shown: options may hold secrets."""
+
+    target: Any
+    options: dict[str, Any] = field(repr=False)
+    site: Any = None
+
+    def same_call(self, target: Any, options: Mapping[str, Any]) -> bool:
+        """``connect(target, **options)`` is this call again: same target, same options."""
+        old = self.options
+        return (
+            same_value(self.target, target)
+            and old.keys() == options.keys()
+            and all(same_value(old[k], options[k]) for k in old)
+        )
 
 
 class Registry:
@@ -204,6 +231,27 @@ class Registry:
             self._closed.pop(name, None)
             self.current = name
             return name, replaced
+
+    def note_given(self, session: SessionPort, given: Given) -> None:
+        """Remember what ``connect()`` was given for ``session`` (registered already)."""
+        with self._lock:
+            self.sessions = {
+                n: replace(e, given=given) if e.session is session else e for n, e in self.sessions.items()
+            }
+
+    def opened_with(self, name: str | None, target: Any, site: Any) -> tuple[str, Entry] | None:
+        """The session a re-run ``connect(target, name=name)`` means: the one named ``name``, else
+        the last one ``connect()`` opened for the same ``target`` from the same ``site`` (cell);
+        None if there is none open."""
+        sessions = self.sessions
+        if name is not None:
+            entry = sessions.get(name)
+            return (name, entry) if entry is not None else None
+        for found, entry in reversed(sessions.items()):
+            given = entry.given
+            if given is not None and given.site == site and same_value(given.target, target):
+                return found, entry
+        return None
 
     def remove(self, name: str) -> SessionPort | None:
         """Take the session ``name`` out (the caller closes it); its name is remembered as closed."""
@@ -362,6 +410,17 @@ class Registry:
         frame["current"] = frame["current"].astype(bool)
         frame["tools"] = pd.Series(pd.array(list(frame["tools"]), dtype="Int64"), index=frame.index)
         return frame
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """``a == b`` for what a user passes (commands, options, objects), never raising: a value
+    whose ``==`` fails or is not a plain truth (an array's) counts as different."""
+    if a is b:
+        return True
+    try:
+        return (a == b) is True
+    except Exception:
+        return False
 
 
 def _server(name: Any, version: Any) -> str | None:

@@ -18,6 +18,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..display._html import escape, short, state_badge
+from ..notebook._group import attempts_cell, tools_cell
 from ._explorer import Explorer, SessionTools, ToolEntry, ToolSource, tool_calls
 from ._fallback import Fallback, plural
 from ._log import LogView, log_entry
@@ -28,7 +29,7 @@ __all__ = ["ALL_SERVERS", "GroupExplorer", "GroupLogWidget", "GroupStatusWidget"
 
 #: The explorer's choice of every server's tools (a server name never has a space).
 ALL_SERVERS = "All servers"
-_RETRY_STATES = frozenset({"reconnecting", "closed"})
+_RETRY_STATES = frozenset({"reconnecting", "failed", "gave up", "closed"})
 # The board's columns: key, heading, width.
 _COLUMNS = (
     ("server", "server", "8em"),
@@ -69,7 +70,7 @@ class _BoardRow:
 
     def update(self, row: dict[str, Any]) -> None:
         status = str(row.get("status") or "")
-        css = state_class(status)
+        css = state_class(status).replace(" ", "-")  # "gave up": a class name has no space
         badge = self.cells["status"]
         if css != self._state_class:
             if self._state_class:
@@ -78,7 +79,6 @@ class _BoardRow:
             self._state_class = css
         protocol = " ".join(str(v) for v in (row.get("era"), row.get("protocol_version")) if v)
         info = " ".join(str(v) for v in (row.get("server_name"), row.get("server_version")) if v)
-        tools = row.get("tools")
         error = row.get("last_error") or ""
         target = row.get("target")
         values = {
@@ -86,9 +86,9 @@ class _BoardRow:
             "status": state_badge(status),
             "protocol": escape(short(protocol, 200)),
             "info": escape(short(info, 200)),
-            "tools": "" if tools is None else str(int(tools)),
+            "tools": tools_cell(row),  # "…" until the list is in: never a count taken before it
             "in_flight": str(int(row.get("in_flight") or 0)),
-            "reconnects": str(int(row.get("reconnects") or 0)),
+            "reconnects": attempts_cell(row),
             "last_error": (
                 f'<span style="color:#b00020">{escape(short(error, 1000))}</span>' if error else ""
             ),
@@ -147,6 +147,10 @@ class GroupStatusWidget(Fallback, W.VBox):
             error = f" · {short(row.get('last_error'), 120)}" if row.get("last_error") else ""
             count = row.get("tools")
             tools_here = f", {plural(int(count), 'tool')}" if isinstance(count, int) else ""
+            if count is None and row.get("status") == "ready":
+                tools_here = ", tools …"  # the list is not in yet
+            if row.get("failures"):
+                tools_here += f", {attempts_cell(row)}"
             server = short(row.get("server"), 60)
             lines.append(f"  {server} {row.get('status')}, {protocol}{tools_here}{error}")
         return "\n".join(lines)
@@ -158,8 +162,10 @@ class GroupStatusWidget(Fallback, W.VBox):
         return f"<div><b>MCP servers</b>{board_html(rows)}</div>"
 
     def refresh(self) -> None:
-        board = [row for row in list(self.group.model.servers) if isinstance(row, dict)]
         with self._lock:
+            # Read inside the lock: a refresh on another thread that read the board earlier must
+            # not draw its older rows (and counts) over a newer one's.
+            board = [row for row in list(self.group.model.servers) if isinstance(row, dict)]
             order = []
             for row in board:
                 name = str(row.get("server"))
