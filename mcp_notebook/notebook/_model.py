@@ -195,7 +195,10 @@ class GroupModel(_Model):
         help="one row per server: {server, status, era, protocol_version, server_name, "
         "server_version, tools, in_flight, reconnects, failures, last_error, target}"
     )
-    statuses = Dict(help="server name -> connecting, negotiating, ready, reconnecting or closed")
+    statuses = Dict(
+        help="server name -> connecting, negotiating, ready, reconnecting, failed (with a reason), "
+        "gave up, closing or closed"
+    )
     sessions = Dict(help="server name -> Session, for the servers that came up")
     tools: List[Tool] = List(help="every server's tools as Tool objects named SERVER.TOOL")
     total_tools = Int(0)
