@@ -137,10 +137,11 @@ def result_to_dataframe(
     """
     schema = dict(output_schema) if isinstance(output_schema, Mapping) else {}
     shape = result_shape(structured_content, content)
-    df = _blocks_frame(content) if shape.kind == "blocks" else _json_frame(shape, schema, flatten)
+    df = _blocks_frame(shape.value) if shape.kind == "blocks" else _json_frame(shape, schema, flatten)
     df.attrs["rule"] = shape.rule
     if shape.text_rule is not None:
         df.attrs["text_rule"] = shape.text_rule
+        df.attrs["text_format"] = shape.text_format
     df.attrs["is_error"] = is_error
     return df
 
@@ -150,6 +151,11 @@ def _json_frame(shape: Shape, schema: dict[str, Any], flatten: bool) -> pd.DataF
     ``schema`` found along the same path as the data."""
     root = schema
     data = shape.value
+    if shape.kind == "rows":  # a grid, or columns + rows: typed by pandas, not by a schema
+        df = _rows_frame(data, shape.header)
+        if shape.envelope:
+            df.attrs["envelope"] = shape.envelope
+        return df
     if shape.kind == "records" and shape.key is not None:  # rule 3
         items = _list_items(_properties(schema, root).get(shape.key), root)
         df = _records_frame(data, _properties(items, root), root, flatten)
@@ -201,6 +207,17 @@ def _columns_frame(
     columns = _schema_columns({k: v for k, v in column_schemas.items() if v}, root, False)
     _apply_schema(df, columns, root, lambda path: list(data[path[0]]))
     return df
+
+
+def _rows_frame(rows: list[list[Any]], header: tuple[Any, ...]) -> pd.DataFrame:
+    """One row per list, short rows padded with ``None``; the columns are ``header``."""
+    import pandas as pd
+
+    width = len(header)
+    padded = [row if len(row) == width else [*row, *([None] * (width - len(row)))] for row in rows]
+    if not padded:
+        return pd.DataFrame({name: pd.Series([], dtype=object) for name in header}, columns=list(header))
+    return pd.DataFrame(padded, columns=list(header))
 
 
 def _values_frame(values: list[Any], schema: dict[str, Any] | None, root: dict[str, Any]) -> pd.DataFrame:
