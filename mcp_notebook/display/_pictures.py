@@ -8,7 +8,9 @@ decided by :mod:`mcp_notebook.display._shapes`, the same inference the DataFrame
   (:data:`options` ``.html_rows``, 20, or ``.text_rows``, 10, as text), a caption that states the
   size (``2,000 rows × 5 columns``) and points to ``.to_dataframe()``; nested values shown as compact
   JSON. A single object is a key/value table.
-- Anything else: the content blocks (text, images, audio, links, embedded resources), each cut.
+- Anything else: the content blocks (text, images, audio, links, embedded resources), each cut; a
+  text (a ``{"result": text}`` wrapper's too) as Markdown where it reads as Markdown (raw HTML off,
+  no images, its line breaks kept), else as its lines.
 - The raw JSON stays one click away in a collapsed ``<details>``.
 
 Whatever the server sends (a 10 MB result, 100,000 rows, hostile keys), the output is bounded:
