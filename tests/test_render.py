@@ -280,7 +280,15 @@ TABLES = [
         key_value=True,
     ),
     Case("empty-records", raw={"structuredContent": []}, headers=[], size=size(0, 0)),
-    Case("empty-wrapper", raw={"structuredContent": {"result": [], "total": 0}}, headers=[], size=size(0, 0)),
+    Case("empty-wrapper", raw={"structuredContent": {"result": []}}, headers=[], size=size(0, 0)),
+    # an empty list beside other fields is a field of one object, not its records (issue #29)
+    Case(
+        "empty-list-field",
+        raw={"structuredContent": {"result": [], "total": 0}},
+        headers=["result", "total"],
+        size=size(1, 2),
+        key_value=True,
+    ),
     Case(
         "empty-columns",
         raw={"structuredContent": {"a": [], "b": []}},

@@ -142,3 +142,38 @@ def test_error_messages_mask_env_values_quoted_from_stderr() -> None:
     message = transport.exit_message(1)
     assert "token *** rejected" in message
     assert secret not in message
+
+
+# --- third-party shapes (issue #29): text drawn as Markdown, grids' headers, literals ------------
+
+
+@pytest.mark.parametrize("payload", HOSTILE)
+def test_a_wrapped_markdown_text_stays_inert(payload: str) -> None:
+    text = (
+        f"# {payload}\n\n- {payload}\n- [click]({payload})\n- [js](javascript:alert(1))\n"
+        f"![pixel](https://tracker.example/p.png)\n\n{payload}\n"
+    )
+    result = ToolResult.from_dict(
+        {"content": [{"type": "text", "text": text}], "structuredContent": {"result": text}}
+    )
+    html = result._repr_mimebundle_()["text/html"]
+    assert "<h1>" in html  # drawn as Markdown, not as a table
+    assert "<table" not in html
+    _assert_inert(html)
+    assert "<img" not in html  # nothing is fetched: the image is at most a link
+    assert 'href="javascript' not in html
+    if "<" in payload:
+        assert payload not in html
+
+
+@pytest.mark.parametrize("payload", HOSTILE)
+def test_grid_headers_and_literal_cells_are_escaped(payload: str) -> None:
+    grid = ToolResult.from_dict({"content": [], "structuredContent": {"values": [[payload, "n"], ["a", 1]]}})
+    literal = ToolResult.from_dict({"content": [{"type": "text", "text": str([{payload: payload, "n": 1}])}]})
+    for result in (grid, literal):
+        bundle = result._repr_mimebundle_()
+        assert "<table" in bundle["text/html"]
+        _assert_inert(bundle["text/html"])
+        if "<" in payload:
+            assert payload not in bundle["text/html"]
+        assert payload in result.to_dataframe().columns  # the data itself is kept as sent

@@ -292,7 +292,9 @@ def test_views_read_well_without_a_kernel(session: Session) -> None:
         ({"uri": "x", "text": '{"items": [{"a": 1}], "total": 1}'}, "json", ["a"], 1),
         ({"uri": "x.csv", "text": "a,b\n1,2\n"}, "csv", ["a", "b"], 1),
         ({"uri": "x", "mimeType": "text/tab-separated-values", "text": "a\tb\n1\t2\n"}, "csv", ["a", "b"], 1),
-        ({"uri": "x", "mimeType": "text/plain", "text": "[1, 2]"}, "contents", None, 1),
+        # text/plain holding data is data (fastmcp and the SDK label a str resource so; issue #29)
+        ({"uri": "x", "mimeType": "text/plain", "text": "[1, 2]"}, "json", ["value"], 2),
+        ({"uri": "x", "mimeType": "text/plain", "text": "1, 2"}, "contents", None, 1),
         ({"uri": "x", "mimeType": "image/png", "blob": "AAAA"}, "contents", None, 1),
     ],
 )

@@ -104,8 +104,7 @@ def test_resources_list_read_and_template(modern: Session) -> None:
     assert browser.contents is not None
     assert "# mcp-notebook-demo" in browser.contents.text
     view = _html_of(browser.view)
-    assert "<pre" in view
-    assert "mcp-notebook-demo" in view
+    assert "<h1>mcp-notebook-demo</h1>" in view  # a text/markdown resource is drawn as Markdown (#29)
     assert "demo://" in browser.view_header.value
     assert "readme" in browser.view_header.value
 

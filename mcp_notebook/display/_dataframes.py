@@ -18,28 +18,45 @@ How a tool result becomes a table
    anything else (numbers, strings, lists, a mix) gives one column, ``value``, one row per item.
    *Why:* a list of objects is the most common table shape a tool returns, and the one
    ``pandas.DataFrame(records)`` already understands; scalars have no names, so they get one.
+   A list whose items are all lists is a grid: one row per list (short ones padded with missing
+   values). Its first row is the header when it is all distinct strings and a later row holds a
+   value of another type (``[["name", "qty"], ["a", 1]]``: columns ``name``, ``qty``); otherwise
+   the columns are the positions ``0..n-1`` (``[(1, "x"), (2, "y")]`` as DuckDB prints it).
+   *Why:* spreadsheet ranges and SQL rows come as lists of lists, with or without a header.
 2. **structuredContent is a dict of columns:** every value is a list and all the lists have the same
    length; each key becomes a column. The one exception is a dict holding exactly one list whose items
    are objects, which is rule 3. *Why:* column-oriented JSON (``{"x": [...], "y": [...]}``) is what
    ``DataFrame.to_dict("list")`` and many numeric APIs emit. The exception matters because
    ``{"result": [{...}, ...]}`` is also a "dict of one column"; read as columns it would be a single
    column of dicts, which is never what anyone wants.
+   ``{"columns": [names], "rows": [[...], ...]}`` (names may be ``{"name": ...}`` objects; other keys
+   go to ``df.attrs["envelope"]``) is that table. *Why:* database servers (MotherDuck) answer so.
 3. **structuredContent is a dict holding exactly one list, and that list holds objects** (other keys
    may hold non-list values): that list's records, as in rule 1. The other keys are not lost: they are
    kept in ``df.attrs["envelope"]``. *Why:* the official Python SDK wraps a tool's list return as
    ``{"result": [...]}`` (before 2026-07-28 ``structuredContent`` had to be an object), and paginated
    APIs wrap rows as ``{"items": [...], "total": 123, "next": "..."}``; in both cases the rows are
    the table.
+   The same for a dict holding exactly one grid (an Excel range, ``{"values": [[...], ...]}``).
+   Failing both, the one non-empty list of objects nested inside (looking through objects and
+   one-item lists: dbhub's ``data.statements[0].rows``) when there is exactly one; the top-level
+   keys beside its path are the envelope. An empty list is the records only when it is the dict's
+   one field: ``{"thought": "...", "branches": [], ...}`` (sequential-thinking) is one object.
 4. **Any other structuredContent:** a dict is one row; a bare scalar (allowed since 2026-07-28) is one
    row with one column ``value``. *Why:* a single object is a single record; turning its keys into
    rows would change the meaning of the columns.
-5. **No structuredContent, and the text content is JSON:** every content block is a text block, and
-   either there is one block that parses as a JSON array or object, or there are several and each
-   parses as a JSON object. The parsed value (for several blocks: the list of objects, one row per
-   block) goes through rules 1-4. ``df.attrs["text_rule"]`` says which. *Why:* servers written before
-   ``structuredContent`` existed (and many since) send their data as JSON text, and the Python SDK
-   sends a list return as one JSON text block per item. Blocks of other kinds (an image next to the
-   JSON) would be lost by this rule, so it does not apply to them.
+5. **Text that holds data:** the text of a ``{"result": "<text>"}`` wrapper (how the SDK and
+   fastmcp send a tool's ``str`` return) or, with no structuredContent, content that is all text
+   blocks: one block that parses as a JSON array or object, or several that each parse as a JSON
+   object; failing JSON, one text that is a Python literal of a list, tuple or dict of plain values
+   (``ast.literal_eval``, never ``eval``, texts up to 256 KiB; tuples become lists:
+   mcp-server-sqlite and mcp-server-duckdb print their rows so). The parsed value (for several
+   blocks: the list of objects, one row per block) goes through rules 1-4.
+   ``df.attrs["text_rule"]`` says which, ``df.attrs["text_format"]`` ``"json"`` or ``"python"``.
+   A wrapper whose text is not data is text: rule 6, as if the server had sent the text alone.
+   *Why:* servers written before ``structuredContent`` existed (and many since) send their data
+   as JSON text, and the Python SDK sends a list return as one JSON text block per item. Blocks
+   of other kinds (an image next to the JSON) would be lost by this rule, so it does not apply.
 6. **Otherwise:** one row per content block, with the columns ``type``, ``text``, ``mimeType``,
    ``uri``, ``name`` and ``data_size`` (decoded bytes of base64 ``data`` or ``blob``, computed from the
    length; the base64 itself is never put in the frame). For an embedded ``resource`` block the
@@ -137,10 +154,11 @@ def result_to_dataframe(
     """
     schema = dict(output_schema) if isinstance(output_schema, Mapping) else {}
     shape = result_shape(structured_content, content)
-    df = _blocks_frame(content) if shape.kind == "blocks" else _json_frame(shape, schema, flatten)
+    df = _blocks_frame(shape.value) if shape.kind == "blocks" else _json_frame(shape, schema, flatten)
     df.attrs["rule"] = shape.rule
     if shape.text_rule is not None:
         df.attrs["text_rule"] = shape.text_rule
+        df.attrs["text_format"] = shape.text_format
     df.attrs["is_error"] = is_error
     return df
 
@@ -150,6 +168,11 @@ def _json_frame(shape: Shape, schema: dict[str, Any], flatten: bool) -> pd.DataF
     ``schema`` found along the same path as the data."""
     root = schema
     data = shape.value
+    if shape.kind == "rows":  # a grid, or columns + rows: typed by pandas, not by a schema
+        df = _rows_frame(data, shape.header)
+        if shape.envelope:
+            df.attrs["envelope"] = shape.envelope
+        return df
     if shape.kind == "records" and shape.key is not None:  # rule 3
         items = _list_items(_properties(schema, root).get(shape.key), root)
         df = _records_frame(data, _properties(items, root), root, flatten)
@@ -201,6 +224,17 @@ def _columns_frame(
     columns = _schema_columns({k: v for k, v in column_schemas.items() if v}, root, False)
     _apply_schema(df, columns, root, lambda path: list(data[path[0]]))
     return df
+
+
+def _rows_frame(rows: list[list[Any]], header: tuple[Any, ...]) -> pd.DataFrame:
+    """One row per list, short rows padded with ``None``; the columns are ``header``."""
+    import pandas as pd
+
+    width = len(header)
+    padded = [row if len(row) == width else [*row, *([None] * (width - len(row)))] for row in rows]
+    if not padded:
+        return pd.DataFrame({name: pd.Series([], dtype=object) for name in header}, columns=list(header))
+    return pd.DataFrame(padded, columns=list(header))
 
 
 def _values_frame(values: list[Any], schema: dict[str, Any] | None, root: dict[str, Any]) -> pd.DataFrame:
@@ -414,8 +448,8 @@ CONTENTS_COLUMNS = ["uri", "mimeType", "text", "data_size"]
 def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: bool = True) -> pd.DataFrame:
     """A resource's contents (the ``contents`` list of a ``resources/read`` result) as a DataFrame.
 
-    One text content that is a table becomes that table: JSON (a ``json`` MIME type, or no MIME
-    type and text that parses as a JSON array or object) through rules 1-4 of
+    One text content that is a table becomes that table: data (a ``json`` MIME type, ``text/plain``
+    or none, and text that rule 5 reads as JSON or a Python literal) through rules 1-4 of
     :func:`result_to_dataframe`; CSV or TSV (``text/csv``, ``text/tab-separated-values``, or no
     MIME type and a URI ending ``.csv``/``.tsv``, with a header and no row longer than it) through
     ``pandas.read_csv``, every column as it parses. Anything else (plain text, blobs, several

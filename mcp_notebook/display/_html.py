@@ -137,12 +137,12 @@ def table(rows: Iterable[tuple[Any, Any]]) -> Markup:
 # --- Markdown -----------------------------------------------------------------------------------
 
 
-def _markdown() -> Any:
+def _markdown(breaks: bool = False) -> Any:
     """CommonMark with raw HTML off (a tag is shown as text), no images (a remote image would
     tell the server who reads the notebook), and links only to http(s) and mailto."""
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "breaks": breaks})
     md.disable("image")
     md.validateLink = lambda url: url.strip().lower().startswith(_LINK_SCHEMES)  # type: ignore[method-assign]
 
@@ -156,19 +156,19 @@ def _markdown() -> Any:
     return md
 
 
-_MD: Any = None
+_MD: dict[bool, Any] = {}
 
 
-def markdown_html(text: Any, limit: int = 5000) -> Markup:
+def markdown_html(text: Any, limit: int = 5000, *, breaks: bool = False) -> Markup:
     """Untrusted Markdown (a tool's description) as HTML: never raw HTML, never script, no images,
-    links only to http(s) and mailto. Without markdown-it-py, the escaped text, its lines kept."""
-    global _MD
+    links only to http(s) and mailto; ``breaks``: a single line break stays one (a tool's text).
+    Without markdown-it-py, the escaped text, its lines kept."""
     text = inspect.cleandoc(short(text, limit))  # a docstring's indented lines are not code blocks
     try:
-        if _MD is None:
-            _MD = _markdown()
+        if breaks not in _MD:
+            _MD[breaks] = _markdown(breaks)
         # markdown-it escapes all text and, with html off, every tag: its output is markup.
-        return Markup(str(_MD.render(text)))
+        return Markup(str(_MD[breaks].render(text)))
     except ImportError:
         return Markup('<div style="white-space:pre-wrap">{}</div>').format(text)
 

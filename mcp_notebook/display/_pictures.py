@@ -8,7 +8,9 @@ decided by :mod:`mcp_notebook.display._shapes`, the same inference the DataFrame
   (:data:`options` ``.html_rows``, 20, or ``.text_rows``, 10, as text), a caption that states the
   size (``2,000 rows × 5 columns``) and points to ``.to_dataframe()``; nested values shown as compact
   JSON. A single object is a key/value table.
-- Anything else: the content blocks (text, images, audio, links, embedded resources), each cut.
+- Anything else: the content blocks (text, images, audio, links, embedded resources), each cut; a
+  text (a ``{"result": text}`` wrapper's too) as Markdown where it reads as Markdown (raw HTML off,
+  no images, its line breaks kept), else as its lines.
 - The raw JSON stays one click away in a collapsed ``<details>``.
 
 Whatever the server sends (a 10 MB result, 100,000 rows, hostile keys), the output is bounded:
@@ -26,7 +28,7 @@ from typing import Any
 from ..protocol._printable import printable
 from . import _html
 from ._html import Markup
-from ._shapes import Preview, Shape, contents_shape, preview, result_shape
+from ._shapes import Preview, Shape, contents_shape, is_markdown, preview, result_shape, wrapped_text
 
 __all__ = [
     "DisplayOptions",
@@ -37,6 +39,7 @@ __all__ = [
     "result_html",
     "result_table_html",
     "result_text",
+    "text_html",
 ]
 
 
@@ -95,11 +98,11 @@ def _hidden_rows(preview: Preview) -> str:
 
 def _source(shape: Shape) -> str:
     if shape.rule == 5:
-        return "JSON text"
+        return "Python-literal text" if shape.text_format == "python" else "JSON text"
     if shape.rule == "csv":
         return "CSV" if shape.separator == "," else "TSV"
     if shape.rule == "json":
-        return "JSON"
+        return "Python literal" if shape.text_format == "python" else "JSON"
     return "structured content"
 
 
@@ -159,9 +162,31 @@ def _details(summary: str, body: Markup, css: str) -> Markup:
     return Markup('<details class="{}"><summary>{}</summary>{}</details>').format(css, summary, body)
 
 
+def text_html(text: str) -> Markup:
+    """A text block: Markdown (raw HTML off, no images) where it reads as Markdown, its single line
+    breaks kept; otherwise its lines as they are. Cut at :data:`options` ``.max_chars``."""
+    if is_markdown(text):
+        return Markup('<div class="mcpnb-markdown">{}</div>').format(
+            _html.markdown_html(text, options.max_chars, breaks=True)
+        )
+    return _html.code_block(text, options.max_chars)
+
+
+def _block_html(block: Any) -> Markup:
+    """A text block through :func:`text_html`, an embedded Markdown resource's text too."""
+    if isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
+        return text_html(block["text"])
+    inner = block.get("resource") if isinstance(block, Mapping) and block.get("type") == "resource" else None
+    if isinstance(inner, Mapping) and isinstance(inner.get("text"), str):
+        mime = inner.get("mimeType")
+        if isinstance(mime, str) and mime.split(";")[0].strip().lower() == "text/markdown":
+            uri = inner.get("uri", "")
+            return Markup("<div><code>{}</code>{}</div>").format(uri, text_html(inner["text"]))
+    return _html.content_block_html(block, remote_images=options.remote_images)
+
+
 def _blocks_html(blocks: Sequence[Any]) -> Markup:
-    remote = options.remote_images
-    shown = [_html.content_block_html(b, remote_images=remote) for b in blocks[: options.max_blocks]]
+    shown = [_block_html(b) for b in blocks[: options.max_blocks]]
     if len(blocks) > options.max_blocks:
         more = len(blocks) - options.max_blocks
         shown.append(Markup("<div><em>… {:,} more blocks ({:,} in all)</em></div>").format(more, len(blocks)))
@@ -179,15 +204,22 @@ def _error_banner(is_error: bool) -> Markup:
 def result_table_html(structured_content: Any, content: Sequence[Mapping[str, Any]]) -> Markup | None:
     """The table of a result that holds one (first rows, caption with the size, the raw JSON one
     click away), else ``None``: the part the repr and the explorer's result view share."""
-    shape = result_shape(structured_content, content)
+    return _result_table_html(result_shape(structured_content, content), structured_content, content)
+
+
+def _result_table_html(shape: Shape, structured_content: Any, content: Blocks) -> Markup | None:
     table = preview(shape, options.html_rows) if shape.is_table else None
     if table is None:
         return None
-    if structured_content is not None:
+    wrapped = wrapped_text(structured_content)
+    if wrapped is not None:  # rule 5 in a {"result": text} wrapper: the text as the server sent it
+        raw = _cut(wrapped, options.max_chars)
+    elif structured_content is not None:
         raw = _raw_json(structured_content, options.max_chars)
-    else:  # rule 5: the JSON text as the server sent it
+    else:  # rule 5: the text as the server sent it
         raw = _cut("\n".join(str(b.get("text", "")) for b in content), options.max_chars)
-    return _table(table, shape) + _details("raw JSON", _html.code_block(raw), "mcpnb-raw")
+    summary = "raw JSON" if shape.text_format != "python" else "raw text"
+    return _table(table, shape) + _details(summary, _html.code_block(raw), "mcpnb-raw")
 
 
 def result_html(
@@ -195,15 +227,16 @@ def result_html(
 ) -> Markup:
     """A tool result as HTML (``mcpnb-result-view``): a table when it holds one, else its blocks."""
     parts = [_error_banner(is_error)]
-    table = result_table_html(structured_content, content)
+    shape = result_shape(structured_content, content)
+    table = _result_table_html(shape, structured_content, content)
     if table is not None:
         parts.append(table)
         if structured_content is not None and content:
             # the text blocks usually repeat the structured data: one click away
             blocks = _blocks_html(content)
             parts.append(_details(f"content ({_count(len(content), 'block')})", blocks, "mcpnb-content"))
-    elif content:  # no table means no structuredContent: every JSON value is a table shape
-        parts.append(_blocks_html(content))
+    elif shape.value:  # no table: the blocks (a {"result": text} wrapper's text as one)
+        parts.append(_blocks_html(shape.value))
     else:
         parts.append(Markup('<div class="mcpnb-empty"><em>(empty result)</em></div>'))
     return Markup('<div class="mcpnb-result-view">{}</div>').format(Markup("").join(parts))
@@ -329,8 +362,8 @@ def result_text(structured_content: Any, content: Blocks, is_error: bool = False
     table = preview(shape, options.text_rows) if shape.is_table else None
     if table is not None:
         lines.extend(_text_table(table, shape))
-    elif content:  # no table means no structuredContent: every JSON value is a table shape
-        lines.extend(_blocks_text(content, MAX_TEXT_LINES - len(lines)))
+    elif shape.value:  # no table: the blocks (a {"result": text} wrapper's text as one)
+        lines.extend(_blocks_text(shape.value, MAX_TEXT_LINES - len(lines)))
     else:
         lines.append("(empty result)")
     return _bounded(lines)

@@ -5,18 +5,27 @@ Pure Python, no pandas: a repr must not import it, and a DataFrame and the table
 result must never disagree, so both ask :func:`result_shape` / :func:`contents_shape`. The rules
 (numbered as in :mod:`mcp_notebook.display._dataframes`, which documents the why of each):
 
-1. structuredContent is a list: records if every item is an object, else one ``value`` column;
-2. a dict of equal-length lists: columns;
-3. a dict holding exactly one list of objects (``{"result": [...]}``, ``{"items": [...], "total": 9}``):
-   those records, the other keys kept as the envelope;
+1. structuredContent is a list: records if every item is an object; a grid (every item a list)
+   is rows, its first row the header when it names the columns, else positional columns 0..n-1;
+   anything else one ``value`` column;
+2. a dict of equal-length lists: columns; ``{"columns": [names], "rows": [[...], ...]}``: that table;
+3. a dict holding exactly one list of objects (``{"result": [...]}``, ``{"items": [...], "total": 9}``)
+   or one grid (``{"values": [[header...], [row...]]}``): those rows, the other keys kept as the
+   envelope; failing that, the one list of objects nested inside (dbhub's
+   ``data.statements[0].rows``) when there is exactly one. An empty list is records only when it
+   is the dict's one field;
 4. any other value: a dict is one object, a scalar one value;
-5. no structuredContent, and all content is text that parses as JSON (one array or object, or one
-   object per block): that value through rules 1-4;
-6. otherwise the content blocks themselves.
+5. text that holds data: the text of a ``{"result": "<text>"}`` wrapper (how the SDK and fastmcp
+   return a ``str``), or, with no structuredContent, content that is all text (one array or object,
+   or one object per block), read as JSON, else (one text, within :data:`MAX_LITERAL_CHARS`) as a
+   Python literal (``ast.literal_eval``, never ``eval``: mcp-server-sqlite and -duckdb print
+   ``[{'id': 1}]`` and ``[(1, 'x')]``): that value through rules 1-4;
+6. otherwise the content blocks themselves (a wrapper's text that is not data is text: its blocks).
 
-A resource's single text content is a table when it is JSON (rules 1-4) or CSV/TSV by its MIME
-type or, without one, its URI's extension, with a header and no row longer than it; otherwise its
-contents are listed as they are.
+A resource's single text content is a table when it is CSV/TSV by its MIME type or, without one,
+its URI's extension, with a header and no row longer than it, or when (a JSON, plain-text or no
+MIME type) it holds data by rule 5's reading (rules 1-4); otherwise its contents are listed as
+they are.
 
 :func:`preview` then cuts any table shape to its first rows for a picture, with its full size,
 flattening nested objects into dotted columns (``a.b``) exactly as ``to_dataframe()`` does.
@@ -24,24 +33,45 @@ flattening nested objects into dotted columns (``a.b``) exactly as ``to_datafram
 
 from __future__ import annotations
 
+import ast
 import csv
 import dataclasses
+import functools
 import io
 import itertools
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Preview", "Shape", "contents_shape", "flat_record", "json_shape", "preview", "result_shape"]
+__all__ = [
+    "Preview",
+    "Shape",
+    "contents_shape",
+    "flat_record",
+    "is_markdown",
+    "json_shape",
+    "preview",
+    "read_text",
+    "result_shape",
+    "unwrapped",
+]
 
-Kind = Literal["records", "columns", "values", "object", "csv", "blocks", "contents"]
+Kind = Literal["records", "columns", "rows", "values", "object", "csv", "blocks", "contents"]
 
 _NOTHING: Any = object()
 #: objects nested deeper than this stay whole in one cell
 MAX_FLATTEN_DEPTH = 64
 _CSV_TYPES = {"text/csv": ",", "application/csv": ",", "text/tab-separated-values": "\t"}
 _CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
+#: Python-literal text longer than this is not parsed: ``ast`` builds a tree many times its size, at
+#: about 1 s per 400 KB on a busy 2-core machine (JSON: 50 ms per MB)
+MAX_LITERAL_CHARS = 256 * 1024
+#: how deep, and through how many values, rule 3 looks for a nested list of objects
+_MAX_NESTED_DEPTH = 16
+_MAX_NESTED_NODES = 10_000
+_TEXT_TYPES = {"", "text/plain", "application/json"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +79,9 @@ class Shape:
     """The data a result holds, and by which rule it was found.
 
     ``value`` is, by ``kind``: ``records`` a list of dicts; ``columns`` a dict of equal lists;
-    ``values`` a list of anything; ``object`` one dict; ``csv`` the text (``separator`` says which);
-    ``blocks`` the content blocks; ``contents`` a resource's contents.
+    ``rows`` a list of lists (``header`` names the columns); ``values`` a list of anything;
+    ``object`` one dict; ``csv`` the text (``separator`` says which); ``blocks`` the content
+    blocks; ``contents`` a resource's contents.
     """
 
     kind: Kind
@@ -60,9 +91,13 @@ class Shape:
     text_rule: int | None = None
     #: rule 3: the other keys of the wrapper (``{"items": [...], "total": 9}`` -> ``{"total": 9}``)
     envelope: dict[str, Any] = field(default_factory=dict)
-    #: rule 3: the wrapper's key that holds the records
+    #: rule 3: the wrapper's key that holds the records (nested: its path, ``data.statements[0].rows``)
     key: str | None = None
     separator: str | None = None
+    #: ``rows``: the column names (a header row's strings, ``columns``' names, or positions 0..n-1)
+    header: tuple[Any, ...] = ()
+    #: rule 5: how the text was read, ``"json"`` or ``"python"`` (a Python literal)
+    text_format: str | None = None
 
     @property
     def is_table(self) -> bool:
@@ -75,34 +110,179 @@ def json_shape(data: Any) -> Shape:
     if isinstance(data, list):
         if all(isinstance(item, dict) for item in data):
             return Shape("records", data, 1)
-        return Shape("values", data, 1)
+        return _grid(data, 1) or Shape("values", data, 1)
     if isinstance(data, dict):
-        list_keys = [key for key, value in data.items() if isinstance(value, list)]
-        wrapped = len(list_keys) == 1 and all(isinstance(item, dict) for item in data[list_keys[0]])
-        if data and not wrapped and len(list_keys) == len(data) and len({len(v) for v in data.values()}) == 1:
-            return Shape("columns", data, 2)
-        if wrapped:
-            key = list_keys[0]
-            envelope = {k: v for k, v in data.items() if k != key}
-            return Shape("records", data[key], 3, envelope=envelope, key=key)
-        return Shape("object", data, 4)
+        return _dict_shape(data)
     return Shape("values", [data], 4)
 
 
-def json_text(content: Sequence[Mapping[str, Any]]) -> Any:
-    """Rule 5: the JSON value the text content holds, or ``_NOTHING``."""
-    if not content or any(b.get("type") != "text" or not isinstance(b.get("text"), str) for b in content):
+def _dict_shape(data: dict[str, Any]) -> Shape:
+    table = _columns_rows(data)
+    if table is not None:
+        return table
+    list_keys = [key for key, value in data.items() if isinstance(value, list)]
+    if len(list_keys) == 1:
+        key = list_keys[0]
+        items = data[key]
+        envelope = {k: v for k, v in data.items() if k != key}
+        if all(isinstance(item, dict) for item in items) and (items or not envelope):
+            return Shape("records", items, 3, envelope=envelope, key=key)
+        grid = _grid(items, 3)
+        if grid is not None:
+            return dataclasses.replace(grid, envelope=envelope, key=key)
+    if data and len(list_keys) == len(data) and len({len(v) for v in data.values()}) == 1:
+        return Shape("columns", data, 2)
+    nested = _nested_records(data)
+    if nested is not None:
+        path, records = nested
+        envelope = {k: v for k, v in data.items() if k != path[0]}
+        return Shape("records", records, 3, envelope=envelope, key=_path_name(path))
+    return Shape("object", data, 4)
+
+
+def _grid(rows: list[Any], rule: int) -> Shape | None:
+    """A list of lists as rows: the first row is the header when it is all distinct strings and
+    some later row holds a value of another type in the same place (``[["name", "qty"], ["a", 1]]``);
+    otherwise the columns are positions 0..n-1 (``[[1, "x"], [2, "y"]]``, or all strings)."""
+    if not rows or not all(isinstance(row, list) for row in rows):
+        return None
+    width = max(len(row) for row in rows)
+    if width == 0:
+        return None
+    first = rows[0]
+    named = (
+        len(rows) > 1
+        and len(first) == width
+        and all(isinstance(name, str) for name in first)
+        and len(set(first)) == width
+        and any(not isinstance(cell, str) and cell is not None for row in rows[1:] for cell in row)
+    )
+    if named:
+        return Shape("rows", rows[1:], rule, header=tuple(first))
+    return Shape("rows", rows, rule, header=tuple(range(width)))
+
+
+def _column_name(column: Any) -> str | None:
+    if isinstance(column, dict):
+        column = column.get("name")
+    return column if isinstance(column, str) else None
+
+
+def _columns_rows(data: dict[str, Any]) -> Shape | None:
+    """Rule 2's other form: ``{"columns": [names or {"name": ...}], "rows": [[...], ...]}``."""
+    columns, rows = data.get("columns"), data.get("rows")
+    if not isinstance(columns, list) or not columns or not isinstance(rows, list):
+        return None
+    names = [_column_name(column) for column in columns]
+    if any(name is None for name in names) or len(set(names)) != len(names):
+        return None
+    if not all(isinstance(row, list) and len(row) <= len(names) for row in rows):
+        return None
+    envelope = {k: v for k, v in data.items() if k not in ("columns", "rows")}
+    return Shape("rows", rows, 2, envelope=envelope, key="rows", header=tuple(names))
+
+
+def _nested_records(data: dict[str, Any]) -> tuple[tuple[Any, ...], list[Any]] | None:
+    """Rule 3's last resort: the one non-empty list of objects found by walking the dict's objects
+    (and the one object of a one-item list), or ``None`` when there are none or several."""
+    found: list[tuple[tuple[Any, ...], list[Any]]] = []
+    budget = [_MAX_NESTED_NODES]
+
+    def walk(node: Any, path: tuple[Any, ...]) -> None:
+        budget[0] -= 1
+        if budget[0] < 0 or len(found) > 1 or len(path) > _MAX_NESTED_DEPTH:
+            return
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, (*path, key))
+        elif isinstance(node, list) and node and all(isinstance(item, dict) for item in node):
+            before = len(found)
+            if len(node) == 1:  # one statement, one page: look inside it first
+                walk(node[0], (*path, 0))
+            if len(found) == before:
+                found.append((path, node))
+
+    walk(data, ())
+    return found[0] if len(found) == 1 and budget[0] >= 0 else None
+
+
+def _path_name(path: tuple[Any, ...]) -> str:
+    """``("data", "statements", 0, "rows")`` -> ``data.statements[0].rows``."""
+    name = ""
+    for step in path:
+        name += f"[{step}]" if isinstance(step, int) else f"{'.' if name else ''}{step}"
+    return name
+
+
+def unwrapped(data: Any) -> Any:
+    """The value inside a ``{"result": value}`` wrapper (how the SDK and fastmcp return anything
+    that is not an object), else ``data`` itself."""
+    if isinstance(data, dict) and len(data) == 1 and "result" in data:
+        return data["result"]
+    return data
+
+
+def read_text(text: str) -> tuple[Any, str] | None:
+    """Rule 5's reading of one text: ``(value, "json")`` for a JSON array or object, else
+    ``(value, "python")`` for a Python literal of a list, tuple or dict of plain values (tuples
+    become lists), else ``None``."""
+    value = _loads(text)
+    if isinstance(value, list | dict):
+        return value, "json"
+    value = _literal(text)
+    return None if value is _NOTHING else (value, "python")
+
+
+def _literal(text: str) -> Any:
+    """``ast.literal_eval`` (never ``eval``) of a list, tuple or dict, within a size cap; values
+    JSON cannot hold (sets, bytes, complex, non-string keys) make it ``_NOTHING``."""
+    text = text.strip()
+    if not text or text[0] not in "[({" or len(text) > MAX_LITERAL_CHARS:
         return _NOTHING
+    return _literal_value(text)
+
+
+@functools.lru_cache(maxsize=4)
+def _literal_value(text: str) -> Any:
+    """The parse, remembered for the last few texts: a repr draws text and HTML, then the explorer
+    and ``to_dataframe()`` ask again, and ``ast`` is slow (the value is only ever read)."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NOTHING
+    if not isinstance(value, list | tuple | dict):
+        return _NOTHING
+    try:
+        return _plain(value)
+    except (TypeError, RecursionError):
+        return _NOTHING
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):
+            raise TypeError("a key that is not a string")
+        return {key: _plain(item) for key, item in value.items()}
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def json_text(content: Sequence[Mapping[str, Any]]) -> tuple[Any, str] | None:
+    """Rule 5: the value the text content holds and how it was read, or ``None``."""
+    if not content or any(b.get("type") != "text" or not isinstance(b.get("text"), str) for b in content):
+        return None
     if len(content) == 1:
-        value = _loads(content[0]["text"])
-        return value if isinstance(value, list | dict) else _NOTHING
+        return read_text(content[0]["text"])
     records = []
     for block in content:
         value = _loads(block["text"])
         if not isinstance(value, dict):
-            return _NOTHING
+            return None
         records.append(value)
-    return records
+    return records, "json"
 
 
 def _loads(text: str) -> Any:
@@ -112,19 +292,31 @@ def _loads(text: str) -> Any:
         return _NOTHING
 
 
+def wrapped_text(structured_content: Any) -> str | None:
+    """The text of a ``{"result": "<text>"}`` wrapper, else ``None``."""
+    value = unwrapped(structured_content)
+    return value if isinstance(value, str) and value is not structured_content else None
+
+
 def result_shape(structured_content: Any, content: Sequence[Mapping[str, Any]]) -> Shape:
     """The shape of a tool result, from its ``structuredContent`` and ``content`` (rules 1-6)."""
+    text = wrapped_text(structured_content)
+    if text is not None:
+        read = read_text(text)
+        if read is not None:
+            return _parsed(json_shape(read[0]), 5, read[1])
+        return Shape("blocks", list(content) or [{"type": "text", "text": text}], 6)
     if structured_content is not None:
         return json_shape(structured_content)
     parsed = json_text(content)
-    if parsed is not _NOTHING:
-        return _parsed(json_shape(parsed), 5)
+    if parsed is not None:
+        return _parsed(json_shape(parsed[0]), 5, parsed[1])
     return Shape("blocks", list(content), 6)
 
 
-def _parsed(shape: Shape, rule: int | str) -> Shape:
+def _parsed(shape: Shape, rule: int | str, text_format: str) -> Shape:
     """A shape found in parsed text: the text's rule, the JSON rule it met kept as ``text_rule``."""
-    return dataclasses.replace(shape, rule=rule, text_rule=int(shape.rule))
+    return dataclasses.replace(shape, rule=rule, text_rule=int(shape.rule), text_format=text_format)
 
 
 def _csv_separator(item: Mapping[str, Any]) -> str | None:
@@ -143,7 +335,8 @@ def _mime(item: Mapping[str, Any]) -> str:
 
 
 def contents_shape(contents: Sequence[Mapping[str, Any]]) -> Shape:
-    """The shape of a resource's contents: its one text as a JSON or CSV/TSV table, else the contents."""
+    """The shape of a resource's contents: its one text as a CSV/TSV table, or as the data rule 5
+    reads in it (a JSON, plain-text or no MIME type), else the contents."""
     if len(contents) == 1 and isinstance(contents[0].get("text"), str):
         item = contents[0]
         separator = _csv_separator(item)
@@ -152,18 +345,10 @@ def contents_shape(contents: Sequence[Mapping[str, Any]]) -> Shape:
         if separator is not None:
             return Shape("contents", list(contents), "contents")
         mime = _mime(item)
-        if mime == "application/json" or mime.endswith("+json") or not mime:
-            value = _loads(item["text"])
-            if isinstance(value, list | dict):
-                shape = json_shape(value)
-                return Shape(
-                    shape.kind,
-                    shape.value,
-                    "json",
-                    text_rule=int(shape.rule),
-                    envelope=shape.envelope,
-                    key=shape.key,
-                )
+        if mime in _TEXT_TYPES or mime.endswith("+json"):
+            read = read_text(item["text"])
+            if read is not None and (read[1] == "json" or "json" not in mime):
+                return _parsed(json_shape(read[0]), "json", read[1])
     return Shape("contents", list(contents), "contents")
 
 
@@ -246,6 +431,10 @@ def preview(shape: Shape, max_rows: int, *, flatten: bool = True) -> Preview | N
             return preview(Shape("records", records, shape.rule), max_rows, flatten=flatten)
         top = itertools.islice(zip(*value.values(), strict=True), max_rows)
         return Preview(columns, [list(row) for row in top], total)
+    if shape.kind == "rows":
+        width = len(shape.header)
+        padded = [list(row) + [""] * (width - len(row)) for row in itertools.islice(value, max_rows)]
+        return Preview([str(name) for name in shape.header], padded, len(value))
     if shape.kind == "values":
         return Preview(["value"], [[v] for v in value[:max_rows]], len(value))
     if shape.kind == "object":
@@ -262,3 +451,15 @@ def preview(shape: Shape, max_rows: int, *, flatten: bool = True) -> Preview | N
         total = len(rows) + sum(1 for _ in reader)
         return Preview(header, rows, total)
     return None
+
+
+_MARKDOWN = re.compile(
+    r"^ {0,3}(#{1,6} |[-*+] |\d{1,9}[.)] |> |```|~~~|\|.*\|\s*$)|\*\*\S[^\n]*?\*\*|\[[^\]\n]+\]\([^)\n]+\)",
+    re.MULTILINE,
+)
+
+
+def is_markdown(text: str) -> bool:
+    """Whether a text reads as Markdown (a heading, a list, a quote, a fence, a table row, bold or
+    a link in its first 20,000 characters): drawn as Markdown, else as lines of plain text."""
+    return _MARKDOWN.search(text[:20_000]) is not None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 
+from ..display._shapes import unwrapped
 from ..protocol._errors import McpError
 from ._progress import ProgressBar
 
@@ -112,10 +113,7 @@ def map_tool(
 
 def _unwrapped(result: ToolResult) -> Any:
     """The result's data; a ``{"result": value}`` wrapper (how SDK servers return non-objects) is opened."""
-    data = result.data
-    if isinstance(data, dict) and len(data) == 1 and "result" in data:
-        return data["result"]
-    return data
+    return unwrapped(result.data)  # the same reading of the wrapper as every picture of a result
 
 
 def _ignore(progress: float, total: float | None, message: str | None) -> None:

@@ -26,7 +26,8 @@ from ..display._html import (
 )
 from ..display._html import remote_image_host as _remote_image_host
 from ..display._pictures import options as _options
-from ..display._pictures import result_table_html
+from ..display._pictures import result_table_html, text_html
+from ..display._shapes import result_shape
 from ..protocol._errors import McpError
 
 __all__ = ["error_widget", "html_widget", "result_widget"]
@@ -128,6 +129,9 @@ def block_widget(block: Any) -> W.Widget:
     if not isinstance(block, dict):
         return _pre(json.dumps(block, default=str), "mcpnb-text")
     kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        # the same picture as the repr's: Markdown where the text reads as Markdown, lines kept
+        return _html(str(text_html(block["text"])), "mcpnb-text")
     if kind == "text":
         return _pre(block.get("text", ""), "mcpnb-text")
     if kind == "image":
@@ -207,7 +211,9 @@ def _result_children(result: ToolResult) -> list[W.Widget]:
         children.append(_error_box("The tool reported an error", result.text))
         blocks = [b for b in result.content if b.get("type") != "text"]
     else:
-        blocks = list(result.content)
+        # the inference's blocks: the content, or a {"result": text} wrapper's text when it has none
+        shape = result_shape(result.structured_content, result.content)
+        blocks = list(shape.value) if shape.kind == "blocks" else list(result.content)
     content = [block_widget(b) for b in blocks]
     # The same table as the result's repr (one renderer): its first rows, its size, the raw JSON.
     table = result_table_html(result.structured_content, result.content)
