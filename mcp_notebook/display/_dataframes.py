@@ -40,7 +40,7 @@ How a tool result becomes a table
    ``structuredContent`` existed (and many since) send their data as JSON text, and the Python SDK
    sends a list return as one JSON text block per item. Blocks of other kinds (an image next to the
    JSON) would be lost by this rule, so it does not apply to them.
-6. **Otherwise:** one row per content block, with the columns ``type``, ``text``, ``mimeType``,
+6. **Otherwise:** one row per content block, with the columns ``type``, ``text``, ``mime_type``,
    ``uri``, ``name`` and ``data_size`` (decoded bytes of base64 ``data`` or ``blob``, computed from the
    length; the base64 itself is never put in the frame). For an embedded ``resource`` block the
    columns come from the resource. *Why:* every result has content blocks, so this always works, and
@@ -100,7 +100,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BLOCK_COLUMNS", "CONTENTS_COLUMNS", "resource_to_dataframe", "result_to_dataframe"]
 
-BLOCK_COLUMNS = ["type", "text", "mimeType", "uri", "name", "data_size"]
+#: snake_case like every frame's columns (issue #29): the block's ``mimeType`` is ``mime_type``
+BLOCK_COLUMNS = ["type", "text", "mime_type", "uri", "name", "data_size"]
 
 _MAX_REF_HOPS = 64
 _MAX_SCHEMA_DEPTH = 16
@@ -408,7 +409,7 @@ def _pointer(root: Any, pointer: str) -> Any:
 
 # --------------------------------------------------------------------------- resource contents
 
-CONTENTS_COLUMNS = ["uri", "mimeType", "text", "data_size"]
+CONTENTS_COLUMNS = ["uri", "mime_type", "text", "data_size"]
 
 
 def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: bool = True) -> pd.DataFrame:
@@ -419,7 +420,7 @@ def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: boo
     :func:`result_to_dataframe`; CSV or TSV (``text/csv``, ``text/tab-separated-values``, or no
     MIME type and a URI ending ``.csv``/``.tsv``, with a header and no row longer than it) through
     ``pandas.read_csv``, every column as it parses. Anything else (plain text, blobs, several
-    contents) is one row per content: ``uri``, ``mimeType``, ``text`` and ``data_size`` (decoded
+    contents) is one row per content: ``uri``, ``mime_type``, ``text`` and ``data_size`` (decoded
     bytes of a blob, never the blob itself).
     ``df.attrs["rule"]`` says which: ``"json"``, ``"csv"`` or ``"contents"``.
     """
@@ -445,7 +446,7 @@ def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: boo
         rows.append(
             {
                 "uri": _str(item.get("uri")),
-                "mimeType": _str(item.get("mimeType")),
+                "mime_type": _str(item.get("mimeType")),
                 "text": _str(item.get("text")),
                 "data_size": base64_size(blob) if isinstance(blob, str) else None,
             }
@@ -468,8 +469,8 @@ def _blocks_frame(content: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         inner = inner if isinstance(inner, dict) else {}
         data = block.get("data") if isinstance(block.get("data"), str) else inner.get("blob")
         row: dict[str, Any] = {"type": _str(block.get("type"))}
-        for key in ("text", "mimeType", "uri", "name"):
-            row[key] = _first_str(block.get(key), inner.get(key))
+        for key, column in (("text", "text"), ("mimeType", "mime_type"), ("uri", "uri"), ("name", "name")):
+            row[column] = _first_str(block.get(key), inner.get(key))
         row["data_size"] = base64_size(data) if isinstance(data, str) else None  # never the data itself
         rows.append(row)
     df = pd.DataFrame(rows, columns=BLOCK_COLUMNS)
