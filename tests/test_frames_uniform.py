@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -131,3 +132,44 @@ def test_progress_bar_shows_whole_numbers(capsys: pytest.CaptureFixture[str]) ->
     err = capsys.readouterr().err
     assert "3/3" in err, err
     assert ".0/" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (0.007393598, "7 ms"),
+        (0.0004, "0.4 ms"),
+        (0.25, "250 ms"),
+        (0.9996, "1.0 s"),
+        (1.234, "1.2 s"),
+        (59.99, "1 min 00 s"),
+        (125, "2 min 05 s"),
+        (3725, "1 h 02 min"),
+        (None, ""),
+        (float("nan"), ""),
+    ],
+)
+def test_short_duration(seconds: Any, shown: str) -> None:
+    from mcp_notebook.display._durations import short_duration
+
+    assert short_duration(seconds) == shown
+    assert short_duration(pd.NA) == ""
+
+
+def test_a_live_history_table_shows_durations_short(demo: Session) -> None:
+    from mcp_notebook.display._durations import short_duration
+
+    live = demo.live_frame("history")
+    try:
+        deadline = time.monotonic() + 30  # a hang guard only
+        while live.frame is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert live.frame is not None
+        seconds = live.frame["duration"].dropna()
+        assert len(seconds) >= 1
+        html = live._body_html()
+        for value in seconds:
+            assert f"<td>{short_duration(value)}</td>" in html, html
+        assert "0 days" not in html
+    finally:
+        live.stop()
