@@ -114,6 +114,15 @@ def test_map_tool_frame(demo: Session) -> None:
     assert bool(frame.loc["y", "is_error"])
 
 
+def test_the_servers_frame(demo: Session) -> None:
+    from mcp_notebook.notebook._registry import REGISTRY
+
+    frame = REGISTRY.frame()
+    assert demo.name in set(frame["name"])
+    assert_uniform(frame, "servers")
+    assert frame.set_index("name").loc[demo.name, "last_error"] is pd.NA
+
+
 def test_result_and_resource_frames(demo: Session) -> None:
     blocks = demo.call_tool("echo", {"text": "hello"}).to_dataframe()
     assert blocks.attrs["rule"] == 6

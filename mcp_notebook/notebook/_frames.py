@@ -233,9 +233,13 @@ def prompts_frame(prompts: Iterable[Prompt | Mapping[str, Any]]) -> pd.DataFrame
 
 
 def _missing_as_na(df: pd.DataFrame) -> pd.DataFrame:
-    """Every ``None`` or ``NaN`` in an object column as ``pd.NA``: one missing value in every frame."""
+    """Every ``None`` or ``NaN`` in an object column as ``pd.NA``, and pandas' default text dtype
+    (``str``, whose missing value is ``NaN``) as ``string``: one missing value in every frame."""
     for name in df.columns:
         column = df[name]
+        if isinstance(column.dtype, pd.StringDtype) and column.dtype.na_value is not pd.NA:
+            df[name] = column.astype("string")
+            continue
         if column.dtype != object:
             continue
         missing = column.isna()

@@ -395,7 +395,8 @@ class Group:
         columns = ["server", "time", "kind", "level", "logger", "method", "data", "params"]
         frame = pd.DataFrame([_readable(dict(entry)) for entry in list(self.model.log)], columns=columns)
         frame["time"] = _local_times(frame["time"])  # local and aware, as in every frame
-        return _missing_as_na(frame)
+        texts = {name: "string" for name in ("server", "kind", "level", "logger", "method")}
+        return _missing_as_na(frame.astype(texts))
 
     def live_frame(self, what: str = "tools", *, rate: float = 4.0, max_rows: int = 50) -> Any:
         """A DataFrame of the group's ``"tools"`` (named SERVER.TOOL), ``"servers"`` (the board's
