@@ -182,3 +182,19 @@ def test_a_live_history_table_shows_durations_short(demo: Session) -> None:
         assert "0 days" not in html
     finally:
         live.stop()
+
+
+def test_server_data_with_gaps_reads_pd_na() -> None:
+    from mcp_notebook.notebook._frames import resource_to_dataframe, result_to_dataframe
+
+    records = [{"id": 1, "name": "a", "score": 1.5, "tags": ["x"]}, {"id": 2}]
+    frame = result_to_dataframe({"content": [], "structuredContent": {"rows": records}})
+    assert_uniform(frame, "records with gaps")
+    assert str(frame["id"].dtype) == "int64"  # a complete column keeps its dtype
+    assert str(frame["score"].dtype) == "Float64"
+    assert str(frame["name"].dtype) == "string"
+    assert frame.loc[1, "tags"] is pd.NA
+    contents = {"contents": [{"uri": "t.csv", "mimeType": "text/csv", "text": "a,b\n1,\n,x\n"}]}
+    table = resource_to_dataframe(contents)
+    assert table.attrs["rule"] == "csv"
+    assert_uniform(table, "csv with gaps")

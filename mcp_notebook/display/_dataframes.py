@@ -139,6 +139,7 @@ def result_to_dataframe(
     schema = dict(output_schema) if isinstance(output_schema, Mapping) else {}
     shape = result_shape(structured_content, content)
     df = _blocks_frame(content) if shape.kind == "blocks" else _json_frame(shape, schema, flatten)
+    _missing_as_na(df)
     df.attrs["rule"] = shape.rule
     if shape.text_rule is not None:
         df.attrs["text_rule"] = shape.text_rule
@@ -407,6 +408,32 @@ def _pointer(root: Any, pointer: str) -> Any:
     return node
 
 
+# --------------------------------------------------------------------------- missing values
+
+
+def _missing_as_na(df: pd.DataFrame) -> pd.DataFrame:
+    """One missing value, ``pd.NA``, in every column that misses one (issue #29): pandas alone
+    gives ``None`` in an object column, ``NaN`` in a float or default-text column. A column with
+    a gap becomes nullable (``Float64``, ``string``; an object column holds ``pd.NA``); a complete
+    column keeps its dtype, and datetimes keep ``NaT``. Values are never changed."""
+    import pandas as pd
+
+    if not df.columns.is_unique:
+        return df
+    for name in df.columns:
+        column = df[name]
+        if not column.hasnans:
+            continue
+        dtype = column.dtype
+        if isinstance(dtype, pd.StringDtype) and dtype.na_value is not pd.NA:
+            df[name] = column.astype("string")
+        elif str(dtype) == "float64":
+            df[name] = column.astype("Float64")
+        elif str(dtype) == "object":
+            df[name] = column.where(column.notna(), pd.NA)
+    return df
+
+
 # --------------------------------------------------------------------------- resource contents
 
 CONTENTS_COLUMNS = ["uri", "mime_type", "text", "data_size"]
@@ -435,9 +462,9 @@ def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: boo
             df = None  # _shapes rules out rows longer than the header; pandas refusing anyway: contents
         if df is not None:
             df.attrs["rule"] = "csv"
-            return df
+            return _missing_as_na(df)
     elif shape.kind != "contents":
-        df = _json_frame(shape, {}, flatten)
+        df = _missing_as_na(_json_frame(shape, {}, flatten))
         df.attrs["rule"] = "json"
         return df
     rows = []
