@@ -108,3 +108,16 @@ async def test_quoted_lines_are_bounded() -> None:
     assert "line 45" not in message, message
     assert "x" * 500 + "..." in message
     assert len(message) < 2000, len(message)
+
+
+def test_the_notebook_layer_says_the_same() -> None:
+    import mcp_notebook
+
+    with raises_mcp("transport") as caught:
+        mcp_notebook.connect([PYTHON, "-c", USAGE_EXIT_0], env={"TOKEN": SECRET}, show_progress=False)
+    assert "its last stdout lines:\n  usage: my-server [--db PATH]" in str(caught.value)
+    assert SECRET not in str(caught.value)
+    with mcp_notebook.connect(python_server("tools_only_server.py"), show_progress=False) as session:
+        assert session.client.server_capabilities.keys() == {"tools"}
+        assert session.model.resources == []
+        assert session.model.prompts == []
