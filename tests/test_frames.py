@@ -232,7 +232,7 @@ CASES = [
         BLOCK_COLUMNS,
         [
             block_row("text", text='[{"a": 1}]'),
-            block_row("image", mimeType="image/png", data_size=3),
+            block_row("image", mime_type="image/png", data_size=3),
         ],
     ),
     ("6-no-content", blocks(), 6, BLOCK_COLUMNS, []),
@@ -309,11 +309,11 @@ def test_content_blocks_never_hold_base64_data() -> None:
     assert list(df.columns) == BLOCK_COLUMNS
     assert list(df["type"]) == ["text", "image", "audio", "resource", "resource", "resource_link"]
     assert rows(df)[1:] == [
-        block_row("image", mimeType="image/png", data_size=10244),
-        block_row("audio", mimeType="audio/wav", data_size=4004),
-        block_row("resource", mimeType="application/pdf", uri="file:///r.pdf", data_size=693),
-        block_row("resource", text="inline", mimeType="text/plain", uri="file:///a.txt"),
-        block_row("resource_link", mimeType="application/x", uri="file:///big.bin", name="big.bin"),
+        block_row("image", mime_type="image/png", data_size=10244),
+        block_row("audio", mime_type="audio/wav", data_size=4004),
+        block_row("resource", mime_type="application/pdf", uri="file:///r.pdf", data_size=693),
+        block_row("resource", text="inline", mime_type="text/plain", uri="file:///a.txt"),
+        block_row("resource_link", mime_type="application/x", uri="file:///big.bin", name="big.bin"),
     ]
     assert dtypes(df) == {**dict.fromkeys(BLOCK_COLUMNS[:-1], "string"), "data_size": "Int64"}
     everything = df.to_csv() + df.to_html() + repr(df)
@@ -797,15 +797,15 @@ def test_history_frame(paris: None) -> None:
     assert first == pd.Timestamp(1_785_000_000.25, unit="s", tz="UTC")  # the same instant...
     assert (first.hour, first.minute, first.utcoffset()) == (19, 20, dt.timedelta(hours=2))  # ...on the wall
     assert (second.hour, second.utcoffset()) == (13, dt.timedelta(hours=1))  # daylight saving followed
-    assert df["duration"].dtype.kind == "m"  # timedelta64
-    assert list(df["duration"]) == [pd.Timedelta(seconds=0.5), pd.Timedelta(seconds=1.5)]
-    assert list(df["duration"].dt.total_seconds()) == [0.5, 1.5]
+    assert dtypes(df)["duration"] == "Float64"  # seconds, never a Timedelta (issue #29)
+    assert list(df["duration"]) == [0.5, 1.5]
+    assert df.loc[1, "arguments"] is pd.NA
     assert dtypes(df)["result_size"] == "Int64"
     assert dtypes(df)["outcome"] == "string"
     assert df.loc[0, "arguments"] == {"a": 1}
     assert rows(df)[1]["server"] == "demo"
     assert history[1]["duration"] == dt.timedelta(milliseconds=1500)  # the entries are not changed
-    assert pd.isna(history_frame([{"time": 1.0, "duration": None}]).loc[0, "duration"])
+    assert history_frame([{"time": 1.0, "duration": None}]).loc[0, "duration"] is pd.NA
 
     iso = history_frame([{"time": "2026-07-28T10:00:00Z", "method": "tools/call"}])
     assert iso.loc[0, "time"] == pd.Timestamp("2026-07-28T10:00:00Z")
@@ -818,7 +818,7 @@ def test_history_frame(paris: None) -> None:
     assert list(empty.columns) == HISTORY_COLUMNS
     assert len(empty) == 0
     assert isinstance(empty["time"].dtype, pd.DatetimeTZDtype)
-    assert empty["duration"].dtype.kind == "m"
+    assert dtypes(empty)["duration"] == "Float64"
 
 
 # --------------------------------------------------------------------------- the real demo server

@@ -32,6 +32,7 @@ from mcp_notebook.notebook import SessionTask
 from mcp_notebook.notebook._frames import TASK_COLUMNS
 
 from .conftest import PYTHON, demo_server, everything_server, python_server
+from .test_frames_uniform import assert_uniform
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 DEMO_LINE = "connect demo -- " + " ".join(demo_server())
@@ -556,9 +557,15 @@ def test_status_and_log_fall_back_without_widgets(
         monkeypatch.setattr(session, method, no_widgets)
     value, _ = ok(ip, "%mcp status", capsys)
     assert value is session  # the session's HTML card
+
+    async def log_one() -> None:  # a log entry as the session records one (no logger named)
+        session.model.append("log", {"time": time.time(), "level": "info", "logger": None, "data": "hi"})
+
+    session._engine.call(log_one)
     value, _ = ok(ip, "%mcp log", capsys)
     assert isinstance(value, pd.DataFrame)
     assert list(value.columns) == ["time", "level", "logger", "data"]
+    assert_uniform(value, "%mcp log")  # local aware times, pd.NA (issue #29)
     assert "the explorer needs ipywidgets" in one_error_line(ip, "%mcp explore", capsys)
 
 

@@ -11,6 +11,7 @@ from mcp_notebook.notebook import Group, connect_all
 from tests.conftest import demo_server, everything_server
 from tests.fakes import wait_until
 from tests.raises import raises_mcp
+from tests.test_frames_uniform import assert_uniform
 
 RUN_DEMO = "runpy.run_module('mcp_notebook.demo', run_name='__main__')"
 LATE_DEMO = "import runpy, sys\nsys.argv = ['x']\n" + RUN_DEMO + "\n"
@@ -71,6 +72,7 @@ def test_merged_log_has_a_server_column(group):
     wait_until(lambda: any(e["server"] == "everything" for e in group.model.log), timeout=10)
     frame = group.log_frame()
     assert "everything" in set(frame["server"])
+    assert_uniform(frame, "group.log_frame()")  # local aware times, pd.NA (issue #29)
 
 
 def test_a_late_server_gets_its_session_when_it_comes_up(tmp_path, no_leaked_processes):

@@ -96,7 +96,7 @@ def test_a_wrapped_text_with_no_content_block_is_still_shown() -> None:
     text, html = bundle(result)
     assert text == "just text"
     assert "just text" in html
-    assert frame(result) == ((1, 6), ["type", "text", "mimeType", "uri", "name", "data_size"])
+    assert frame(result) == ((1, 6), ["type", "text", "mime_type", "uri", "name", "data_size"])
 
 
 def test_a_wrapped_json_text_is_read_as_that_json() -> None:

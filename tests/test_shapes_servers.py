@@ -24,7 +24,7 @@ pd = pytest.importorskip("pandas")
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
 SERVER = python_server("shapes_server.py")
-BLOCK_COLUMNS = ["type", "text", "mimeType", "uri", "name", "data_size"]
+BLOCK_COLUMNS = ["type", "text", "mime_type", "uri", "name", "data_size"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +51,7 @@ TOOLS = {
 RESOURCES = {
     "shapes://excel": Expected((2, 2), ["name", "qty"], None),
     "shapes://sqlite": Expected((2, 2), ["id", "name"], None),
-    "shapes://markdown": Expected((1, 4), ["uri", "mimeType", "text", "data_size"], None),
+    "shapes://markdown": Expected((1, 4), ["uri", "mime_type", "text", "data_size"], None),
 }
 
 

@@ -305,7 +305,7 @@ def test_resource_contents_as_a_frame(content: dict[str, Any], rule: str, column
     if columns is not None:
         assert list(df.columns) == columns
     else:
-        assert list(df.columns) == ["uri", "mimeType", "text", "data_size"]
+        assert list(df.columns) == ["uri", "mime_type", "text", "data_size"]
 
 
 def test_a_blob_is_sized_never_copied() -> None:

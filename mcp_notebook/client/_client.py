@@ -362,15 +362,33 @@ class Client:
         return tools if include_app_only else [tool for tool in tools if not tool.app_only]
 
     async def list_resources(self, *, refresh: bool = False, timeout: float | None = None) -> list[Resource]:
+        """All resources; empty, without asking, when the server did not declare ``resources``."""
+        if self._lacks("resources"):
+            return []
         return await self._live.get("resources", refresh=refresh, timeout=timeout)
 
     async def list_resource_templates(
         self, *, refresh: bool = False, timeout: float | None = None
     ) -> list[ResourceTemplate]:
+        """All resource templates; empty, without asking, when ``resources`` was not declared."""
+        if self._lacks("resources"):
+            return []
         return await self._live.get("resource_templates", refresh=refresh, timeout=timeout)
 
     async def list_prompts(self, *, refresh: bool = False, timeout: float | None = None) -> list[Prompt]:
+        """All prompts; empty, without asking, when the server did not declare ``prompts``."""
+        if self._lacks("prompts"):
+            return []
         return await self._live.get("prompts", refresh=refresh, timeout=timeout)
+
+    def _lacks(self, capability: str) -> bool:
+        """True once the handshake is done and the server did not declare ``capability``.
+
+        Asking anyway only earns "method not found"; a server that declared it and then fails
+        still raises its real error. Before the handshake nothing is known, so the request goes on.
+        """
+        negotiated = self._connection.negotiated
+        return negotiated is not None and capability not in negotiated.capabilities
 
     async def call_tool(
         self,

@@ -86,6 +86,21 @@ def _http_auth(auth: str | httpx.Auth | None) -> httpx.Auth | None:
     raise TypeError("auth must be a token string, mcp_notebook.auth.OAuth(...) or another httpx.Auth")
 
 
+def _refuse_url_in_argv(target: Any) -> None:
+    """A list whose first item is a URL is a URL typed as a command: say so, not "not found".
+
+    Run as a command it would fail as a program that does not exist, which hides the slip.
+    """
+    if isinstance(target, str | bytes) or not isinstance(target, Sequence) or not target:
+        return
+    first = target[0]
+    if isinstance(first, str) and is_http_url(first):
+        raise ValueError(
+            f"{first!r} is a server URL, not a command: pass the URL as a string ({first!r}), "
+            "not inside a list"
+        )
+
+
 def make_transport(
     target: Any,
     *,
@@ -110,6 +125,7 @@ def make_transport(
             http_client=http_client,
             max_message_bytes=max_message_bytes,
         )
+    _refuse_url_in_argv(target)
     if headers is not None or auth is not None or http_client is not None:
         raise ValueError("headers=, auth= and http_client= apply only to a server URL (http:// or https://)")
     if isinstance(target, str) or (

@@ -10,7 +10,12 @@ JupyterLab is the optional ``lab`` extra. It runs on this interpreter (``python 
 so its kernel sees the same installed package. The token is chosen here and passed through the
 environment (``JUPYTER_TOKEN``, not the command line, which other local users can read), so the
 URL of the notebook is printed before JupyterLab starts; JupyterLab then replaces this process and
-owns the terminal (Ctrl-C stops it as usual). It listens on 127.0.0.1 only.
+owns the terminal. It listens on 127.0.0.1 only.
+
+One Ctrl-C stops it: in a terminal Jupyter Server answers the first Ctrl-C with "Shut down this
+Jupyter server (y/[n])?" and resumes after 5 s without a "y" or a second Ctrl-C, which read as a
+lab that would not stop. ``answer_yes`` makes the first one shut it down, kernels included (a
+kernel's MCP servers stop with the kernel).
 """
 
 from __future__ import annotations
@@ -70,7 +75,7 @@ def lab(*, cwd: Path | None = None, browser: bool = True, port: int = 0) -> int:
     token = secrets.token_hex(24)
     print(f"JupyterLab serves {root} on this interpreter ({sys.executable}).")
     print(f"The quickstart notebook: http://127.0.0.1:{port}/lab/tree/{QUICKSTART}?token={token}")
-    print("Stop JupyterLab with Ctrl-C.", flush=True)
+    print("Stop JupyterLab (and its kernels, with their servers) with one Ctrl-C.", flush=True)
     argv = [
         sys.executable,
         "-m",
@@ -79,6 +84,7 @@ def lab(*, cwd: Path | None = None, browser: bool = True, port: int = 0) -> int:
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0",
+        "--ServerApp.answer_yes=True",  # one Ctrl-C stops it, without a y/n question
         f"--ServerApp.root_dir={root}",
     ]
     if not browser:

@@ -21,7 +21,7 @@ from typing import Any
 
 import anyio
 
-from mcp_notebook import Client, McpError
+from mcp_notebook import Client, ConnectionStats, McpError
 
 
 def _server(*flags: str) -> list[str]:
@@ -45,13 +45,47 @@ def _sample(params: dict[str, Any]) -> str:
 def _progress_bar(progress: float, total: float | None, message: str | None) -> None:
     width = 20
     done = int(width * progress / total) if total else 0
-    print(f"    [{'#' * done}{'.' * (width - done)}] {progress:g}/{total or '?'} {message or ''}")
+    out_of = f"{total:g}" if total else "?"  # 4, not 4.0
+    print(f"    [{'#' * done}{'.' * (width - done)}] {progress:g}/{out_of} {message or ''}")
+
+
+def _server_line(info: dict[str, Any]) -> str:
+    """``mcp-notebook-demo 0.1.0 ("MCP Notebook demo server")``: the server's words, not a dict."""
+    name = " ".join(str(info[key]) for key in ("name", "version") if info.get(key)) or "(unnamed)"
+    title = info.get("title")
+    return f"{name} ({title!r})" if title and title != info.get("name") else name
+
+
+def _stats_lines(stats: ConnectionStats) -> list[str]:
+    """The connection's counters in words, the zero ones left out (never a raw dataclass repr)."""
+    words = {"server": "server error"}
+    ended = ", ".join(f"{n} {words.get(outcome, outcome)}" for outcome, n in sorted(stats.outcomes.items()))
+    lines = [f"{stats.requests} requests ({ended or 'none ended'}), {stats.in_flight} in flight"]
+    counted = {
+        "notifications": stats.notifications,
+        "server requests": stats.server_requests,
+        "open streams": stats.streams,
+        "timeouts": stats.timeouts,
+        "cancellations": stats.cancellations,
+        "late responses": stats.late_responses,
+        "reconnects": stats.reconnects,
+        "overloaded answers": stats.overloaded,
+        "malformed frames": stats.malformed_frames,
+        "oversized frames": stats.oversized_frames,
+        "dropped progress reports": stats.dropped_progress,
+    }
+    lines.append(", ".join(f"{count} {what}" for what, count in counted.items() if count) or "nothing else")
+    zero = [what for what, count in counted.items() if not count]
+    if zero:
+        lines.append(f"no {', '.join(zero)}")
+    return lines
 
 
 async def _tour(flags: tuple[str, ...], title: str) -> None:
     print(f"\n=== {title}: {' '.join(['python -m mcp_notebook.demo', *flags])}")
     async with Client(_server(*flags), elicitation=_elicit, sampling=_sample) as client:
-        print(f"  connected: era={client.era} version={client.protocol_version} server={client.server_info}")
+        server = _server_line(client.server_info)
+        print(f"  connected: era={client.era} version={client.protocol_version} server={server}")
         tools = await client.list_tools()
         print(f"  {len(tools)} tools: {', '.join(t.name for t in tools)}")
 
@@ -92,11 +126,11 @@ async def _tour(flags: tuple[str, ...], title: str) -> None:
         print(f"    confirm_export: {export.structured_content['message']}")
 
         resources = await client.list_resources()
-        print(f"  resources: {[r.uri for r in resources]}")
-        print(f"  templates: {[t.uri_template for t in await client.list_resource_templates()]}")
+        print(f"  resources: {', '.join(r.uri for r in resources)}")
+        print(f"  templates: {', '.join(t.uri_template for t in await client.list_resource_templates())}")
         region = json.loads((await client.read_resource("demo://region/west")).text)
         print(f"  demo://region/west: {json.dumps(region)[:100]}...")
-        print(f"  prompts: {[p.name for p in await client.list_prompts()]}")
+        print(f"  prompts: {', '.join(p.name for p in await client.list_prompts())}")
         print(
             "  complete analyze_region(region='s'):",
             (await client.complete("analyze_region", ("region", "s"))).values,
@@ -105,7 +139,9 @@ async def _tour(flags: tuple[str, ...], title: str) -> None:
             await client.call_tool("slow_count", {"steps": 50, "delay": 0.2}, timeout=0.5)
         except McpError as exc:
             print(f"  10 s of work, timeout=0.5 -> McpError(kind={exc.kind!r}); the server was told to stop")
-        print(f"  stats: {client.stats}")
+        print("  connection stats:")
+        for line in _stats_lines(client.stats):
+            print(f"    {line}")
 
 
 async def _both_eras() -> None:

@@ -57,7 +57,7 @@ How a tool result becomes a table
    *Why:* servers written before ``structuredContent`` existed (and many since) send their data
    as JSON text, and the Python SDK sends a list return as one JSON text block per item. Blocks
    of other kinds (an image next to the JSON) would be lost by this rule, so it does not apply.
-6. **Otherwise:** one row per content block, with the columns ``type``, ``text``, ``mimeType``,
+6. **Otherwise:** one row per content block, with the columns ``type``, ``text``, ``mime_type``,
    ``uri``, ``name`` and ``data_size`` (decoded bytes of base64 ``data`` or ``blob``, computed from the
    length; the base64 itself is never put in the frame). For an embedded ``resource`` block the
    columns come from the resource. *Why:* every result has content blocks, so this always works, and
@@ -117,7 +117,8 @@ if TYPE_CHECKING:
 
 __all__ = ["BLOCK_COLUMNS", "CONTENTS_COLUMNS", "resource_to_dataframe", "result_to_dataframe"]
 
-BLOCK_COLUMNS = ["type", "text", "mimeType", "uri", "name", "data_size"]
+#: snake_case like every frame's columns (issue #29): the block's ``mimeType`` is ``mime_type``
+BLOCK_COLUMNS = ["type", "text", "mime_type", "uri", "name", "data_size"]
 
 _MAX_REF_HOPS = 64
 _MAX_SCHEMA_DEPTH = 16
@@ -155,6 +156,7 @@ def result_to_dataframe(
     schema = dict(output_schema) if isinstance(output_schema, Mapping) else {}
     shape = result_shape(structured_content, content)
     df = _blocks_frame(shape.value) if shape.kind == "blocks" else _json_frame(shape, schema, flatten)
+    _missing_as_na(df)
     df.attrs["rule"] = shape.rule
     if shape.text_rule is not None:
         df.attrs["text_rule"] = shape.text_rule
@@ -440,9 +442,35 @@ def _pointer(root: Any, pointer: str) -> Any:
     return node
 
 
+# --------------------------------------------------------------------------- missing values
+
+
+def _missing_as_na(df: pd.DataFrame) -> pd.DataFrame:
+    """One missing value, ``pd.NA``, in every column that misses one (issue #29): pandas alone
+    gives ``None`` in an object column, ``NaN`` in a float or default-text column. A column with
+    a gap becomes nullable (``Float64``, ``string``; an object column holds ``pd.NA``); a complete
+    column keeps its dtype, and datetimes keep ``NaT``. Values are never changed."""
+    import pandas as pd
+
+    if not df.columns.is_unique:
+        return df
+    for name in df.columns:
+        column = df[name]
+        if not column.hasnans:
+            continue
+        dtype = column.dtype
+        if isinstance(dtype, pd.StringDtype) and dtype.na_value is not pd.NA:
+            df[name] = column.astype("string")
+        elif str(dtype) == "float64":
+            df[name] = column.astype("Float64")
+        elif str(dtype) == "object":
+            df[name] = column.where(column.notna(), pd.NA)
+    return df
+
+
 # --------------------------------------------------------------------------- resource contents
 
-CONTENTS_COLUMNS = ["uri", "mimeType", "text", "data_size"]
+CONTENTS_COLUMNS = ["uri", "mime_type", "text", "data_size"]
 
 
 def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: bool = True) -> pd.DataFrame:
@@ -453,7 +481,7 @@ def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: boo
     :func:`result_to_dataframe`; CSV or TSV (``text/csv``, ``text/tab-separated-values``, or no
     MIME type and a URI ending ``.csv``/``.tsv``, with a header and no row longer than it) through
     ``pandas.read_csv``, every column as it parses. Anything else (plain text, blobs, several
-    contents) is one row per content: ``uri``, ``mimeType``, ``text`` and ``data_size`` (decoded
+    contents) is one row per content: ``uri``, ``mime_type``, ``text`` and ``data_size`` (decoded
     bytes of a blob, never the blob itself).
     ``df.attrs["rule"]`` says which: ``"json"``, ``"csv"`` or ``"contents"``.
     """
@@ -468,9 +496,9 @@ def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: boo
             df = None  # _shapes rules out rows longer than the header; pandas refusing anyway: contents
         if df is not None:
             df.attrs["rule"] = "csv"
-            return df
+            return _missing_as_na(df)
     elif shape.kind != "contents":
-        df = _json_frame(shape, {}, flatten)
+        df = _missing_as_na(_json_frame(shape, {}, flatten))
         df.attrs["rule"] = "json"
         return df
     rows = []
@@ -479,7 +507,7 @@ def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: boo
         rows.append(
             {
                 "uri": _str(item.get("uri")),
-                "mimeType": _str(item.get("mimeType")),
+                "mime_type": _str(item.get("mimeType")),
                 "text": _str(item.get("text")),
                 "data_size": base64_size(blob) if isinstance(blob, str) else None,
             }
@@ -502,8 +530,8 @@ def _blocks_frame(content: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         inner = inner if isinstance(inner, dict) else {}
         data = block.get("data") if isinstance(block.get("data"), str) else inner.get("blob")
         row: dict[str, Any] = {"type": _str(block.get("type"))}
-        for key in ("text", "mimeType", "uri", "name"):
-            row[key] = _first_str(block.get(key), inner.get(key))
+        for key, column in (("text", "text"), ("mimeType", "mime_type"), ("uri", "uri"), ("name", "name")):
+            row[column] = _first_str(block.get(key), inner.get(key))
         row["data_size"] = base64_size(data) if isinstance(data, str) else None  # never the data itself
         rows.append(row)
     df = pd.DataFrame(rows, columns=BLOCK_COLUMNS)

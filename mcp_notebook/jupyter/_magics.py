@@ -642,10 +642,12 @@ class McpMagics(Magics):
         except ImportError:  # no ipywidgets: the log as a table
             import pandas as pd
 
-            from ..notebook._frames import _readable  # the server's words, for reading: escapes made visible
+            from ..notebook._frames import _local_times, _missing_as_na, _readable  # escapes made visible
 
             rows = [_readable(dict(entry)) for entry in list(session.model.log)]
-            return pd.DataFrame(rows, columns=["time", "level", "logger", "data"])
+            frame = pd.DataFrame(rows, columns=["time", "level", "logger", "data"])
+            frame["time"] = _local_times(frame["time"])  # local and aware, pd.NA: as every frame
+            return _missing_as_na(frame.astype({"level": "string", "logger": "string"}))
 
     def _do_help(self, options: Options, cell: str | None) -> None:
         subcommand = self._one_word(options, "help", optional=True)

@@ -15,6 +15,12 @@ keep their line breaks, which pandas shows as ``\n``). A normal name or descript
 hostile one reads ``\x1b]0;...``. The raw values stay on the objects (``session.tools``,
 ``Tool.name``, ``Tool.raw``). Tool *results* are different: ``result.to_dataframe()`` is the server's
 data and is kept exactly as sent (see :mod:`mcp_notebook.display._dataframes`).
+
+One look for every frame built here (issue #29): column names are snake_case; a missing value is
+``pd.NA`` in nullable columns (``string``, ``Int64``, ``Float64``, ``boolean``; an object column of
+lists or dicts holds ``pd.NA`` too, never ``None`` or ``NaN``), and ``NaT`` in a datetime column;
+times are time-zone-aware, in the notebook's local zone, to the millisecond; durations are float
+seconds (``Float64``), never ``Timedelta`` (pictures show them short: ``7 ms``, ``1.2 s``).
 """
 
 from __future__ import annotations
@@ -226,22 +232,61 @@ def prompts_frame(prompts: Iterable[Prompt | Mapping[str, Any]]) -> pd.DataFrame
     return df.astype({c: "string" for c in strings})
 
 
+def _missing_as_na(df: pd.DataFrame) -> pd.DataFrame:
+    """Every ``None`` or ``NaN`` in an object column as ``pd.NA``, and pandas' default text dtype
+    (``str``, whose missing value is ``NaN``) as ``string``: one missing value in every frame."""
+    for name in df.columns:
+        column = df[name]
+        if isinstance(column.dtype, pd.StringDtype) and column.dtype.na_value is not pd.NA:
+            df[name] = column.astype("string")
+            continue
+        if column.dtype != object:
+            continue
+        missing = column.isna()
+        if missing.any():
+            df[name] = column.astype(object).where(~missing, pd.NA)
+    return df
+
+
+def _local_times(seconds: pd.Series) -> pd.Series:
+    """Epoch seconds as aware datetimes in the local zone, to the millisecond (a float's last
+    digits are noise, and nanoseconds only make the column wide); ``NaT`` where there is none."""
+    numbers = pd.to_numeric(seconds, errors="coerce").astype("float64")
+    utc = pd.to_datetime(numbers, unit="s", utc=True).dt.round("ms")
+    return utc.dt.tz_convert(_local_zone()).astype(pd.DatetimeTZDtype("ns", _local_zone()))
+
+
+def _seconds(values: list[Any]) -> pd.Series:
+    """Durations (float seconds, ``timedelta`` or ``Timedelta``) as ``Float64`` seconds."""
+    numbers: list[float | None] = []
+    for value in values:
+        total = getattr(value, "total_seconds", None)
+        if callable(total):
+            value = total()
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+            numbers.append(None)
+        else:
+            numbers.append(float(value))
+    return pd.Series(pd.array(numbers, dtype="Float64"))
+
+
 def history_frame(history: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per history entry (a dict). Known columns come first, in this order: time, method,
     name, arguments, duration, outcome, result_size. Any other keys follow, as they are.
 
-    - ``time``: when the call started, as a time-zone-aware ``datetime64`` in the notebook's local
-      time zone (the kernel machine's, daylight saving included: ``dateutil.tz.tzlocal()``, the zone
-      of ``datetime.now().astimezone()``), so it reads as the clock on the wall. Taken from epoch
+    - ``time``: when the call started (to the millisecond), as a time-zone-aware ``datetime64`` in
+      the notebook's local time zone (the kernel machine's, daylight saving included:
+      ``dateutil.tz.tzlocal()``, the zone of ``datetime.now().astimezone()``), so it reads as the
+      clock on the wall. Taken from epoch
       seconds (what a session records), an aware datetime or an ISO 8601 string with an offset
       (converted), or a naive datetime or ISO string without one (read as local time).
       ``frame["time"].dt.tz_convert("UTC")`` gives UTC.
-    - ``duration``: a pandas ``Timedelta`` (a ``timedelta64`` column; NaT where there is none), from
-      float seconds (what a session records) or a ``timedelta``; ``.dt.total_seconds()`` gives
-      floats back.
-    - ``result_size``: ``Int64``; method, name and outcome: ``string``.
+    - ``duration``: float seconds (``Float64``; ``pd.NA`` where there is none), from float seconds
+      (what a session records) or a ``timedelta``.
+    - ``result_size``: ``Int64``; method, name and outcome: ``string``; a missing ``arguments`` (or
+      any other missing value) is ``pd.NA``.
 
-    Values that do not fit (a time or duration that is not one) are kept as they are."""
+    Values that do not fit (a time that is not one) are kept as they are."""
     entries = [dict(entry) for entry in history]
     extra: dict[str, None] = {}
     for entry in entries:
@@ -250,18 +295,14 @@ def history_frame(history: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                 extra.setdefault(key, None)
     df = pd.DataFrame(entries, columns=[*HISTORY_COLUMNS, *extra])
     df["time"] = _history_time(df["time"])
-    durations = [entry.get("duration") for entry in entries]
-    with suppress(TypeError, ValueError, OverflowError):  # not durations: keep them as they are
-        df["duration"] = pd.Series(
-            pd.to_timedelta(durations, unit="s"), index=df.index, dtype="timedelta64[ns]"
-        )
+    df["duration"] = _seconds([entry.get("duration") for entry in entries]).set_axis(df.index)
     with suppress(TypeError, ValueError, OverflowError):  # not numbers: keep them as they are
         sizes = [entry.get("result_size") for entry in entries]
         df["result_size"] = pd.Series(pd.array(sizes, dtype="Int64"), index=df.index)
     for name in ("method", "name", "outcome"):
         if infer_dtype(df[name], skipna=True) in {"string", "empty"}:
             df[name] = df[name].astype("string")
-    return df
+    return _missing_as_na(df)
 
 
 def _local_zone() -> tzinfo:
@@ -277,7 +318,7 @@ def _history_time(series: pd.Series) -> pd.Series:
     if series.isna().all():
         return pd.Series(pd.NaT, index=series.index, dtype=pd.DatetimeTZDtype("ns", zone))
     if is_numeric_dtype(series.dtype) and not is_bool_dtype(series.dtype):
-        return pd.to_datetime(series, unit="s", utc=True, errors="coerce").dt.tz_convert(zone)
+        return _local_times(series)
     try:
         times = _to_datetime(series)
     except (ValueError, TypeError):
@@ -298,8 +339,8 @@ TASK_COLUMNS = ("task_id", "tool", "status", "status_message", "started", "ended
 
 def tasks_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per task: task_id, tool, status, status_message (strings), started and ended
-    (datetimes, UTC; ended is NaT while the task runs), elapsed (float seconds, up to now for a
-    task that runs)."""
+    (aware datetimes in local time, to the millisecond, as in the history; ended is NaT while the
+    task runs), elapsed (``Float64`` seconds, up to now for a task that runs)."""
     now = time.time()
     entries = [_readable({name: row.get(name) for name in TASK_COLUMNS}) for row in rows]
     for entry in entries:
@@ -308,9 +349,8 @@ def tasks_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
             entry["elapsed"] = (ended if isinstance(ended, int | float) else now) - started
     df = pd.DataFrame(entries, columns=list(TASK_COLUMNS))
     for name in ("started", "ended"):
-        seconds = pd.to_numeric(df[name], errors="coerce").astype("float64")
-        df[name] = pd.to_datetime(seconds, unit="s", utc=True).astype("datetime64[ns, UTC]")
-    df["elapsed"] = pd.Series(pd.array(list(df["elapsed"]), dtype="Float64"), index=df.index)
+        df[name] = _local_times(df[name])
+    df["elapsed"] = _seconds(list(df["elapsed"])).set_axis(df.index)
     for name in ("task_id", "tool", "status", "status_message"):
         df[name] = df[name].astype("string")
     return df

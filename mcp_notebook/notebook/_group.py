@@ -409,12 +409,13 @@ class Group:
         """The merged log and notifications of every server, oldest first, with a ``server`` column."""
         import pandas as pd
 
-        from ._frames import _readable  # the server's words, for reading: escapes made visible
+        from ._frames import _local_times, _missing_as_na, _readable  # escapes made visible
 
         columns = ["server", "time", "kind", "level", "logger", "method", "data", "params"]
         frame = pd.DataFrame([_readable(dict(entry)) for entry in list(self.model.log)], columns=columns)
-        frame["time"] = pd.to_datetime(frame["time"], unit="s")
-        return frame
+        frame["time"] = _local_times(frame["time"])  # local and aware, as in every frame
+        texts = {name: "string" for name in ("server", "kind", "level", "logger", "method")}
+        return _missing_as_na(frame.astype(texts))
 
     def live_frame(self, what: str = "tools", *, rate: float = 4.0, max_rows: int = 50) -> Any:
         """A DataFrame of the group's ``"tools"`` (named SERVER.TOOL), ``"servers"`` (the board's

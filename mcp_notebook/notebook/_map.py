@@ -101,11 +101,12 @@ def map_tool(
     finally:
         if bar is not None:
             bar.close()
+    # Nullable dtypes and pd.NA for what is missing, as in every frame (issue #29).
     return pd.DataFrame(
         {
-            "result": [o[0] for o in outcomes],
-            "is_error": [o[1] for o in outcomes],
-            "error": [o[2] for o in outcomes],
+            "result": [pd.NA if o[0] is None else o[0] for o in outcomes],
+            "is_error": pd.array([o[1] for o in outcomes], dtype="boolean"),
+            "error": pd.array([o[2] for o in outcomes], dtype="string"),
         },
         index=frame.index,
     )

@@ -50,9 +50,10 @@ class ProgressBar:
             self._open(total)
             if self._bar is None:
                 return
+        total = _whole(total) if total is not None else None
         if total is not None and self._bar.total != total:
             self._bar.total = total
-        self._bar.n = progress
+        self._bar.n = _whole(progress)  # tqdm writes 7.0/100.0 for floats that are whole
         if message:
             self._bar.set_postfix_str(printable(message[:60]), refresh=False)  # tqdm may draw on a terminal
         self._changed()
@@ -116,3 +117,8 @@ class ProgressBar:
                 loop.call_soon_threadsafe(pending.cancel)
             except RuntimeError:  # the loop closed meanwhile
                 pending.cancel()
+
+
+def _whole(value: float) -> float:
+    """A whole number as an int (JSON's 7.0 reads 7), anything else as it is."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value

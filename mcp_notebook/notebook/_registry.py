@@ -409,7 +409,8 @@ class Registry:
             frame[name] = frame[name].map(lambda v: printable(v) if isinstance(v, str) else v)
         frame["current"] = frame["current"].astype(bool)
         frame["tools"] = pd.Series(pd.array(list(frame["tools"]), dtype="Int64"), index=frame.index)
-        return frame
+        texts = [name for name in SERVERS_COLUMNS if name not in ("current", "tools")]
+        return frame.astype({name: "string" for name in texts})  # pd.NA where missing, as every frame
 
 
 def same_value(a: Any, b: Any) -> bool:

@@ -42,6 +42,7 @@ import anyio
 
 from ..client._results import ResourceContents, ToolResult
 from ..display import _html
+from ..display._durations import short_duration
 from ..protocol._errors import McpError
 from ..protocol._printable import printable
 
@@ -230,7 +231,12 @@ class _View:
         if self.frame is None:
             return "<i>waiting for the first update…</i>"
         # to_html escapes every cell (escape=True is its default): server strings stay text.
-        return str(self.frame.to_html(max_rows=self.max_rows, border=0, classes="mcpnb-live-table"))
+        # Durations (float seconds in the frame) read short here: 7 ms, 1.2 s (issue #29).
+        short = {name: short_duration for name in ("duration", "elapsed") if name in self.frame.columns}
+        html = self.frame.to_html(
+            max_rows=self.max_rows, border=0, classes="mcpnb-live-table", formatters=short
+        )
+        return str(html)
 
     @property
     def widget(self) -> Any:

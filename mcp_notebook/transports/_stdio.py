@@ -47,6 +47,10 @@ _READ_CHUNK = 256 * 1024
 _HEAD_BYTES = 4096
 _TAIL_BYTES = 512
 _STDERR_LINE_LIMIT = 8192
+#: How many of the last stdout lines that were not JSON-RPC are kept for the exit report, and how
+#: much of each: a server that prints its usage and exits 0 says why only there.
+_STDOUT_LINES = 5
+_QUOTED_CHARS = 500
 #: How long a failed read or write waits for the server's exit status and the rest of its stderr
 #: before saying why the channel ended. The pipes close as the process exits, but the exit status
 #: (a SIGCHLD, a watcher thread) and the last stderr bytes arrive by other routes, later under load:
@@ -98,6 +102,7 @@ class StdioTransport:
         #: How long the server gets after SIGTERM before SIGKILL.
         self.terminate_timeout = 2.0
         self._stderr: collections.deque[str] = collections.deque(maxlen=stderr_lines)
+        self._stdout: collections.deque[str] = collections.deque(maxlen=_STDOUT_LINES)
         self.pid: int | None = None
         self.returncode: int | None = None
 
@@ -113,6 +118,12 @@ class StdioTransport:
 
     def era_hint(self) -> tuple[Era, str] | None:
         return None
+
+    def note_stray_stdout(self, line: bytes) -> None:
+        """Keep (bounded) a stdout line that was not a message, for the exit report to quote."""
+        text = line[: _QUOTED_CHARS * 4].decode(errors="replace").rstrip("\r")
+        if text.strip():
+            self._stdout.append(text)
 
     def _redact(self, text: str) -> str:
         for value in self._secrets:
@@ -133,6 +144,7 @@ class StdioTransport:
         pipes = await self._spawn()
         self.pid = pipes.pid
         self.returncode = None
+        self._stdout.clear()
         tree = ProcessTree(pipes.pid)
         with _live_lock:
             _LIVE_TREES[pipes.pid] = tree
@@ -207,7 +219,8 @@ class StdioTransport:
             await pipes.aclose()
 
     def exit_message(self, returncode: int | None) -> str:
-        """Why the channel ended, with the last stderr lines (env secrets masked)."""
+        """Why the channel ended, quoting the last stdout lines that were not messages and the
+        last stderr lines (escaped, each cut at 500 characters, env secrets masked)."""
         if returncode is None:
             what = "the server closed its stdout"
         elif returncode < 0:
@@ -218,11 +231,17 @@ class StdioTransport:
             what = f"the server process was killed by {name}"
         else:
             what = f"the server process exited with code {returncode}"
-        tail = [line for line in self._stderr if line.strip()][-5:]
-        if tail:
-            quoted = "\n  ".join(printable(self._redact(line)[:500]) for line in tail)
-            what += f"; its last stderr lines:\n  {quoted}"
+        for name, lines in (("stdout", self._stdout), ("stderr", self._stderr)):
+            tail = [line for line in lines if line.strip()][-5:]
+            if tail:
+                quoted = "\n  ".join(self._quote(line) for line in tail)
+                what += f"; its last {name} lines:\n  {quoted}"
         return what
+
+    def _quote(self, line: str) -> str:
+        text = self._redact(line)
+        cut = text[:_QUOTED_CHARS] + ("..." if len(text) > _QUOTED_CHARS else "")
+        return printable(cut)
 
 
 class _StdioChannel:
@@ -273,6 +292,7 @@ class _StdioChannel:
         try:
             return decode(frame)
         except FrameError as exc:
+            self._transport.note_stray_stdout(frame)
             return self._transport.mask_frame_error(exc)
 
     async def _exit_reason(self) -> str:
