@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 
 from ..connection import Connection, ConnectionOptions, GuardedProgress, ProgressCallback
-from ..protocol._errors import McpError
+from ..protocol._errors import INVALID_PARAMS, McpError
 from ..protocol._task_shapes import (
     TASKS_EXTENSION,
     Flavour,
@@ -28,7 +28,7 @@ from ..protocol._task_shapes import (
     run_as_task,
     task_mode,
 )
-from ._arguments import MISSING, ArgumentValidator, OutputValidator
+from ._arguments import MISSING, ArgumentValidator, OutputValidator, unknown_tool
 from ._live import LiveState
 from ._results import Tool, ToolResult
 from ._task_handles import TaskHandle, TaskTracker
@@ -315,10 +315,23 @@ class Calls:
                 return None
             # Found in the answer itself: a list_changed that arrives meanwhile keeps the
             # answer out of the cache, but it still names the tools of this moment.
-            tool = next((t for t in tools if t.name == name), None)
+            tool = next((t for t in tools if t.name == name), None) or self.tool_named(name)
+            if tool is None and validate:
+                self._refuse_unknown(name, [t.name for t in tools])
+        elif tool is None and validate and self._live.freshness("tools").fresh:
+            self._refuse_unknown(name, list(self._tool_index[1]))
         if tool is not None and validate:
             self._validator.check(name, tool.input_schema, arguments)
         return tool
+
+    def _refuse_unknown(self, name: str, known: list[str]) -> None:
+        """A tool the server does not list (a list we have, fresh): refused before sending, with
+        the closest names, instead of the server's error result a round trip later."""
+        raise McpError(
+            "invalid",
+            f"{unknown_tool(name, known)}; nothing was sent (pass validate=False to send anyway)",
+            code=INVALID_PARAMS,
+        )
 
     def _unchecked(self, name: str, reason: str, validate: bool) -> None:
         what = "its arguments go unchecked" if validate else "whether it must run as a task is unknown"

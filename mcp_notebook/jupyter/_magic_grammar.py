@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._magic_args import OPTIONS, MagicArgError, suggest
+from ..client._arguments import suggest
+from ._magic_args import OPTIONS, MagicArgError
 
 __all__ = [
     "COMMANDS",

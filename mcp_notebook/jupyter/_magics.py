@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING, Any, cast
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from ..client._arguments import suggest, unknown_tool
 from ..notebook._registry import REGISTRY, Entry, Registry
 from ..notebook._session_tasks import SessionTask
 from ..notebook._targets import TargetError, connect_target, describe_command, describe_url, http_options
@@ -85,7 +86,6 @@ from ._magic_args import (
     parse_options,
     prompt_arguments,
     split_line,
-    suggest,
     tool_arguments,
 )
 from ._magic_completion import Completer, matcher
@@ -465,7 +465,7 @@ class McpMagics(Magics):
             if server == current and tool == name and _groups.SEPARATOR in name:
                 raise self._no_tool(name, names)
             known = [t.name for t in session.model.tools]  # as re-listed
-            raise MagicArgError(f"no tool {tool!r} on {server!r}{suggest(tool, known, 'tools')}")
+            raise MagicArgError(unknown_tool(tool, known, server))
         return session, found
 
     def _no_tool(self, name: str, names: dict[str, str | None]) -> MagicArgError:
