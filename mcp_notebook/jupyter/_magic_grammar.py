@@ -149,6 +149,14 @@ COMMANDS: dict[str, Command] = {
         ("all",),
         quiet=True,
     ),
+    "tb": Command(
+        "tb [full | short]",
+        "The full traceback of the cell's last error (an McpError shows as a short block: kind, "
+        "message, the call, what to do, and your own frames). `full` shows every McpError with its "
+        "full traceback from now on (as MCP_NOTEBOOK_TRACEBACK=full in the environment does), "
+        "`short` goes back to the short block.",
+        quiet=True,
+    ),
     "help": Command("help [SUBCOMMAND]", "This help, or one subcommand's.", quiet=True),
 }
 

@@ -76,7 +76,7 @@ from ..client._arguments import suggest, unknown_tool
 from ..notebook._registry import REGISTRY, Entry, Registry
 from ..notebook._session_tasks import SessionTask
 from ..notebook._targets import TargetError, connect_target, describe_command, describe_url, http_options
-from ..protocol._errors import McpError
+from ..protocol._errors import McpError, set_full_tracebacks
 from . import _group_commands as _groups
 from ._magic_args import (
     MagicArgError,
@@ -646,6 +646,21 @@ class McpMagics(Magics):
 
             rows = [_readable(dict(entry)) for entry in list(session.model.log)]
             return pd.DataFrame(rows, columns=["time", "level", "logger", "data"])
+
+    def _do_tb(self, options: Options, cell: str | None) -> None:
+        mode = self._one_word(options, "tb", optional=True)
+        if mode in ("full", "short"):
+            set_full_tracebacks(mode == "full")
+            print(f"McpErrors now show {'their full traceback' if mode == 'full' else 'as a short block'}")
+            return
+        if mode is not None:
+            raise MagicArgError(f"usage: %mcp {COMMANDS['tb'].usage}")
+        error = getattr(sys, "last_value", None)
+        if error is None:
+            print("no error to show yet")
+            return
+        shown = self.shell.InteractiveTB  # the full one, in the current %xmode
+        print(shown.stb2text(shown.structured_traceback(type(error), error, error.__traceback__)))
 
     def _do_help(self, options: Options, cell: str | None) -> None:
         subcommand = self._one_word(options, "help", optional=True)
