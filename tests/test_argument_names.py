@@ -132,3 +132,22 @@ def test_the_notebook_session_says_the_same(session: object) -> None:
         warnings.simplefilter("always")
         session.call_tool("sales_records", {"limit": 1, "regoin": "north"})  # type: ignore[attr-defined]
     assert any("did you mean 'region'?" in str(w.message) for w in seen), [str(w.message) for w in seen]
+
+
+@pytest.mark.usefixtures("no_leaked_processes")
+def test_the_magics_say_it_in_the_same_words(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("IPython")
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "mcp_notebook")
+    shell.run_line_magic("mcp", "connect names -- " + " ".join(NAMES))
+    try:
+        capsys.readouterr()
+        result = shell.run_cell("%mcp call lookup city=Oslo unitz=si", store_history=False)
+        assert not result.success
+        out, err = capsys.readouterr()
+        expected = unknown_arguments("lookup", ["unitz"], ["city", "units"])
+        assert f"mcp call: {expected}" in out + err
+    finally:
+        shell.run_line_magic("mcp", "disconnect names")

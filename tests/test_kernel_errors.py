@@ -69,6 +69,10 @@ def test_an_mcp_error_in_a_cell_is_a_short_block_and_mcp_tb_has_the_rest(kernel:
     assert "_arguments.py" in text
     kernel.run_ok("%mcp tb short")
 
+    # a misspelt optional argument the schema lets pass: sent, and the cell says so
+    cell = kernel.run_ok("session.call_tool('sales_records', {'regoin': 'north', 'limit': 1})")
+    assert "has no argument 'regoin'; did you mean 'region'?" in cell.stderr, cell.stderr
+
     # a closed session
     kernel.run_ok("session.close()")
     ename, text = _error_text(kernel, "session.call_tool('add', {'a': 1, 'b': 2})")

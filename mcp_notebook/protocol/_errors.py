@@ -8,6 +8,10 @@ Each kind is also a subclass, so ``except McpTimeout:`` reads as what it catches
 ``McpError("timeout", ...)`` builds an :class:`McpTimeout` (``McpError.__new__`` picks the class
 by kind), and ``McpTimeout("...")`` is the same error. ``kind`` stays, for code that reads it.
 
+In a notebook an McpError draws as one short block (IPython's ``_render_traceback_``: the kind, the
+message, the call, what to do and the user's own frames, none of ours); the full traceback is
+``%mcp tb``, or everywhere with :func:`set_full_tracebacks` or ``MCP_NOTEBOOK_TRACEBACK=full``.
+
 This module must never put a secret into a message: callers build messages from method names, tool
 names, option names and server-provided error text only, never from arguments, headers or env values.
 """
