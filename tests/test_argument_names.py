@@ -151,3 +151,29 @@ def test_the_magics_say_it_in_the_same_words(capsys: pytest.CaptureFixture[str])
         assert f"mcp call: {expected}" in out + err
     finally:
         shell.run_line_magic("mcp", "disconnect names")
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("no_leaked_processes")
+async def test_a_tool_added_a_moment_ago_is_asked_for_not_refused(anyio_backend: str) -> None:
+    """A fresh list without the name is fetched once more before the name is refused."""
+    async with Client(demo_server(), timeout=20) as client:
+        for attempt in range(5):
+            await client.list_tools()  # cached and fresh
+            added = f"shout{attempt}"
+            await client.call_tool("add_tool", {"name": added})
+            result = await client.call_tool(added, {"text": "hi"})
+            assert not result.is_error, result.text
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("no_leaked_processes")
+async def test_a_tool_the_cached_list_lacks_is_asked_for_before_refusing(anyio_backend: str) -> None:
+    """The fastmcp server adds a tool without telling the client: the cached list, fresh as far
+    as the client knows, lacks it, and the call asks for the list again before refusing."""
+    async with Client(NAMES, timeout=20) as client:
+        await client.list_tools()
+        assert (await client.call_tool("grow", {"name": "quiet"})).text == "added quiet"
+        assert client.cached_tools is not None
+        assert "quiet" not in {tool.name for tool in client.cached_tools}  # nobody said
+        assert (await client.call_tool("quiet", {"text": "hi"})).text == "hi"

@@ -299,12 +299,19 @@ class Calls:
         event for the hooks): a call that goes unchecked must not look like one that was checked.
         """
         tool = self.tool_named(name)
-        needed = validate or self.tracker.flavour == "core"
-        if tool is None and needed and not self._live.freshness("tools").fresh:
+        if tool is None and (validate or self.tracker.flavour == "core"):
+            fresh = self._live.freshness("tools").fresh
+            if not validate and fresh:
+                return None  # only the task mode was wanted: a fresh list without it says "none"
             try:
-                # Every page of the list within one bound, not a timeout for each.
+                # Every page of the list within one bound, not a timeout for each. A fresh list
+                # without the name is asked again, once, before the name is refused: the server
+                # may have added the tool a moment ago (its list_changed still on the way).
                 with anyio.fail_after(within):
-                    tools = await self._list_tools(within)
+                    if fresh:
+                        tools = await self._live.get("tools", refresh=True, timeout=within)
+                    else:
+                        tools = await self._list_tools(within)
             except TimeoutError:
                 self._unchecked(name, f"the tool list did not come within {within:.3g}s", validate)
                 return None
@@ -317,9 +324,7 @@ class Calls:
             # answer out of the cache, but it still names the tools of this moment.
             tool = next((t for t in tools if t.name == name), None) or self.tool_named(name)
             if tool is None and validate:
-                self._refuse_unknown(name, [t.name for t in tools])
-        elif tool is None and validate and self._live.freshness("tools").fresh:
-            self._refuse_unknown(name, list(self._tool_index[1]))
+                self._refuse_unknown(name, [t.name for t in tools if not t.app_only])
         if tool is not None and validate:
             self._validator.check(name, tool.input_schema, arguments)
         return tool
