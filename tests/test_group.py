@@ -149,8 +149,12 @@ async def test_tool_names_all_spellings(no_leaked_processes):
         assert group.resolve("demo_sales_records") == ("demo", "sales_records")
         with raises_mcp("invalid", match="several servers offer"):
             group.resolve("add")
-        with raises_mcp("invalid", match="no server of this group offers"):
+        with raises_mcp("invalid", match="no tool 'nope' .*name tools SERVER.TOOL"):
             group.resolve("nope")
+        with raises_mcp("invalid", match="did you mean 'demo.sales_records' or 'my_demo.sales_records'"):
+            group.resolve("sales_record")
+        with raises_mcp("invalid", match="no tool 'sales_record'; did you mean 'sales_records'"):
+            await group.call_tool("demo.sales_record")
         assert float((await group.call_tool("my_demo_add", {"a": 1, "b": 1})).text) == 2
         names = {t.name for t in group.cached_tools}
         assert {"demo.add", "my_demo.add"} <= names

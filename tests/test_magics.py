@@ -878,7 +878,7 @@ def test_completion_of_subcommands_servers_tools_arguments_and_uris(demo: McpMag
     assert complete("%mcp prompt ") == ("", ["analyze_region", "greeting"])
     assert complete("%mcp prompt greeting ") == ("", ["name="])
     assert complete("%mcp read demo://r") == ("demo://r", ["demo://readme", "demo://region/"])
-    assert complete("%mcp help t") == ("t", ["tasks", "tools"])
+    assert complete("%mcp help t") == ("t", ["tasks", "tb", "tools"])
     assert complete("%mcp call add --t") == ("--t", ["--task", "--timeout"])
     assert complete("%mcp tasks ") == ("", ["cancel", "get", "result"])
     assert complete("%mcp tasks r") == ("r", ["result"])

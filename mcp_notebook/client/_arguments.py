@@ -11,17 +11,28 @@ value goes through unchecked.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..protocol._errors import INVALID_PARAMS, McpError
 
-__all__ = ["ArgumentValidator", "OutputValidator", "SchemaValidator"]
+__all__ = [
+    "ArgumentValidator",
+    "OutputValidator",
+    "SchemaValidator",
+    "suggest",
+    "unknown_arguments",
+    "unknown_tool",
+]
 
 logger = logging.getLogger("mcp_notebook.client")
 
+#: What :func:`warnings.warn_explicit` has shown already (its once-per-message memory).
+_WARNED: dict[Any, Any] = {}
 #: ``structuredContent`` absent from a result (``None`` would be a value to validate).
 MISSING: Any = object()
 
@@ -57,22 +68,27 @@ class SchemaValidator:
                 return
             if not isinstance(instance, dict):
                 instance = dict(instance)
+        self._judge(tool_name, schema, instance, self._violations(tool_name, schema, instance))
+
+    def _judge(self, tool_name: str, schema: dict[str, Any], instance: Any, errors: list[Any]) -> None:
+        """Raise for ``errors`` (jsonschema's, most relevant first), if any."""
+        if errors:
+            raise self._refuse(tool_name, _details(errors, self.subject))
+
+    def _violations(self, tool_name: str, schema: dict[str, Any], instance: Any) -> list[Any]:
+        """jsonschema's errors for ``instance``, most relevant first; none when uncheckable."""
         validator = self._validator(tool_name, schema)
         if validator is None:
-            return
+            return []
         import jsonschema.exceptions
 
         try:
-            errors = sorted(validator.iter_errors(instance), key=jsonschema.exceptions.relevance)
+            return sorted(validator.iter_errors(instance), key=jsonschema.exceptions.relevance)
         except jsonschema.exceptions.SchemaError:
-            return
+            return []
         except Exception as exc:  # unresolvable $ref and the like: the schema's problem, not the caller's
             logger.debug("could not validate %s of %r: %s", self.subject, tool_name, type(exc).__name__)
-            return
-        if errors:
-            details = "; ".join(_describe(e, self.subject) for e in errors[:5])
-            more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-            raise self._refuse(tool_name, f"{details}{more}")
+            return []
 
     def _refuse(self, tool_name: str, details: str) -> McpError:
         message = f"{self.subject} of tool {tool_name!r} break its {self.schema_name}: {details}"
@@ -105,10 +121,44 @@ class SchemaValidator:
 
 
 class ArgumentValidator(SchemaValidator):
-    """Arguments against ``inputSchema``: a mismatch is refused before anything is sent."""
+    """Arguments against ``inputSchema``: a mismatch is refused before anything is sent.
+
+    A name the schema does not declare is named with the closest ones (:func:`unknown_arguments`,
+    the same words as ``%mcp call``): refused with the rest where the schema forbids extra keys or
+    something else is wrong, a :class:`UserWarning` where the schema lets it pass (a misspelt
+    optional argument a server would silently ignore). Only a call whose quick check failed gets
+    here, so a call with good names pays nothing for this.
+    """
 
     subject = "arguments"
     schema_name = "inputSchema"
+
+    def _judge(self, tool_name: str, schema: dict[str, Any], instance: Any, errors: list[Any]) -> None:
+        declared = _declared(schema)
+        unknown = [key for key in instance if key not in declared] if isinstance(instance, dict) else []
+        if not unknown:
+            super()._judge(tool_name, schema, instance, errors)
+            return
+        names = unknown_arguments(tool_name, unknown, list(declared))
+        # "Additional properties are not allowed ('x' was unexpected)" says less than ``names``.
+        errors = [e for e in errors if e.validator != "additionalProperties" or e.absolute_path]
+        if errors or schema.get("additionalProperties") is False:
+            rest = f"; {_details(errors, self.subject)}" if errors else ""
+            raise McpError(
+                "invalid",
+                f"{names}{rest}; nothing was sent (pass validate=False to send anyway)",
+                code=INVALID_PARAMS,
+            )
+        # Attributed to the package, not to a frame of ours (a call in a notebook runs on the
+        # engine thread, where no frame is the user's); shown once per message, as warnings are.
+        warnings.warn_explicit(
+            f"{names}; sent anyway (the server may ignore it)",
+            UserWarning,
+            "mcp_notebook",
+            0,
+            module="mcp_notebook.client",
+            registry=_WARNED,
+        )
 
     def _refuse(self, tool_name: str, details: str) -> McpError:
         return McpError(
@@ -117,6 +167,62 @@ class ArgumentValidator(SchemaValidator):
             "nothing was sent (pass validate=False to send anyway)",
             code=INVALID_PARAMS,
         )
+
+
+def _declared(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The argument names a schema declares, when a name outside them is a mistake: empty for a
+    schema that names none, matches names by pattern, or types the extra ones on purpose."""
+    properties = schema.get("properties")
+    extra = schema.get("additionalProperties", True)
+    if not isinstance(properties, dict) or "patternProperties" in schema:
+        return {}
+    if not isinstance(extra, bool) and extra != {}:
+        return {}
+    return properties
+
+
+def _details(errors: list[Any], subject: str) -> str:
+    details = "; ".join(_describe(e, subject) for e in errors[:5])
+    return details + (f" (and {len(errors) - 5} more)" if len(errors) > 5 else "")
+
+
+# --- names: one wording for the core, the magics, the explorer and groups -------------------------
+
+
+def suggest(name: str, choices: Sequence[str], what: str, *, limit: int = 12) -> str:
+    """``"; did you mean 'x'? (<what>: a, b, c)"`` for an unknown ``name`` (listing at most ``limit``)."""
+    choices = list(dict.fromkeys(choices))
+    if not choices:
+        return f" (there are no {what})"
+    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    shown = ", ".join(sorted(choices)[:limit]) + (", …" if len(choices) > limit else "")
+    return f"{hint} ({what}: {shown})"
+
+
+def unknown_arguments(tool: str, keys: Sequence[str], names: Sequence[str]) -> str:
+    """``"tool 'add' has no argument 'x'; did you mean 'a'? (arguments: a, b)"``: what the core,
+    ``%mcp call`` and the explorer say of argument names a tool does not declare."""
+    owner = f"tool {tool!r}"
+    if not names:
+        return f"{owner} takes no arguments, got {', '.join(repr(k) for k in keys)}"
+    if len(keys) == 1:
+        return f"{owner} has no argument {keys[0]!r}{suggest(keys[0], names, 'arguments')}"
+    close = [
+        f"{match!r} for {key!r}"
+        for key in keys
+        for match in difflib.get_close_matches(key, list(names), n=1, cutoff=0.6)
+    ]
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    listed = suggest("", names, "arguments")
+    return f"{owner} has no arguments {', '.join(repr(k) for k in keys)}{hint}{listed}"
+
+
+def unknown_tool(name: str, known: Sequence[str], where: str = "") -> str:
+    """``"no tool 'sales_record' on 'demo'; did you mean 'sales_records'? (tools: ...)"``: what the
+    core, the magics, the explorer and groups say of a tool name the server does not list."""
+    on = f" on {where!r}" if where else ""
+    return f"no tool {name!r}{on}{suggest(name, known, 'tools')}"
 
 
 class OutputValidator(SchemaValidator):
@@ -206,6 +312,9 @@ def _quick_check(schema: dict[str, Any]) -> _Quick | None:
             return None
         tests[name] = test
     required_names = tuple(required)
+    # An unknown name falls through to the slow path even where the schema lets it pass, so it is
+    # named (a warning) there; a schema that declares no properties takes any name, quietly.
+    extra = extra and not tests
 
     def quick(arguments: Mapping[str, Any]) -> bool:
         for name in required_names:

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 
 from ..connection import Connection, ConnectionOptions, GuardedProgress, ProgressCallback
-from ..protocol._errors import McpError
+from ..protocol._errors import INVALID_PARAMS, McpError
 from ..protocol._task_shapes import (
     TASKS_EXTENSION,
     Flavour,
@@ -28,7 +28,7 @@ from ..protocol._task_shapes import (
     run_as_task,
     task_mode,
 )
-from ._arguments import MISSING, ArgumentValidator, OutputValidator
+from ._arguments import MISSING, ArgumentValidator, OutputValidator, unknown_tool
 from ._live import LiveState
 from ._results import Tool, ToolResult
 from ._task_handles import TaskHandle, TaskTracker
@@ -299,12 +299,19 @@ class Calls:
         event for the hooks): a call that goes unchecked must not look like one that was checked.
         """
         tool = self.tool_named(name)
-        needed = validate or self.tracker.flavour == "core"
-        if tool is None and needed and not self._live.freshness("tools").fresh:
+        if tool is None and (validate or self.tracker.flavour == "core"):
+            fresh = self._live.freshness("tools").fresh
+            if not validate and fresh:
+                return None  # only the task mode was wanted: a fresh list without it says "none"
             try:
-                # Every page of the list within one bound, not a timeout for each.
+                # Every page of the list within one bound, not a timeout for each. A fresh list
+                # without the name is asked again, once, before the name is refused: the server
+                # may have added the tool a moment ago (its list_changed still on the way).
                 with anyio.fail_after(within):
-                    tools = await self._list_tools(within)
+                    if fresh:
+                        tools = await self._live.get("tools", refresh=True, timeout=within)
+                    else:
+                        tools = await self._list_tools(within)
             except TimeoutError:
                 self._unchecked(name, f"the tool list did not come within {within:.3g}s", validate)
                 return None
@@ -315,10 +322,21 @@ class Calls:
                 return None
             # Found in the answer itself: a list_changed that arrives meanwhile keeps the
             # answer out of the cache, but it still names the tools of this moment.
-            tool = next((t for t in tools if t.name == name), None)
+            tool = next((t for t in tools if t.name == name), None) or self.tool_named(name)
+            if tool is None and validate:
+                self._refuse_unknown(name, [t.name for t in tools if not t.app_only])
         if tool is not None and validate:
             self._validator.check(name, tool.input_schema, arguments)
         return tool
+
+    def _refuse_unknown(self, name: str, known: list[str]) -> None:
+        """A tool the server does not list (a list we have, fresh): refused before sending, with
+        the closest names, instead of the server's error result a round trip later."""
+        raise McpError(
+            "invalid",
+            f"{unknown_tool(name, known)}; nothing was sent (pass validate=False to send anyway)",
+            code=INVALID_PARAMS,
+        )
 
     def _unchecked(self, name: str, reason: str, validate: bool) -> None:
         what = "its arguments go unchecked" if validate else "whether it must run as a task is unknown"

@@ -33,6 +33,7 @@ import anyio
 from ..connection import ConnectionOptions
 from ..protocol._errors import UNRETRIED_KINDS, McpError
 from ..protocol._printable import printable
+from ._arguments import unknown_tool
 from ._client import Client
 from ._owned import OwnedTask, spawn_owned
 from ._results import Tool, ToolResult
@@ -620,9 +621,19 @@ class ClientGroup:
     def resolve(self, name: str) -> tuple[str, str]:
         """``(server, tool)`` for a group tool name: ``SERVER.TOOL``, fastmcp's ``SERVER_TOOL``, or ``TOOL``.
 
-        The rule is :func:`resolve_tool_name`'s, over this group's servers and their cached lists.
+        The rule is :func:`resolve_tool_name`'s, over this group's servers and their cached lists;
+        a name no server offers is refused with the closest ``SERVER.TOOL`` names
+        (:func:`~mcp_notebook.client._arguments.unknown_tool`, as a single client says it).
         """
-        return resolve_tool_name(name, list(self.members), self._offers, self.separator)
+        try:
+            return resolve_tool_name(name, list(self.members), self._offers, self.separator)
+        except McpError as exc:
+            if exc.data is not None or not isinstance(name, str) or not name:
+                raise
+            known = [self.qualify(s, t.name) for s in self.members for t in self._known_tools(s)]
+            raise McpError(
+                "invalid", f"{unknown_tool(name, known)}; name tools SERVER{self.separator}TOOL"
+            ) from None
 
     def _offers(self, server: str, tool: str) -> bool:
         return any(t.name == tool for t in self._known_tools(server))

@@ -29,7 +29,6 @@ parses the text as JSON (``n:=null``, ``label:='"007"'``). A key that is not amo
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
@@ -37,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..client._arguments import suggest, unknown_arguments
 from ..notebook._targets import TargetError, split_line
 from ..protocol._printable import printable
 
@@ -49,7 +49,6 @@ __all__ = [
     "parse_options",
     "prompt_arguments",
     "split_line",
-    "suggest",
     "tool_arguments",
 ]
 
@@ -61,17 +60,6 @@ _MAX_DEPTH = 16
 
 class MagicArgError(TargetError):
     """A mistake in what the user typed; its message is one line, meant to be shown as is."""
-
-
-def suggest(name: str, choices: Sequence[str], what: str, *, limit: int = 12) -> str:
-    """``"; did you mean 'x'? (<what>: a, b, c)"`` for an unknown ``name`` (listing at most ``limit``)."""
-    choices = list(dict.fromkeys(choices))
-    if not choices:
-        return f" (there are no {what})"
-    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    shown = ", ".join(sorted(choices)[:limit]) + (", …" if len(choices) > limit else "")
-    return f"{hint} ({what}: {shown})"
 
 
 _BREAKS = re.compile(r"[\t\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")  # what splitlines() breaks at, and tabs
@@ -260,12 +248,8 @@ def tool_arguments(
             prop = properties[key]
         elif open_schema:
             prop = extra if isinstance(extra, dict) else {}
-        elif not properties:
-            raise MagicArgError(f"{owner} takes no arguments, got {key!r}")
         else:
-            raise MagicArgError(
-                f"{owner} has no argument {key!r}{suggest(key, list(properties), 'arguments')}"
-            )
+            raise MagicArgError(unknown_arguments(tool, [key], list(properties)))
         arguments[key] = _json(text, key, owner) if is_json else coerce(text, prop, root, key, owner)
     required = root.get("required")
     if isinstance(required, list):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._magic_args import OPTIONS, MagicArgError, suggest
+from ..client._arguments import suggest
+from ._magic_args import OPTIONS, MagicArgError
 
 __all__ = [
     "COMMANDS",
@@ -146,6 +147,14 @@ COMMANDS: dict[str, Command] = {
         "Close the current session, NAME's (a group's NAME: every server of the group), or all of "
         "them, groups and the ones opened in code included.",
         ("all",),
+        quiet=True,
+    ),
+    "tb": Command(
+        "tb [full | short]",
+        "The full traceback of the cell's last error (an McpError shows as a short block: kind, "
+        "message, the call, what to do, and your own frames). `full` shows every McpError with its "
+        "full traceback from now on (as MCP_NOTEBOOK_TRACEBACK=full in the environment does), "
+        "`short` goes back to the short block.",
         quiet=True,
     ),
     "help": Command("help [SUBCOMMAND]", "This help, or one subcommand's.", quiet=True),

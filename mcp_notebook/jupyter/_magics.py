@@ -72,10 +72,11 @@ from typing import TYPE_CHECKING, Any, cast
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from ..client._arguments import suggest, unknown_tool
 from ..notebook._registry import REGISTRY, Entry, Registry
 from ..notebook._session_tasks import SessionTask
 from ..notebook._targets import TargetError, connect_target, describe_command, describe_url, http_options
-from ..protocol._errors import McpError
+from ..protocol._errors import McpError, set_full_tracebacks
 from . import _group_commands as _groups
 from ._magic_args import (
     MagicArgError,
@@ -85,7 +86,6 @@ from ._magic_args import (
     parse_options,
     prompt_arguments,
     split_line,
-    suggest,
     tool_arguments,
 )
 from ._magic_completion import Completer, matcher
@@ -465,7 +465,7 @@ class McpMagics(Magics):
             if server == current and tool == name and _groups.SEPARATOR in name:
                 raise self._no_tool(name, names)
             known = [t.name for t in session.model.tools]  # as re-listed
-            raise MagicArgError(f"no tool {tool!r} on {server!r}{suggest(tool, known, 'tools')}")
+            raise MagicArgError(unknown_tool(tool, known, server))
         return session, found
 
     def _no_tool(self, name: str, names: dict[str, str | None]) -> MagicArgError:
@@ -648,6 +648,21 @@ class McpMagics(Magics):
             frame = pd.DataFrame(rows, columns=["time", "level", "logger", "data"])
             frame["time"] = _local_times(frame["time"])  # local and aware, pd.NA: as every frame
             return _missing_as_na(frame.astype({"level": "string", "logger": "string"}))
+
+    def _do_tb(self, options: Options, cell: str | None) -> None:
+        mode = self._one_word(options, "tb", optional=True)
+        if mode in ("full", "short"):
+            set_full_tracebacks(mode == "full")
+            print(f"McpErrors now show {'their full traceback' if mode == 'full' else 'as a short block'}")
+            return
+        if mode is not None:
+            raise MagicArgError(f"usage: %mcp {COMMANDS['tb'].usage}")
+        error = getattr(sys, "last_value", None)
+        if error is None:
+            print("no error to show yet")
+            return
+        shown = self.shell.InteractiveTB  # the full one, in the current %xmode
+        print(shown.stb2text(shown.structured_traceback(type(error), error, error.__traceback__)))
 
     def _do_help(self, options: Options, cell: str | None) -> None:
         subcommand = self._one_word(options, "help", optional=True)

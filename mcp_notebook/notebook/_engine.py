@@ -26,6 +26,8 @@ import anyio
 import anyio.abc
 import anyio.from_thread
 
+from ..protocol._errors import full_tracebacks
+
 __all__ = ["Engine", "Spawned", "get_engine"]
 
 T = TypeVar("T")
@@ -68,8 +70,11 @@ class Engine:
         future = asyncio.run_coroutine_threadsafe(self._tracked(fn, *args), self._loop)
         try:
             return wait(future) if wait is not None else future.result()
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:
             future.cancel()  # an interrupted cell cancels the request, which cancels it on the server
+            if not full_tracebacks():  # IPython draws it as this one line (see McpError)
+                line = f"KeyboardInterrupt: {_described(fn, args)} interrupted; the request was cancelled"
+                setattr(interrupt, "_render_traceback_", lambda: [line])  # noqa: B010
             raise
 
     async def _tracked(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
@@ -170,3 +175,12 @@ def _shutdown() -> None:
         engine, _engine = _engine, None
     if engine is not None:
         engine.stop()
+
+
+def _described(fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
+    """``call_tool('slow')``: the blocking call a cell was in, for the line an interrupt shows."""
+    name = getattr(fn, "__name__", "")
+    if not name.lstrip("_").isidentifier():
+        return "the call"
+    first = f"{args[0]!r}" if args and isinstance(args[0], str) else ""
+    return f"{name.lstrip('_')}({first})"

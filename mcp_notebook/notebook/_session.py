@@ -270,6 +270,8 @@ class Session:
             return result
         except McpError as exc:
             outcome = exc.kind
+            if exc.call is None:  # what a notebook's short traceback names
+                exc.call = f"{method} {name!r} on {self.name!r}" if name else f"{method} on {self.name!r}"
             raise
         except anyio.get_cancelled_exc_class():
             outcome = "cancelled"

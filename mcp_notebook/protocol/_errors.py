@@ -8,12 +8,22 @@ Each kind is also a subclass, so ``except McpTimeout:`` reads as what it catches
 ``McpError("timeout", ...)`` builds an :class:`McpTimeout` (``McpError.__new__`` picks the class
 by kind), and ``McpTimeout("...")`` is the same error. ``kind`` stays, for code that reads it.
 
+In a notebook an McpError draws as one short block (IPython's ``_render_traceback_``: the kind, the
+message, the call, what to do and the user's own frames, none of ours); the full traceback is
+``%mcp tb``, or everywhere with :func:`set_full_tracebacks` or ``MCP_NOTEBOOK_TRACEBACK=full``.
+
 This module must never put a secret into a message: callers build messages from method names, tool
 names, option names and server-provided error text only, never from arguments, headers or env values.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import sysconfig
+import traceback
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from ._printable import printable
@@ -32,6 +42,7 @@ __all__ = [
     "REFUSAL_KINDS",
     "REQUEST_TIMEOUT",
     "RESOURCE_NOT_FOUND",
+    "TRACEBACK_ENV",
     "UNRETRIED_KINDS",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
@@ -47,6 +58,9 @@ __all__ = [
     "McpTimeout",
     "McpTransportError",
     "McpVersionError",
+    "full_tracebacks",
+    "set_full_tracebacks",
+    "short_traceback",
 ]
 
 # JSON-RPC 2.0
@@ -101,6 +115,9 @@ class McpError(Exception):
     code: int | None
     message: str
     data: Any
+    #: The call that failed, in words (``"tools/call 'add' on 'demo'"``), where a layer that knows
+    #: it set it; shown in the short traceback.
+    call: str | None = None
     #: The kind a subclass stands for (None on McpError itself, which takes any kind).
     _KIND: ClassVar[ErrorKind | None] = None
 
@@ -146,6 +163,16 @@ class McpError(Exception):
 
     def __repr__(self) -> str:
         return f"McpError(kind={self.kind!r}, code={self.code!r}, message={self.message!r})"
+
+    @property
+    def _render_traceback_(self) -> Callable[[], list[str]]:
+        # IPython draws an exception that has this method with the lines it returns (the
+        # protocol ipyparallel uses): one short block instead of our frames and anyio's. With full
+        # tracebacks switched on the attribute is missing (AttributeError), so IPython draws its
+        # usual traceback, in the current %xmode.
+        if full_tracebacks():
+            raise AttributeError("_render_traceback_")
+        return lambda: short_traceback(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Exceptions with keyword-only arguments do not pickle by default; notebooks and worker
@@ -255,3 +282,85 @@ _CLASS_OF_KIND: dict[str, type[McpError]] = {
     )
     if cls._KIND is not None
 }
+
+
+# --- the short picture a notebook shows (IPython's ``_render_traceback_``) --------------------------
+
+#: Set to ``full`` (or ``1``) to have notebooks show McpErrors with their full traceback.
+TRACEBACK_ENV = "MCP_NOTEBOOK_TRACEBACK"
+_FULL: list[bool] = [False]
+#: What to do, by kind: the message says what happened, this says what a user can try.
+_ADVICE: dict[str, str] = {
+    "transport": "the server or the connection failed; the session reconnects by itself: call again",
+    "timeout": "the server was asked to cancel; pass a longer timeout= (or start_tool() for long work)",
+    "protocol": "the server broke the protocol: a bug to report to its authors",
+    "server": "the server refused the request: its message above says why",
+    "auth": "check the credentials (token, login) and connect again",
+    "overloaded": "too many calls at once: wait for some to finish, then call again",
+    "cancelled": "the call was cancelled: call again if it is still wanted",
+    "closed": "the session is closed: connect again",
+    "version": "no protocol version in common: update the server or pin protocol=",
+    "invalid": "nothing was sent: fix the call as the message says",
+}
+_MAX_FRAMES = 4
+_RED, _BOLD, _RESET = "\x1b[0;31m", "\x1b[1m", "\x1b[0m"
+
+
+def full_tracebacks() -> bool:
+    """Whether notebooks show McpErrors with their full traceback: :func:`set_full_tracebacks`
+    (``%mcp tb full``), or the environment variable :data:`TRACEBACK_ENV` set to ``full``."""
+    return _FULL[0] or os.environ.get(TRACEBACK_ENV, "").strip().lower() in ("full", "1")
+
+
+def set_full_tracebacks(full: bool) -> None:
+    """Show McpErrors in notebooks with their full traceback (True) or as one short block."""
+    _FULL[0] = bool(full)
+
+
+def short_traceback(err: McpError) -> list[str]:
+    """The lines a notebook shows for ``err``: its class, kind and message, the call, what to do,
+    the user's own frames (a cell, their modules) and none of ours, the library's or anyio's."""
+    lines = [f"{_RED}{type(err).__name__}{_RESET} [{err.kind}]: {err}"]
+    if err.call:
+        lines.append(f"  {_BOLD}call:{_RESET} {printable(err.call)}")
+    lines.append(f"  {_BOLD}what to do:{_RESET} {_ADVICE.get(err.kind, 'see the message')}")
+    frames = _user_frames(err.__traceback__)
+    for frame in frames[-_MAX_FRAMES:]:
+        lines.append(f"  {_where(frame)}: {frame.line or ''}".rstrip(": "))
+    lines.append(f"  (the full traceback: %mcp tb, or {TRACEBACK_ENV}=full)")
+    return lines
+
+
+@functools.cache
+def _internal_roots() -> tuple[str, ...]:
+    """Where our code, the standard library and installed packages live (found when first drawn)."""
+    package = str(Path(__file__).resolve().parent.parent)
+    paths = sysconfig.get_paths()
+    roots = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    return (package, *sorted(str(Path(root).resolve()) for root in roots))
+
+
+def _user_frames(tb: Any) -> list[traceback.FrameSummary]:
+    """The frames of ``tb`` that are the user's: a notebook cell or their own files, not ours, the
+    standard library's or an installed package's (IPython, anyio)."""
+    summary = traceback.StackSummary.extract(traceback.walk_tb(tb), limit=None, lookup_lines=True)
+    internal = _internal_roots()
+    return [
+        frame
+        for frame in summary
+        if not frame.filename.startswith("<frozen") and not _resolved(frame.filename).startswith(internal)
+    ]
+
+
+def _resolved(filename: str) -> str:
+    try:
+        return str(Path(filename).resolve())
+    except (OSError, ValueError):
+        return filename
+
+
+def _where(frame: traceback.FrameSummary) -> str:
+    name = "" if frame.name == "<module>" else f", in {frame.name}"
+    if "ipykernel_" in frame.filename or frame.filename.startswith("<ipython-input"):
+        return f"cell, line {frame.lineno}{name}"
+    return f"{frame.filename}, line {frame.lineno}{name}"

@@ -38,6 +38,7 @@ from typing import Any, NamedTuple
 
 import ipywidgets as W
 
+from ..client._arguments import unknown_tool
 from ..client._results import Tool, ToolResult
 from ..display._html import escape, markdown_html, short
 from ..notebook._bounded import BoundedLog
@@ -448,9 +449,10 @@ class Explorer(Fallback, W.VBox):
 
     def select(self, name: str, *, keep_values: bool = False) -> Tool:
         """Show ``name``'s description and form (``keep_values``: carry over what was typed)."""
-        entry = next((e for e in self.source.entries() if e.name == name), None)
+        entries = self.source.entries()
+        entry = next((e for e in entries if e.name == name), None)
         if entry is None:
-            raise KeyError(f"the server offers no tool called {name!r}")
+            raise KeyError(unknown_tool(name, [e.name for e in entries]))
         tool = entry.tool
         previous = self.form.value if keep_values and self.form is not None else None
         self.selected, self.selected_entry = tool, entry
