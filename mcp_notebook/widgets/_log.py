@@ -14,10 +14,12 @@ A flood of messages never redraws the view once per message: a change of the mod
 the new entries (``change.added``) and pokes a coalescer (``notebook/_coalesce.py``), which
 redraws at most :data:`REDRAWS_PER_SECOND` times a second on the UI thread, always ending on the
 final state. A redraw sends only what changed: the rows live in a fixed ring of HTML widgets
-(:class:`_Rows`, chunks of ``max_entries / 8`` rows), new rows go to the newest chunk and, when it is
-full, to the oldest one recycled as the newest. So a redraw sends the new rows and at most one
-partly filled chunk, the rows in the page never exceed ``max_entries``, and no widget model is
-made after the view. The controls (level, filter, Clear) redraw everything at once.
+(:class:`_Rows`, chunks of ``max_entries / 16`` rows); new rows fill the newest chunk, then the
+next free one, and the oldest chunks are dropped as the view fills. So a redraw sends its new rows
+and at most one partly filled chunk; more new rows than the view holds are drawn as one chunk (one
+message), split into regular chunks once when the first of its rows must go. The rows in the page never exceed
+``max_entries``, and no widget model is made after the view. The controls (level, filter,
+Clear) redraw everything at once.
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ _ENTRY_KEYS = frozenset({"time", "kind", "level", "logger", "data", "method", "p
 _ALL = "all"
 #: The chunks a view's rows are split in (each an HTML widget): a redraw re-sends at most one
 #: partly filled chunk besides its new rows.
-_CHUNKS = 8
+_CHUNKS = 16
 _TABLE = '<table style="width:100%;table-layout:fixed">'
 _EMPTY = "<i>Nothing yet.</i>"
 
@@ -185,9 +187,21 @@ class _Rows(W.VBox):
                 self._shown.popleft()
                 dirty.discard(oldest)
             else:
-                oldest.rows = oldest.rows[cut:]
                 excess -= cut
-                dirty.add(oldest)
+                self._split(self._shown.popleft(), oldest.rows[cut:], dirty)
+
+    def _split(self, oldest: _Chunk, rest: list[str], dirty: set[_Chunk]) -> None:
+        """Put back the rows left of the oldest chunk as regular chunks (once, after a flood's
+        one big chunk: trimming it again and again would re-send it whole each time)."""
+        free = [c for c in self._ring if c not in self._shown and c is not oldest]
+        pieces = [rest[i : i + self.size] for i in range(0, len(rest), self.size)]
+        if len(pieces) - 1 > len(free):
+            pieces = [rest]
+        chunks = [oldest, *free[: len(pieces) - 1]]
+        for chunk, piece in zip(reversed(chunks), reversed(pieces), strict=True):
+            chunk.rows = piece
+            self._shown.appendleft(chunk)
+            dirty.add(chunk)
 
     def _draw(self, dirty: set[_Chunk]) -> None:
         for chunk in dirty:
