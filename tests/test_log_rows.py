@@ -60,3 +60,24 @@ def test_a_new_message_sends_a_chunk_not_the_table_and_makes_no_widget() -> None
         assert view.max_entries - 2 * view.table.size <= rows <= view.max_entries
     finally:
         view.close()
+
+
+def test_the_panels_make_no_widget_model_from_the_first_call_and_message_on(no_leaked_processes: Any) -> None:
+    """Every row a panel shows exists once the panel is built: the explorer's history rows too (they
+    used to be made as the first calls came, eight new models during the benchmark's flood)."""
+    import mcp_notebook
+
+    from .conftest import demo_server
+    from .widget_helpers import find
+
+    with mcp_notebook.connect(demo_server(), show_progress=False, log_level="debug") as session:
+        panels = [session.log_widget(), session.status_widget(), session.dashboard(), session.explorer()]
+        live = len(W.widgets.widget._instances)
+        for index in range(3):
+            session.call_tool("write_log", {"message": f"note {index}", "level": "info"})
+        log, explorer = panels[0], panels[3]
+        _wait_for(lambda: "note 2" in log.table.value)
+        _wait_for(lambda: len(find(explorer.history, "mcpnb-history-entry")) == 3)
+        assert len(W.widgets.widget._instances) == live, "a call or a message made a widget model"
+        for panel in panels:
+            panel.close()
