@@ -11,6 +11,8 @@ Cases (conditions side by side, interleaved, order rotating per repetition, medi
 
 - ``flood-log``: a log flood (5,000 messages over 2 s) with the log panel, status panel and dashboard
   displayed vs no panel; a ``1+1`` cell sent every 50 ms during it, a ``call_tool('echo')`` halfway.
+- ``trickle-log``: the same at a pace a view can follow (1,000 messages over 10 s, 100 a second) with
+  the panels displayed vs none: what the log views send per message once they draw only new rows.
 - ``progress``: one call with 2,000 progress notifications over 2 s: no bar, its bar, bar + panels.
 - ``sequential``: 1,000 blocking calls with no panel, with the dashboard and explorer displayed, and
   with the official SDK's ``ClientSession`` in the same kernel (a loop with a panel stops at a cap).
@@ -45,6 +47,7 @@ SIZES: dict[str, dict[str, Any]] = {
     "full": {
         "repeat": 3,
         "flood": (5000, 2.0),
+        "trickle": (1000, 10.0),
         "progress": (2000, 2.0),
         "calls": 1000,
         "calls_cap": 30.0,
@@ -55,6 +58,7 @@ SIZES: dict[str, dict[str, Any]] = {
     "quick": {
         "repeat": 2,
         "flood": (5000, 2.0),
+        "trickle": (1000, 10.0),
         "progress": (2000, 2.0),
         "calls": 300,
         "calls_cap": 15.0,
@@ -65,6 +69,7 @@ SIZES: dict[str, dict[str, Any]] = {
     "smoke": {
         "repeat": 1,
         "flood": (200, 0.4),
+        "trickle": (20, 0.4),
         "progress": (100, 0.3),
         "calls": 20,
         "calls_cap": 10.0,
@@ -76,6 +81,7 @@ SIZES: dict[str, dict[str, Any]] = {
 PROBE_INTERVAL = 0.05  # a `1+1` cell every 50 ms during the flood
 CASES = {
     "flood-log": ("none", "panels"),
+    "trickle-log": ("none", "panels"),
     "progress": ("none", "bar", "panels"),
     "sequential": ("none", "panels", "sdk"),
     "map": ("map", "gather"),
@@ -156,6 +162,14 @@ def flood_log(kernel: Kernel, condition: str, size: dict[str, Any]) -> dict[str,
     }
 
 
+def trickle_log(kernel: Kernel, condition: str, size: dict[str, Any]) -> dict[str, Any]:
+    """The flood's measurement at a followable pace (``size["trickle"]``), per message sent."""
+    count = size["trickle"][0]
+    result = flood_log(kernel, condition, {**size, "flood": size["trickle"]})
+    result["front_end_kb_per_message"] = result["front_end_mb"] * MB / 1000 / count
+    return result
+
+
 def progress(kernel: Kernel, condition: str, size: dict[str, Any]) -> dict[str, Any]:
     count, seconds = size["progress"]
     panels = cells.PANELS["flood"] if condition == "panels" else None
@@ -226,6 +240,7 @@ def map_rows(kernel: Kernel, condition: str, size: dict[str, Any]) -> dict[str, 
 
 RUNNERS: dict[str, Callable[[Kernel, str, dict[str, Any]], dict[str, Any]]] = {
     "flood-log": flood_log,
+    "trickle-log": trickle_log,
     "progress": progress,
     "sequential": sequential,
     "map": map_rows,
@@ -273,6 +288,13 @@ ROWS: dict[str, list[tuple[str, str, tuple[str, str] | None, str, Check | None]]
         ("kernel_cpu_s", "kernel CPU s", ("panels", "none"), "", None),
         ("rss_peak_growth_mb", "kernel RSS peak growth MB", ("panels", "none"), "", None),
         ("front_end_mb", "MB to the front end", ("panels", "none"), "", None),
+        ("new_widgets", "new live widget models", None, "flat", lambda m: m["panels"] <= 0),
+    ],
+    "trickle-log": [
+        ("front_end_kb_per_message", "KB to the front end per message", ("panels", "none"), "", None),
+        ("front_end_mb_s", "MB/s to the front end", ("panels", "none"), "", None),
+        ("widget_msgs_s", "widget messages/s", ("panels", "none"), "", None),
+        ("kernel_cpu_s", "kernel CPU s", ("panels", "none"), "", None),
         ("new_widgets", "new live widget models", None, "flat", lambda m: m["panels"] <= 0),
     ],
     "progress": [

@@ -179,6 +179,7 @@ NOTEBOOK_METRICS = {
         "echo_during_s",
         "kernel_cpu_s",
     },
+    "trickle-log": {"front_end_kb_per_message", "widget_msgs_s", "new_widgets"},
     "progress": {"widget_msgs", "front_end_mb", "widget_msgs_s", "call_s", "new_widgets"},
     "sequential": {"calls_s", "new_widgets_per_call", "live_widgets_after", "rss_growth_mb"},
     "map": {"rows_s", "rss_peak_growth_mb"},
@@ -202,6 +203,7 @@ def test_the_notebook_benchmark_measures_every_case_in_real_kernels(tmp_path: Pa
     assert report["mode"] == "smoke"
     conditions = {
         "flood-log": {"none", "panels"},
+        "trickle-log": {"none", "panels"},
         "progress": {"none", "bar", "panels"},
         "sequential": {"none", "panels", "sdk"},
         "map": {"map", "gather"},

@@ -365,3 +365,63 @@ def check_table(view: Locator, size: str, more: str) -> None:
     expect(caption).to_contain_text("rows ×")
     expect(view.locator(".mcpnb-more")).to_have_text(more)
     expect(view.locator("details.mcpnb-raw")).not_to_have_attribute("open", re.compile(".*"))  # folded
+
+
+# ---------------------------------------------------------------------------------------------
+# A chatty server (issue #28): the panels keep up with a flood and the log keeps its rows bounded.
+
+#: The benchmark's paced server: its ``log_flood`` tool sends ``count`` log messages over ``seconds``
+#: ("message 0" ... "message COUNT-1"), session-wide, so they reach every log view.
+FLOOD_COUNT, FLOOD_SECONDS = 5000, 2.0
+CONNECT_FLOOD = (
+    DEMO_SETUP + "flood_server = [sys.executable, '-m', 'benchmarks.notebook_server']\n"
+    "session = mcp_notebook.connect(flood_server, env=checkout, show_progress=False)"
+)
+#: A log view's row limit (``LogWidget``'s ``max_entries``), which the page must never exceed.
+LOG_ROW_LIMIT = 200
+
+
+def test_a_log_flood_ends_on_screen_with_the_log_rows_bounded(notebook: OpenNotebook) -> None:
+    """5,000 log messages in 2 s with the log panel, status panel and dashboard (log tab) shown: the
+    last message appears in both log views without any cell running again, and neither view ever
+    holds more rows than its limit. The wait is the flood's own length plus the usual action
+    timeout: a view that stopped redrawing before the end never shows the last message."""
+    cells = [
+        CONNECT_FLOOD,
+        "session.log_widget()",
+        "session.status_widget()",
+        "session.dashboard()",
+        f"print(session.call_tool('log_flood', {{'count': {FLOOD_COUNT}, 'seconds': {FLOOD_SECONDS}}}).text)",
+    ]
+    page = notebook("log_flood.ipynb", cells)
+    for index in range(4):
+        page.run_cell(index)
+    panel = page.output(1).locator(".mcpnb-log")
+    expect(panel).to_contain_text("Nothing yet.", timeout=EXPECT_MS)
+    expect(page.output(2).locator(".mcpnb-status-badge")).to_have_class(state("ready"), timeout=EXPECT_MS)
+    board = page.output(3).locator(".mcpnb-dashboard")
+    board.get_by_role("tab", name="Log").click()
+    tab = board.locator(".mcpnb-log")
+    expect(tab).to_be_visible(timeout=EXPECT_MS)
+    shown = [page.execution_count(index) for index in range(1, 4)]
+
+    page.start_cell(4)
+    last = f"message {FLOOD_COUNT - 1}"
+    most = 0
+    deadline_ms = FLOOD_SECONDS * 1000 + EXPECT_MS
+    waited = 0.0
+    while log_row(panel, last).count() == 0 and waited < deadline_ms:
+        most = max(most, panel.locator(".mcpnb-log-entry").count(), tab.locator(".mcpnb-log-entry").count())
+        page.page.wait_for_timeout(100)  # sampling the row count meanwhile (this bounds nothing)
+        waited += 100
+    expect(log_row(panel, last)).to_have_count(1, timeout=EXPECT_MS)
+    expect(log_row(tab, last)).to_have_count(1, timeout=EXPECT_MS)
+    page.wait_executed(4)
+    expect(page.output(4)).to_contain_text(str(FLOOD_COUNT), timeout=EXPECT_MS)
+    for view in (panel, tab):
+        rows = view.locator(".mcpnb-log-entry").count()
+        most = max(most, rows)
+        assert LOG_ROW_LIMIT // 2 <= rows <= LOG_ROW_LIMIT, rows
+    assert most <= LOG_ROW_LIMIT, f"{most} log rows in one view, over its limit of {LOG_ROW_LIMIT}"
+    assert [page.execution_count(index) for index in range(1, 4)] == shown, "a panel's cell ran again"
+    page.keep(panel, "log-flood.png", gallery=False)

@@ -15,7 +15,7 @@ import pytest
 
 import mcp_notebook
 from mcp_notebook.notebook import SessionModel
-from mcp_notebook.widgets._explorer_history import Coalesced
+from mcp_notebook.notebook._coalesce import Coalescer
 
 from .conftest import demo_server
 from .widget_helpers import find
@@ -141,7 +141,7 @@ def test_coalesced_runs_once_more_for_any_number_of_pokes_and_sees_the_last_stat
         release.wait(10)
         state["active"] -= 1
 
-    redraws = Coalesced(draw, interval=0.05)
+    redraws = Coalescer(draw, 0.05)
     redraws.poke()
     assert entered.wait(10)
     for value in range(1, 101):  # while the first run draws

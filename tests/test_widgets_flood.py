@@ -88,7 +88,9 @@ def test_a_flood_redraws_the_panels_a_few_times_a_second_with_no_new_widgets(sen
         s.call_tool("flood", {"count": 1})  # the explorer shows its first call; then nothing new
         board.tab.selected_index = 3  # the log tab: its view follows too
         _wait_for(lambda: all("line 0" in v.table.value for v in views), 10, "the first line")
-        watched = _ids(log, status, board.status, board.log_view)
+        # The log views' rows live in a fixed ring of chunk widgets, shown as they fill.
+        ring = {w.model_id for v in views for w in v.table.widgets()}
+        watched = _ids(log, status, board.status, board.log_view) | ring
         live = _live()
         before = len(sent.of(watched))
 
@@ -107,7 +109,7 @@ def test_a_flood_redraws_the_panels_a_few_times_a_second_with_no_new_widgets(sen
         assert len(during) < N / 10
         assert sum(m[2] for m in during) < N * 200  # not the whole table per message
         # The panels make no new widget models however many messages come.
-        assert _ids(log, status, board.status, board.log_view) == watched
+        assert _ids(log, status, board.status, board.log_view) <= watched
         assert _live() - live <= 0 or _explorer_only(board, live)
         assert log.entries()[-1]["data"] == f"line {N - 1}"
 

@@ -1,12 +1,23 @@
-"""Coalesced work off the connection's thread: many pokes, at most a few runs a second.
+"""The one rate limiter of the notebook layer: many pokes, at most a few runs a second (issue #28).
 
 A server can send thousands of notifications a second; the engine thread that reads them must not
 wait for what a notebook does with them (publishing to the model's traits, user observers, widget
-redraws). So the reader only *pokes* a :class:`Coalescer` (a lock and a condition: microseconds),
-and one shared daemon thread (``mcp-notebook-ui``) runs each coalescer's function at most once per
-``interval``, reading the state as it is then. A run always follows the last poke, so what is shown
-ends on the final state, the way ``LiveFrame`` coalesces on the engine. A slow function delays the
-other coalescers' runs (they then cover more pokes each), never the connection.
+redraws, progress bars, the ``in_flight`` count). So whoever has news only *pokes* a
+:class:`Coalescer` (a lock and a dict entry: microseconds), and one shared daemon thread
+(``mcp-notebook-ui``) runs each coalescer's function at most once per ``interval``, reading the
+state as it is then. The contract every view relies on:
+
+- the first poke after a quiet spell runs at once (``leading=False`` waits one interval instead:
+  a count that settles within it is never shown);
+- a run always follows the last poke, so what is shown ends on the final state;
+- at most one run per ``interval`` and never two runs of one coalescer at once;
+- no thread or timer per instance (one thread serves them all, earliest due first);
+- :meth:`Coalescer.close` drops a pending run (``flush=True`` runs it once more, in the caller's
+  thread); later pokes are ignored;
+- ``fn`` raising is logged once (with its traceback), never propagated to whoever poked.
+
+A slow function delays the other coalescers' runs (they then cover more pokes each), never the
+connection.
 """
 
 from __future__ import annotations
@@ -21,6 +32,8 @@ __all__ = ["Coalescer"]
 logger = logging.getLogger("mcp_notebook.notebook")
 
 _THREAD_NAME = "mcp-notebook-ui"
+#: The default interval: at most 10 runs a second.
+INTERVAL = 0.1
 
 
 class _Scheduler:
@@ -30,6 +43,9 @@ class _Scheduler:
         self._cond = threading.Condition()
         self._due: dict[Coalescer, float] = {}
         self._thread: threading.Thread | None = None
+
+    def on_thread(self) -> bool:
+        return threading.current_thread() is self._thread
 
     def schedule(self, coalescer: Coalescer, at: float) -> None:
         with self._cond:
@@ -41,9 +57,10 @@ class _Scheduler:
                 self._thread.start()
             self._cond.notify()
 
-    def cancel(self, coalescer: Coalescer) -> None:
+    def cancel(self, coalescer: Coalescer) -> bool:
+        """Drop a pending run; whether there was one."""
         with self._cond:
-            self._due.pop(coalescer, None)
+            return self._due.pop(coalescer, None) is not None
 
     def _serve(self) -> None:
         while True:
@@ -65,39 +82,71 @@ _scheduler = _Scheduler()
 class Coalescer:
     """Runs ``fn`` on the shared UI thread after :meth:`poke`, at most once per ``interval`` seconds.
 
-    Pokes during a run schedule one more run after it; :meth:`close` drops a pending run and
-    ignores later pokes. ``fn`` raising is logged, never propagated.
+    Pokes during a run schedule one more run after it. See the module's docstring for the contract.
     """
 
-    def __init__(self, fn: Callable[[], object], interval: float, *, what: str = "a view") -> None:
+    def __init__(
+        self,
+        fn: Callable[[], object],
+        interval: float = INTERVAL,
+        *,
+        what: str = "a view",
+        leading: bool = True,
+    ) -> None:
         self._fn = fn
         self.interval = interval
         self._what = what
+        self._leading = leading
         self._last = -float("inf")
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _last, runs, _failed
+        self._running = threading.Lock()  # held while fn runs: never two runs at once
+        self._failed = False
         self.closed = False
-        #: How many times ``fn`` ran.
+        #: How many times ``fn`` ran (tests and benchmarks read it).
         self.runs = 0
 
     def poke(self) -> None:
         """Ask for a run, from any thread (cheap: the caller never waits for ``fn``)."""
         if self.closed:
             return
+        now = time.monotonic()
         with self._lock:
-            at = max(time.monotonic(), self._last + self.interval)
+            at = max(now if self._leading else now + self.interval, self._last + self.interval)
         _scheduler.schedule(self, at)
 
-    def close(self) -> None:
+    def close(self, *, flush: bool = False) -> None:
+        """Run no more; with ``flush``, a run still pending happens now, in this thread.
+
+        From another thread than the UI thread, waits for a run in progress to end, so nothing of
+        ``fn`` runs after this returns.
+        """
         self.closed = True
-        _scheduler.cancel(self)
+        pending = _scheduler.cancel(self)
+        if _scheduler.on_thread():
+            if pending and flush:
+                self._run()
+            return
+        with self._running:
+            if pending and flush:
+                self._run()
 
     def _fire(self) -> None:
         if self.closed:
             return
+        with self._running:
+            if not self.closed:
+                self._run()
+
+    def _run(self) -> None:
         with self._lock:
             self._last = time.monotonic()
-        self.runs += 1
+            self.runs += 1
         try:
             self._fn()
         except Exception:
-            logger.exception("updating %s failed; ignored", self._what)
+            with self._lock:
+                first, self._failed = not self._failed, True
+            if first:
+                logger.exception("updating %s failed; ignored (said once)", self._what)
+            else:
+                logger.debug("updating %s failed again", self._what, exc_info=True)

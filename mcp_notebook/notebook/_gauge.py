@@ -3,34 +3,36 @@
 Why: the connection reports every request's start and end, so a loop of calls moved ``in_flight``
 0 → 1 → 0 twice per call, each a model write that every observer (panels, a group's board) paid
 for. Nobody can read a count that changes a thousand times a second; what matters is that it is
-right soon after it settles. So the gauge keeps the latest count at once (cheap) and shows it at
-most ``1 / interval`` times a second, 100 ms after the first change since it last showed one,
-always ending on the final count. A request shorter than that never moves the trait.
+right soon after it settles. So the gauge keeps the latest count at once (cheap) and shows it
+through the notebook's one rate limiter (:class:`~._coalesce.Coalescer`, trailing: one interval
+after the first change since it last showed one), always ending on the final count. A request
+shorter than that never moves the trait. The write itself is handed back to the event loop the
+count came from (the engine's), so the model's traits are written on one thread, as before.
 
-The delayed write runs on the event loop of the thread that wrote (the engine's, where the
-connection's events arrive); a write from a thread without a running loop (a script or a test
-setting the model directly) is shown at once.
+A write from a thread without a running event loop (a script or a test setting the model
+directly) is shown at once, in that thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
+import contextlib
 from collections.abc import Callable
+
+from ._coalesce import INTERVAL, Coalescer
 
 __all__ = ["Gauge"]
 
 
 class Gauge:
     def __init__(
-        self, show: Callable[[int], None], shown: Callable[[], int], *, interval: float = 0.1
+        self, show: Callable[[int], None], shown: Callable[[], int], *, interval: float = INTERVAL
     ) -> None:
         self._show = show
         self._shown = shown
-        self._interval = interval
         self._latest = 0
-        self._pending = False
-        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._shows = Coalescer(self._flush, interval, what="a count", leading=False)
 
     @property
     def latest(self) -> int:
@@ -38,23 +40,22 @@ class Gauge:
         return self._latest
 
     def note(self, count: int) -> None:
+        self._latest = count
         try:
-            loop = asyncio.get_running_loop()
+            self._loop = asyncio.get_running_loop()
         except RuntimeError:
-            loop = None
-        with self._lock:
-            self._latest = count
-            if self._pending:
-                return  # the write already scheduled shows this count
-            if loop is not None:
-                self._pending = True
-                loop.call_later(self._interval, self._flush)
-                return
-        self._show(count)
+            self._show(count)  # no loop: a direct write, shown now
+            return
+        self._shows.poke()
 
-    def _flush(self) -> None:
-        with self._lock:
-            self._pending = False
-            count = self._latest
+    def _flush(self) -> None:  # on the UI thread: the write goes back to the loop
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody reads it any more
+            loop.call_soon_threadsafe(self._apply)
+
+    def _apply(self) -> None:
+        count = self._latest
         if count != self._shown():
             self._show(count)

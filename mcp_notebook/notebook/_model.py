@@ -154,9 +154,7 @@ class SessionModel(_Model):
         # ``change.added`` (``old`` and ``new`` are the same object: no copy was made to compare).
         history = self.history
         history.append(entry)
-        self.notify_change(
-            Bunch(name="history", old=history, new=history, owner=self, type="change", added=[entry])
-        )
+        _tell(self, "history", history, history, [entry], self.notify_change)
         self.updated_at = time.time()
 
     def _publish(self) -> None:
@@ -179,8 +177,15 @@ def _announce(model: _Model, name: str, new: list[_Row], added: list[_Row]) -> N
     old = getattr(model, name)
     model._trait_values[name] = new
     model._trait_values["updated_at"] = time.time()
-    change = Bunch(name=name, old=old, new=new, owner=model, type="change", added=added)
-    HasTraits.notify_change(model, change)
+    _tell(model, name, old, new, added, lambda change: HasTraits.notify_change(model, change))
+
+
+def _tell(
+    model: _Model, name: str, old: Any, new: Any, added: list[_Row], notify: Callable[[Bunch], None]
+) -> None:
+    """Tell the observers of a trait that grew: the one shape of a change that lists its new
+    entries in ``change.added`` (history, log, notifications), sent through ``notify``."""
+    notify(Bunch(name=name, old=old, new=new, owner=model, type="change", added=added))
 
 
 class GroupModel(_Model):

@@ -2,11 +2,12 @@
 
 Why: the list used to be rebuilt from new widgets on every call (about 200 widget models for 20
 rows, never closed), so a loop of calls with an explorer on screen ran at a few calls a second and
-grew the kernel by megabytes. Now the rows are made once (one more per call until there are
-``rows`` of them) and a redraw only sets the values that changed; redraws are coalesced
-(:class:`Coalesced`): at most ``1 / interval`` a second (4 by default: each redraw of a busy list
-sends one message a row, and a kernel's threads share one GIL), off the caller's thread, always
-ending on the final state.
+grew the kernel by megabytes. Now the ``rows`` rows are made once, with the list (so a flood of
+calls creates no widget model, not even the first ones), and a redraw only sets the values that
+changed; redraws go through the notebook's one rate limiter (:class:`~..notebook._coalesce.Coalescer`):
+at most ``1 / interval`` a second (4 by default: each redraw of a busy list sends one message a
+row, and a kernel's threads share one GIL), off the caller's thread, always ending on the final
+state.
 """
 
 from __future__ import annotations
@@ -21,69 +22,12 @@ import ipywidgets as W
 from ipywidgets.widgets.widget_string import LabelStyle
 
 from ..display._html import short
+from ..notebook._coalesce import Coalescer
 from ._result_view import html_widget
 
-__all__ = ["Coalesced", "HistoryRows"]
+__all__ = ["HistoryRows"]
 
 _Entry = dict[str, Any]
-
-
-class Coalesced:
-    """Run ``fn`` after ``poke()``, at most once per ``interval`` seconds, never two at once.
-
-    A poke only sets a flag (cheap, from any thread, e.g. a model observer on the engine thread);
-    the run happens on a short-lived timer thread, so whoever poked never waits for the drawing.
-    Pokes during a run schedule one more run, which reads the state as it is then.
-    """
-
-    def __init__(self, fn: Callable[[], None], *, interval: float = 0.1) -> None:
-        self._fn = fn
-        self._interval = interval
-        self._lock = threading.Lock()
-        self._scheduled = False
-        self._running = False
-        self._dirty = False
-        self._last = 0.0
-        self._closed = False
-        #: Runs so far (tests and benchmarks read it).
-        self.runs = 0
-
-    def poke(self) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            if self._running:
-                self._dirty = True  # one more run once this one ends
-                return
-            if self._scheduled:
-                return
-            self._scheduled = True
-            delay = max(0.0, self._last + self._interval - time.monotonic())
-        timer = threading.Timer(delay, self._run)
-        timer.daemon = True
-        timer.start()
-
-    def _run(self) -> None:
-        with self._lock:
-            self._scheduled = False
-            if self._closed:
-                return
-            self._running, self._dirty = True, False
-        self.runs += 1
-        try:
-            self._fn()
-        finally:
-            with self._lock:
-                self._running = False
-                # Counted from the end of a run: a slow run (a busy kernel) cannot take all the time.
-                self._last = time.monotonic()
-                again, self._dirty = self._dirty, False
-            if again:
-                self.poke()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
 
 
 class _Shared:
@@ -153,12 +97,13 @@ class HistoryRows:
         self._on_rerun = on_rerun
         self._on_copy = on_copy
         self._size = rows
-        self._rows: list[_Row] = []
-        self._shared: _Shared | None = None  # made with the first row
+        self._shared = _Shared()
+        # Every row now: live widget models stay flat from the first call on.
+        self._rows = [_Row(self._shared, on_rerun, on_copy) for _ in range(rows)]
         self._lock = threading.Lock()
         self.empty = html_widget("<i>No calls yet.</i>")
         self.box = W.VBox([self.empty])
-        self.redraws = Coalesced(self.redraw, interval=interval)
+        self.redraws = Coalescer(self.redraw, interval, what="the explorer's history")
 
     def changed(self) -> None:
         """The history grew: redraw soon (cheap; from any thread)."""
@@ -168,10 +113,6 @@ class HistoryRows:
         """Show the newest calls now."""
         entries = self._recent(self._size)
         with self._lock:
-            while len(self._rows) < len(entries):
-                if self._shared is None:
-                    self._shared = _Shared()
-                self._rows.append(_Row(self._shared, self._on_rerun, self._on_copy))
             for row, entry in zip(self._rows, entries, strict=False):
                 row.show(entry)
             shown = tuple(row.box for row in self._rows[: len(entries)]) or (self.empty,)
@@ -183,7 +124,7 @@ class HistoryRows:
         made: list[W.Widget] = [self.empty, self.box]
         for row in self._rows:
             made += [row.rerun, row.copy, row.label, row.box]
-        return made + (self._shared.widgets() if self._shared is not None else [])
+        return made + self._shared.widgets()
 
     def close(self) -> None:
         self.redraws.close()

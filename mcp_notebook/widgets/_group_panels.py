@@ -258,6 +258,18 @@ class GroupTools(ToolSource):
         merged.sort(key=lambda e: float(e.get("time") or 0))
         return merged
 
+    def recent_calls(self, count: int) -> list[dict[str, Any]]:
+        """The newest ``count`` calls of every server, newest first: each session's newest
+        ``count`` only (its history's tail, no copy), so a redraw costs the rows shown, not the
+        length of the histories."""
+        newest = [
+            {**entry, "server": server, "name": self._name(server, str(entry.get("name")))}
+            for server, session in _up(self.group)
+            for entry in SessionTools(session).recent_calls(count)
+        ]
+        newest.sort(key=lambda e: float(e.get("time") or 0), reverse=True)
+        return newest[:count]
+
     def history_frame(self) -> Any:
         import pandas as pd
 
@@ -447,6 +459,7 @@ class GroupLogWidget(LogView):
             model,
             ["log"],
             read,
+            row=lambda _name, e: log_entry(e, notification=e.get("kind") == "notification"),
             column="server",
             choices=lambda: [str(name) for name in group],  # a group's servers are fixed
             max_entries=max_entries,

@@ -10,16 +10,24 @@ The view itself (:class:`LogView`) reads its entries through a function and foll
 a model that change them, so a group's merged log (``_group.py``) is the same view with one more
 column (the server) and a filter on it.
 
-A flood of messages never redraws the view once per message: a change of the model only pokes a
-coalescer (``notebook/_coalesce.py``), which redraws at most :data:`REDRAWS_PER_SECOND` times a
-second on the UI thread, always ending on the final state. The controls (level, filter, Clear)
-redraw at once.
+A flood of messages never redraws the view once per message: a change of the model only notes
+the new entries (``change.added``) and pokes a coalescer (``notebook/_coalesce.py``), which
+redraws at most :data:`REDRAWS_PER_SECOND` times a second on the UI thread, always ending on the
+final state. A redraw sends only what changed: the rows live in a fixed ring of HTML widgets
+(:class:`_Rows`, chunks of ``max_entries / 16`` rows); new rows fill the newest chunk, then the
+next free one, and the oldest chunks are dropped as the view fills. So a redraw sends its new rows
+and at most one partly filled chunk; more new rows than the view holds are drawn as one chunk (one
+message), split into regular chunks once when the first of its rows must go. The rows in the page never exceed
+``max_entries``, and no widget model is made after the view. The controls (level, filter,
+Clear) redraw everything at once.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -92,6 +100,119 @@ def log_entry(entry: Any, *, notification: bool) -> dict[str, Any]:
 
 _ENTRY_KEYS = frozenset({"time", "kind", "level", "logger", "data", "method", "params", "source"})
 _ALL = "all"
+#: The chunks a view's rows are split in (each an HTML widget): a redraw re-sends at most one
+#: partly filled chunk besides its new rows.
+_CHUNKS = 16
+_TABLE = '<table style="width:100%;table-layout:fixed">'
+_EMPTY = "<i>Nothing yet.</i>"
+
+
+class _Chunk:
+    """One HTML widget of the ring and the rows it shows."""
+
+    def __init__(self) -> None:
+        self.widget = W.HTML()
+        self.rows: list[str] = []
+
+
+class _Rows(W.VBox):
+    """The rows of a log view, newest last, at most ``limit`` of them, in a fixed ring of chunks.
+
+    New rows fill the newest chunk up to ``size`` rows, then the next free chunk; the oldest
+    chunks are dropped (or trimmed by whole ``size`` steps) to keep ``limit`` rows at most. More
+    new rows than the view holds (a flood) are drawn as one chunk: one message, as one table was.
+    ``value`` is the HTML of everything shown (the heading and every chunk), as one table would be.
+    """
+
+    def __init__(self, limit: int, head: str, columns: str) -> None:
+        self.limit = max(1, limit)
+        self.size = max(1, -(-self.limit // _CHUNKS))  # rows per chunk
+        self._ring = [_Chunk() for _ in range(-(-self.limit // self.size) + 2)]
+        self._shown: deque[_Chunk] = deque()
+        self._columns = columns
+        self.head = W.HTML(f"{_TABLE}{columns}<thead>{head}</thead></table>")
+        self.empty = W.HTML(_EMPTY)
+        super().__init__([self.empty], layout=W.Layout(width="100%"))
+
+    @property
+    def value(self) -> str:
+        box: W.Box = self
+        return "".join(child.value for child in box.children if isinstance(child, W.HTML))
+
+    def widgets(self) -> list[W.Widget]:
+        return [self.head, self.empty, *(chunk.widget for chunk in self._ring)]
+
+    def reset(self, rows: list[str]) -> None:
+        """Show ``rows`` (newest last) and nothing else, as one chunk."""
+        rows = rows[-self.limit :]
+        first = self._shown[0] if self._shown else self._ring[0]
+        for chunk in self._shown:
+            chunk.rows = []
+        self._shown.clear()
+        if rows:
+            first.rows = rows
+            self._shown.append(first)
+        self._draw({first})
+
+    def append(self, rows: list[str]) -> None:
+        """Show ``rows`` after the others, dropping the oldest as the view fills."""
+        if len(rows) >= self.limit:
+            self.reset(rows)
+            return
+        dirty: set[_Chunk] = set()
+        newest = self._shown[-1] if self._shown else None
+        if newest is not None and len(newest.rows) < self.size:
+            room = self.size - len(newest.rows)
+            newest.rows += rows[:room]
+            rows = rows[room:]
+            dirty.add(newest)
+        self._trim(len(rows), dirty)
+        while rows:
+            chunk = next(c for c in self._ring if c not in self._shown)
+            chunk.rows, rows = rows[: self.size], rows[self.size :]
+            self._shown.append(chunk)
+            dirty.add(chunk)
+        self._draw(dirty)
+
+    def _trim(self, coming: int, dirty: set[_Chunk]) -> None:
+        """Make room for ``coming`` rows: drop whole old chunks, or trim the oldest by whole chunks."""
+        excess = sum(len(c.rows) for c in self._shown) + coming - self.limit
+        chunks_needed = -(-coming // self.size)
+        while self._shown and (excess > 0 or len(self._shown) + chunks_needed > len(self._ring)):
+            oldest = self._shown[0]
+            cut = max(self.size, -(-max(excess, 0) // self.size) * self.size)
+            if cut >= len(oldest.rows):
+                excess -= len(oldest.rows)
+                oldest.rows = []
+                self._shown.popleft()
+                dirty.discard(oldest)
+            else:
+                excess -= cut
+                self._split(self._shown.popleft(), oldest.rows[cut:], dirty)
+
+    def _split(self, oldest: _Chunk, rest: list[str], dirty: set[_Chunk]) -> None:
+        """Put back the rows left of the oldest chunk as regular chunks (once, after a flood's
+        one big chunk: trimming it again and again would re-send it whole each time)."""
+        free = [c for c in self._ring if c not in self._shown and c is not oldest]
+        pieces = [rest[i : i + self.size] for i in range(0, len(rest), self.size)]
+        if len(pieces) - 1 > len(free):
+            pieces = [rest]
+        chunks = [oldest, *free[: len(pieces) - 1]]
+        for chunk, piece in zip(reversed(chunks), reversed(pieces), strict=True):
+            chunk.rows = piece
+            self._shown.appendleft(chunk)
+            dirty.add(chunk)
+
+    def _draw(self, dirty: set[_Chunk]) -> None:
+        for chunk in dirty:
+            if chunk in self._shown:
+                chunk.widget.value = f"{_TABLE}{self._columns}<tbody>{''.join(chunk.rows)}</tbody></table>"
+        shown: tuple[W.Widget, ...] = (
+            (self.head, *(chunk.widget for chunk in self._shown)) if self._shown else (self.empty,)
+        )
+        box: W.Box = self
+        if box.children != shown:
+            box.children = shown
 
 
 class LogView(Fallback, W.VBox):
@@ -108,6 +229,7 @@ class LogView(Fallback, W.VBox):
         names: Sequence[str],
         read: Callable[[], list[dict[str, Any]]],
         *,
+        row: Callable[[str, Any], dict[str, Any]],
         column: str | None = None,
         choices: Callable[[], Sequence[str]] | None = None,
         max_entries: int = 200,
@@ -116,6 +238,7 @@ class LogView(Fallback, W.VBox):
         self._model = model
         self._names = list(names)
         self._read = read
+        self._row = row
         self.column = column
         self._choices = choices
         self.max_entries = max_entries
@@ -125,8 +248,18 @@ class LogView(Fallback, W.VBox):
         self.show_notifications.add_class("mcpnb-log-notifications")
         self.clear_button = W.Button(description="Clear", icon="trash")
         self.clear_button.add_class("mcpnb-log-clear")
-        self.table = W.HTML()
+        extra_head = f"<th>{escape(column)}</th>" if column is not None else ""
+        extra_col = '<col style="width:9em">' if column is not None else ""
+        self.table = _Rows(
+            max_entries,
+            f"<tr><th>time</th>{extra_head}<th>level</th><th>source</th><th>data</th></tr>",
+            f'<colgroup><col style="width:7.5em">{extra_col}<col style="width:6em">'
+            '<col style="width:12em"><col></colgroup>',
+        )
         self.table.add_class("mcpnb-log-entries")
+        # What the model added since the last redraw (trait name, entry); None: redraw it all.
+        self._added: deque[tuple[str, Any]] | None = None
+        self._lock = threading.Lock()
         self._since = 0.0
         controls: list[W.Widget] = [self.level]
         self.column_filter: W.Dropdown | None = None
@@ -142,7 +275,7 @@ class LogView(Fallback, W.VBox):
         self.level.observe(self._changed, names="value")
         self.show_notifications.observe(self._changed, names="value")
         self.clear_button.on_click(lambda _b: self.clear())
-        self._redraw = Coalescer(self.refresh, 1.0 / REDRAWS_PER_SECOND, what="a log view")
+        self._redraw = Coalescer(self._redraw_new, 1.0 / REDRAWS_PER_SECOND, what="a log view")
         self._paused = False
         model.observe(self._model_changed, names=self._names)
         self.refresh()
@@ -151,6 +284,16 @@ class LogView(Fallback, W.VBox):
         self.refresh()
 
     def _model_changed(self, change: Any) -> None:
+        added = change.get("added")
+        with self._lock:
+            if (
+                self._paused
+                or added is None
+                or (self._added is not None and len(self._added) + len(added) > self.max_entries)
+            ):
+                self._added = None  # too much, or not said what: the next redraw reads it all
+            elif self._added is not None:
+                self._added.extend((change["name"], entry) for entry in added)
         if not self._paused:
             self._redraw.poke()
 
@@ -159,7 +302,17 @@ class LogView(Fallback, W.VBox):
         hidden tab), or start again (redrawing at once: the model kept everything)."""
         self._paused = paused
         if not paused:
+            with self._lock:
+                self._added = None
             self._redraw.poke()
+
+    def _wanted(self, entry: dict[str, Any], minimum: int, wanted: str) -> bool:
+        if entry["kind"] == "notification":
+            if not self.show_notifications.value:
+                return False
+        elif _rank(entry["kind"]) < minimum:
+            return False
+        return wanted == _ALL or str(entry.get(self.column or "")) == wanted
 
     def clear(self) -> None:
         """Hide what was received so far (the model keeps it)."""
@@ -174,17 +327,16 @@ class LogView(Fallback, W.VBox):
         """
         minimum = _rank(self.level.value)
         wanted = self.column_filter.value if self.column_filter is not None else _ALL
-        merged = []
-        for entry in self._read():
-            notification = entry["kind"] == "notification"
-            if filtered and notification and not self.show_notifications.value:
-                continue
-            if filtered and not notification and _rank(entry["kind"]) < minimum:
-                continue
-            if filtered and wanted != _ALL and str(entry.get(self.column or "")) != wanted:
-                continue
-            merged.append(entry)
-        merged = [e for e in merged if float(e.get("time") or 0) > self._since]
+        return self._kept(self._read(), filtered=filtered, minimum=minimum, wanted=wanted)
+
+    def _kept(
+        self, rows: list[dict[str, Any]], *, filtered: bool, minimum: int, wanted: str
+    ) -> list[dict[str, Any]]:
+        merged = [
+            e
+            for e in rows
+            if (not filtered or self._wanted(e, minimum, wanted)) and float(e.get("time") or 0) > self._since
+        ]
         merged.sort(key=lambda e: float(e.get("time") or 0))
         return merged[-self.max_entries :]
 
@@ -206,31 +358,43 @@ class LogView(Fallback, W.VBox):
             self.column_filter.value = current if current in options else _ALL
 
     def refresh(self) -> None:
-        self._update_choices()
-        entries = self.entries()
-        if not entries:
-            self.table.value = "<i>Nothing yet.</i>"
-            return
-        rows = []
-        for entry in entries:
-            kind = entry["kind"]
-            colour = _COLOURS.get(kind)
-            style = f' style="color:{colour}"' if colour else ""
-            extra = ""
-            if self.column is not None:
-                value = escape(short(str(entry.get(self.column, "")), 200))
-                extra = f'<td class="mcpnb-log-{escape(self.column)}"><b>{value}</b></td>'
-            rows.append(
-                f'<tr class="mcpnb-log-entry"><td>{_clock(entry["time"])}</td>{extra}'
-                f"<td{style}>{escape(short(kind, 40))}</td>"
-                f"<td><code>{escape(short(str(entry['source']), 200))}</code></td>"
-                f'<td><pre style="white-space:pre-wrap;margin:0">{escape(_text(entry["data"]))}</pre>'
-                "</td></tr>"
-            )
-        extra_head = f"<th>{escape(self.column)}</th>" if self.column is not None else ""
-        self.table.value = (
-            f'<table style="width:100%"><thead><tr><th>time</th>{extra_head}<th>level</th><th>source</th>'
-            f"<th>data</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        """Redraw every row now (the controls changed, or the view was behind)."""
+        with self._lock:
+            self._added = deque()
+            self._update_choices()
+            self.table.reset([self._html(entry) for entry in self.entries()])
+
+    def _redraw_new(self) -> None:
+        """Draw what the model added since the last redraw (on the UI thread, coalesced)."""
+        with self._lock:
+            added, self._added = self._added, deque()
+            self._update_choices()
+            if added is None:
+                self.table.reset([self._html(entry) for entry in self.entries()])
+                return
+            if not added:
+                return
+            minimum = _rank(self.level.value)
+            wanted = self.column_filter.value if self.column_filter is not None else _ALL
+            rows = [self._row(name, entry) for name, entry in added]
+            new = self._kept(rows, filtered=True, minimum=minimum, wanted=wanted)
+            if new:
+                self.table.append([self._html(entry) for entry in new])
+
+    def _html(self, entry: dict[str, Any]) -> str:
+        kind = entry["kind"]
+        colour = _COLOURS.get(kind)
+        style = f' style="color:{colour}"' if colour else ""
+        extra = ""
+        if self.column is not None:
+            value = escape(short(str(entry.get(self.column, "")), 200))
+            extra = f'<td class="mcpnb-log-{escape(self.column)}"><b>{value}</b></td>'
+        return (
+            f'<tr class="mcpnb-log-entry"><td>{_clock(entry["time"])}</td>{extra}'
+            f"<td{style}>{escape(short(kind, 40))}</td>"
+            f"<td><code>{escape(short(str(entry['source']), 200))}</code></td>"
+            f'<td><pre style="white-space:pre-wrap;margin:0">{escape(_text(entry["data"]))}</pre>'
+            "</td></tr>"
         )
 
     def summary(self) -> str:
@@ -253,6 +417,8 @@ class LogView(Fallback, W.VBox):
         self._unfollowed = True
         self._model.unobserve(self._model_changed, names=self._names)
         self._redraw.close()
+        for widget in self.table.widgets():
+            widget.close()
         super().close()
 
 
@@ -268,7 +434,10 @@ class LogWidget(LogView):
                 log_entry(e, notification=True) for e in list(model.notifications)
             ]
 
-        super().__init__(model, ["log", "notifications"], read, max_entries=max_entries, level=level)
+        def row(name: str, entry: Any) -> dict[str, Any]:
+            return log_entry(entry, notification=name == "notifications")
+
+        super().__init__(model, ["log", "notifications"], read, row=row, max_entries=max_entries, level=level)
 
 
 def log_widget(session: Any, **options: Any) -> LogWidget:
