@@ -6,12 +6,15 @@ stdio; the servers are counted among this process's children, as a person would 
 
 from __future__ import annotations
 
+import itertools
 import os
+from unittest import mock
 
 import psutil
 import pytest
 
 import mcp_notebook
+from mcp_notebook.notebook import _once
 from mcp_notebook.notebook._registry import REGISTRY
 from tests.conftest import demo_server
 
@@ -20,10 +23,15 @@ pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 OPTIONS = {"show_progress": False, "dialogs": False}
 
 
+_runs = itertools.count()
+
+
 def connect_cell(target: object = None, **options: object) -> mcp_notebook.Session:
     """A notebook's connect cell: each call is the cell run (again). Outside a kernel the cell is
-    the calling line, so every run calls ``connect`` from this one line."""
-    return mcp_notebook.connect(demo_server() if target is None else target, **OPTIONS, **options)
+    the calling line, so every run calls ``connect`` from this one line; a kernel would give each
+    run its execute request's id, which this gives here (a script has none, so nothing matches)."""
+    with mock.patch.object(_once, "current_run", return_value=f"run-{next(_runs)}"):
+        return mcp_notebook.connect(demo_server() if target is None else target, **OPTIONS, **options)
 
 
 def _demo_servers() -> list[int]:
@@ -142,3 +150,17 @@ def test_a_session_whose_server_is_gone_is_replaced_not_returned(capsys) -> None
         first.close()
         if second is not None:
             second.close()
+
+
+def test_the_calls_of_one_script_never_replace_each_other(capsys) -> None:
+    """A script (no kernel, so no runs) that connects in a loop keeps every session it opened."""
+    sessions = [mcp_notebook.connect(demo_server(), **OPTIONS) for _ in range(2)]
+    try:
+        assert sessions[0] is not sessions[1]
+        assert [s.model.status for s in sessions] == ["ready", "ready"]
+        assert len(_demo_servers()) == 2
+        assert capsys.readouterr().out == ""
+    finally:
+        for session in sessions:
+            session.close()
+    assert _demo_servers() == []

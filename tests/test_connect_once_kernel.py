@@ -60,3 +60,21 @@ def test_a_connect_cell_run_again_keeps_one_server(kernel: Kernel) -> None:
     assert len(kernel.servers()) == 2
     _run_in_cell(kernel, "cell-c", "demo.close()\no.close()\n")
     assert kernel.servers() == []
+
+
+def test_a_cell_that_connects_in_a_loop_keeps_each_session_and_its_rerun_finds_them(kernel: Kernel) -> None:
+    loop = (
+        "import json, mcp_notebook\n"
+        f"ss = [mcp_notebook.connect({DEMO!r}, show_progress=False, timeout=t) for t in (30, 31)]\n"
+        "print(json.dumps({'ids': [id(s) for s in ss], 'open': [s.model.status for s in ss]}))\n"
+    )
+    first = _run_in_cell(kernel, "cell-loop", loop).json_line()
+    assert len(set(first["ids"])) == 2
+    assert first["open"] == ["ready", "ready"]
+    assert len(kernel.servers()) == 2
+    again = _run_in_cell(kernel, "cell-loop", loop)
+    assert again.json_line() == first  # each call of the re-run finds its own session
+    assert "closed the session" not in again.stdout
+    assert len(kernel.servers()) == 2
+    _run_in_cell(kernel, "cell-end", "for s in ss: s.close()\n")
+    assert kernel.servers() == []

@@ -10,11 +10,13 @@ opened for the same target from the same cell) and
 * returns it, when the target and the options are the same and it is still open;
 * otherwise closes it, says so in one line, and connects anew under the same name.
 
-Only the same cell (or an explicit ``name=``) means the same session: another cell connecting to
-the same server, with other options or inside ``with connect(...) as s:``, gets a session of its
-own, as before, and never closes (or borrows) the first. Two sessions of one server from one cell
-need two names (``name="a"``, ``name="b"``). Outside a kernel that sends cell ids (a script, the
-terminal IPython, whose cells' files carry their execution count) the cell is the calling line.
+Only an earlier run of the same cell (or an explicit ``name=``) means the same session: another
+cell connecting to the same server, with other options or inside ``with connect(...) as s:``, gets
+a session of its own, as before, and never closes (or borrows) the first. The calls of one run
+never mean each other (``[connect(t) for t in targets]`` opens one session per target); a cell
+run again pairs its k-th ``connect()`` with the k-th of the cell's previous run. Outside a kernel
+(a script) there are no runs, so only ``name=`` finds a session; in a kernel whose front end
+sends no cell id (nbclient) the cell is the calling line.
 The options' values are compared, never shown (they may hold tokens): the note names the
 options that differ, not what they hold.
 """
@@ -28,7 +30,7 @@ from typing import Any
 from ._registry import REGISTRY, Entry, Given, same_value
 from ._session import Session
 
-__all__ = ["call_site", "connect_once"]
+__all__ = ["call_site", "connect_once", "current_run"]
 
 
 def connect_once(open_session: Callable[..., Session], target: Any, options: Mapping[str, Any]) -> Session:
@@ -42,12 +44,14 @@ def connect_once(open_session: Callable[..., Session], target: Any, options: Map
         return open_session(target, **options)
     name = options.pop("name", None)
     options.pop("register", None)
-    site = call_site()
-    found = REGISTRY.opened_with(name, target, site)
+    site, run = call_site(), current_run()
+    ordinal = _next_ordinal(site, run)
+    found = REGISTRY.opened_with(name, site, run, ordinal) if run is not None or name is not None else None
     if found is not None:
         old_name, entry = found
         given = entry.given
         if entry.session.model.status != "closed" and given is not None and given.same_call(target, options):
+            REGISTRY.note_given(entry.session, Given(target, dict(options), site, run, ordinal))
             return entry.session  # type: ignore[return-value]
         note = _replaced_note(old_name, entry, target, options)
         entry.session.close()
@@ -55,27 +59,52 @@ def connect_once(open_session: Callable[..., Session], target: Any, options: Map
         name = old_name
     session = open_session(target, name=name, register=False, **options)
     session._register("connect()")
-    REGISTRY.note_given(session, Given(target, dict(options), site))
+    REGISTRY.note_given(session, Given(target, dict(options), site, run, ordinal))
     return session
+
+
+#: The last run seen of each site and how many ``connect()`` calls it made so far.
+_ordinals: dict[Any, tuple[Any, int]] = {}
+
+
+def _next_ordinal(site: Any, run: Any) -> int:
+    """Which ``connect()`` of this run of ``site`` this is: 0 for the first, 1 for the next..."""
+    last_run, count = _ordinals.get(site, (None, 0))
+    ordinal = count if last_run == run and run is not None else 0
+    _ordinals[site] = (run, ordinal + 1)
+    return ordinal
+
+
+def current_run() -> Any:
+    """The kernel's execute request being served (its message id), or None outside a kernel."""
+    parent = _parent_message()
+    header = parent.get("header") if isinstance(parent, dict) else None
+    run = header.get("msg_id") if isinstance(header, dict) else None
+    return run if isinstance(run, str) and run else None
+
+
+def _parent_message() -> Any:
+    ipython = sys.modules.get("IPython")  # never imported here: only if it is running
+    get_ipython = getattr(ipython, "get_ipython", None)
+    shell = get_ipython() if callable(get_ipython) else None
+    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
+    if not callable(get_parent):
+        return None
+    try:
+        return get_parent()
+    except Exception:  # an older kernel's signature: no run, no cell
+        return None
 
 
 def call_site() -> Any:
     """Where ``connect()`` is called from: the notebook cell (the id the front end sends with
     each execution: JupyterLab, Notebook 7), else the calling code's file and
     line (ipykernel names a cell's file after its source: the same cell, unchanged, is one site)."""
-    ipython = sys.modules.get("IPython")  # never imported here: only if it is running
-    get_ipython = getattr(ipython, "get_ipython", None)
-    shell = get_ipython() if callable(get_ipython) else None
-    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
-    if callable(get_parent):
-        try:
-            parent = get_parent()
-        except Exception:  # an older kernel's signature: fall back to the code's line
-            parent = None
-        metadata = parent.get("metadata") if isinstance(parent, dict) else None
-        cell = metadata.get("cellId") if isinstance(metadata, dict) else None
-        if isinstance(cell, str) and cell:
-            return ("cell", cell)
+    parent = _parent_message()
+    metadata = parent.get("metadata") if isinstance(parent, dict) else None
+    cell = metadata.get("cellId") if isinstance(metadata, dict) else None
+    if isinstance(cell, str) and cell:
+        return ("cell", cell)
     frame = sys._getframe(1)
     while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).startswith("mcp_notebook."):
         frame = frame.f_back

@@ -142,11 +142,15 @@ class Entry:
 @dataclass(frozen=True)
 class Given:
     """What a ``connect()`` call was given, and where from: its ``site`` is the notebook cell (the
-    front end's cell id) or else the calling line. Never shown: options may hold secrets."""
+    front end's cell id) or else the calling line, ``run`` the kernel's execute request that ran
+    it and ``ordinal`` which ``connect()`` of that run it was (0, 1, ...: a loop's calls).
+    Never shown: options may hold secrets."""
 
     target: Any
     options: dict[str, Any] = field(repr=False)
     site: Any = None
+    run: Any = None
+    ordinal: int = 0
 
     def same_call(self, target: Any, options: Mapping[str, Any]) -> bool:
         """``connect(target, **options)`` is this call again: same target, same options."""
@@ -239,17 +243,17 @@ class Registry:
                 n: replace(e, given=given) if e.session is session else e for n, e in self.sessions.items()
             }
 
-    def opened_with(self, name: str | None, target: Any, site: Any) -> tuple[str, Entry] | None:
-        """The session a re-run ``connect(target, name=name)`` means: the one named ``name``, else
-        the last one ``connect()`` opened for the same ``target`` from the same ``site`` (cell);
-        None if there is none open."""
+    def opened_with(self, name: str | None, site: Any, run: Any, ordinal: int) -> tuple[str, Entry] | None:
+        """The session a re-run ``connect(..., name=name)`` means: the one named ``name``, else the
+        one the ``ordinal``-th ``connect()`` of an earlier run of the same ``site`` (cell) opened;
+        None if there is none open. Calls of one run never mean each other (a loop's sessions)."""
         sessions = self.sessions
         if name is not None:
             entry = sessions.get(name)
             return (name, entry) if entry is not None else None
         for found, entry in reversed(sessions.items()):
             given = entry.given
-            if given is not None and given.site == site and same_value(given.target, target):
+            if given is not None and given.site == site and given.run != run and given.ordinal == ordinal:
                 return found, entry
         return None
 
