@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..apps import AppHost
+from ._dialogs import current_place
 
 if TYPE_CHECKING:
     from ..apps import AppResource
@@ -45,6 +46,8 @@ class AppRun:
         self.session = session
         self.tool = name  # the tool's name, for the log
         self._engine = session._engine
+        # Opened by a call from a widget (the explorer): the View's own calls ask their dialogs there.
+        self._place = current_place()
         #: The core's host (its ``result``, ``error``, ``resource``, ...).
         self.host = AppHost(
             session.client,
@@ -67,7 +70,10 @@ class AppRun:
 
     def receive_soon(self, message: Any) -> None:
         """A message the View posted, from any thread: handled on the engine, not waited for."""
-        self._engine.spawn(self.host.receive, message)
+        receive: Callable[..., Awaitable[None]] = self.host.receive
+        if self._place is not None:
+            receive = self._place.placed(self.session, receive)
+        self._engine.spawn(receive, message)
 
     def receive(self, message: Any) -> None:
         """Hand the host one message and wait until it is handled (scripts, tests, no front end)."""

@@ -7,16 +7,28 @@ widget messages (:mod:`._uipoll`). How a dialog looks is not this layer's busine
 ``NotebookDialogs`` draws them (its ``_form_dialog``, ``_url_dialog``, ``_sampling_dialog`` and
 ``_show``), and the top layer's ``Session`` hands in the factory that makes one
 (:func:`dialogs_for`), so the notebook layer never imports widgets.
+
+Where a dialog appears is state too. A widget that starts calls (the explorer, an App view) owns a
+:class:`DialogPlace` and runs each call through :meth:`DialogPlace.placed`, which marks the call's
+task with the place (a context variable) and counts it as in flight there. A dialog asked for
+inside that task (a modern server's ``input_required`` round) goes to that place; one whose origin
+is not in the context (a legacy server's JSON-RPC request, a task's input request answered by the
+poller) goes to every place with a call in flight on that session, and, when there is none, under
+the running cell as before. The widget's dialog area draws its place's open dialogs and drops each
+when it is answered, cancelled or its call ends. Where there is nowhere to show one (no kernel, no
+place, no ``output``) the handler fails at once with an error that says what to do: never a
+silent wait.
 """
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import logging
 import sys
 import threading
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -24,9 +36,20 @@ import anyio.to_thread
 from ..protocol._errors import McpError
 from . import _uipoll
 
-__all__ = ["DialogView", "Dialogs", "DialogsFactory", "dialogs_for", "sampler_name", "sampling_result"]
+__all__ = [
+    "DialogPlace",
+    "DialogView",
+    "Dialogs",
+    "DialogsFactory",
+    "current_place",
+    "dialogs_for",
+    "sampler_name",
+    "sampling_result",
+]
 
 logger = logging.getLogger("mcp_notebook.notebook")
+
+_T = TypeVar("_T")
 
 #: Makes a session's dialogs from its name (the top layer's ``Session.dialogs_factory``).
 DialogsFactory = Callable[[str], Any]
@@ -42,6 +65,80 @@ class DialogView(Protocol):
     async def wait(self) -> None: ...
 
     def expire(self, why: str) -> None: ...
+
+
+class DialogPlace:
+    """Where the dialogs of the calls started from one widget appear: that widget's dialog area.
+
+    State only: ``open_dialogs`` (oldest first) and ``on_change`` callbacks, called with the place
+    (on the engine thread) when a dialog arrives or leaves; the widget layer's ``DialogArea``
+    draws it. ``label`` names the widget (for reprs and errors).
+    """
+
+    def __init__(self, label: str = "") -> None:
+        self.label = label
+        self.open_dialogs: list[Any] = []
+        self._callbacks: list[Callable[[DialogPlace], Any]] = []
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<DialogPlace {self.label!r}: {len(self.open_dialogs)} open>"
+
+    def on_change(self, callback: Callable[[DialogPlace], Any]) -> Callable[[], None]:
+        """Call ``callback(place)`` when a dialog arrives here or leaves; returns an undo."""
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+
+    def placed(self, session: Any, fn: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_T]]:
+        """``fn`` run as a call started here: what ``session.spawn(place.placed(session, fn), ...)``
+        runs. While it runs, the dialogs ``session``'s server asks for show in this place."""
+
+        async def run(*args: Any) -> _T:
+            token = _CURRENT.set(self)
+            entry = (self, getattr(session, "dialogs", None))
+            with _IN_FLIGHT_LOCK:
+                _IN_FLIGHT.append(entry)
+            try:
+                return await fn(*args)
+            finally:
+                with _IN_FLIGHT_LOCK:
+                    _IN_FLIGHT.remove(entry)
+                _CURRENT.reset(token)
+
+        return run
+
+    def _add(self, dialog: Any) -> None:
+        with self._lock:
+            self.open_dialogs.append(dialog)
+        self._changed()
+
+    def _remove(self, dialog: Any) -> None:
+        with self._lock:
+            if dialog not in self.open_dialogs:
+                return
+            self.open_dialogs.remove(dialog)
+        self._changed()
+
+    def _changed(self) -> None:
+        for callback in list(self._callbacks):
+            try:
+                callback(self)
+            except Exception:
+                logger.exception("an on_change callback of a dialog place raised; ignored")
+
+
+#: The place of the call the current task runs (set by :meth:`DialogPlace.placed`).
+_CURRENT: contextvars.ContextVar[DialogPlace | None] = contextvars.ContextVar(
+    "mcp_notebook_dialog_place", default=None
+)
+#: Every placed call in flight: (place, the session's dialogs), for requests with no context.
+_IN_FLIGHT: list[tuple[DialogPlace, Any]] = []
+_IN_FLIGHT_LOCK = threading.Lock()
+
+
+def current_place() -> DialogPlace | None:
+    """The place of the call this task runs for, or None (a cell, a script, no call)."""
+    return _CURRENT.get()
 
 
 class Dialogs:
@@ -90,6 +187,10 @@ class Dialogs:
     def _show(self, widget: Any) -> None:
         raise NotImplementedError
 
+    def _nowhere(self, dialog: DialogView) -> str | None:
+        """Why ``dialog``, which has no place, cannot be shown (None: it can be); subclasses say."""
+        return None
+
     # --- handlers -------------------------------------------------------------------------------
 
     async def elicit(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -122,13 +223,32 @@ class Dialogs:
         draft = await anyio.to_thread.run_sync(sampler, params, abandon_on_cancel=True)
         return await draft if inspect.isawaitable(draft) else draft
 
+    def _places(self) -> list[DialogPlace]:
+        """Where a dialog asked for now goes: the place of the call in this task's context, else
+        every place with a call in flight on this session (the request's origin is unknown)."""
+        place = _CURRENT.get()
+        if place is not None:
+            return [place]
+        with _IN_FLIGHT_LOCK:
+            found = [p for p, dialogs in _IN_FLIGHT if dialogs is self]
+        return list(dict.fromkeys(found))
+
     async def _ask(self, dialog: DialogView) -> dict[str, Any]:
+        places = self._places()
+        why = None if places else self._nowhere(dialog)
         with self._lock:
-            self.open_dialogs.append(dialog)
+            if why is None:
+                self.open_dialogs.append(dialog)
             self.history = [*self.history[-99:], dialog]
+        if why is not None:
+            dialog.expire(why)  # in the history, saying why it was never shown
+            raise McpError("cancelled", why)
         _uipoll.dialog_opened()
         try:
-            self._show(dialog.widget)
+            for place in places:
+                place._add(dialog)
+            if not places:
+                self._show(dialog.widget)
             for callback in list(self._callbacks):
                 try:
                     callback(dialog)
@@ -142,6 +262,8 @@ class Dialogs:
             with self._lock:
                 if dialog in self.open_dialogs:
                     self.open_dialogs.remove(dialog)
+            for place in places:
+                place._remove(dialog)
             _uipoll.dialog_closed()
         if dialog.error is not None:
             raise dialog.error

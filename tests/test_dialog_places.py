@@ -1,0 +1,151 @@
+"""A dialog appears where its call started (issue #29, item 1), against the real demo server.
+
+The explorer runs its calls through its dialog place: the elicitation ``ask_user_name`` asks for
+must show in the explorer's dialog area (not under a cell: a click's output has no cell), the
+answer typed there must reach the server, and cancelling must end the call cleanly. Both eras:
+a modern server asks inside the call's own request (the place is in the task's context); a legacy
+server sends a JSON-RPC request of its own (the place is found among the calls in flight).
+A call with nowhere to show its dialog (no kernel, no place, no ``output``) fails at once, saying
+what to do, instead of waiting for ever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+import mcp_notebook
+from mcp_notebook import McpError, ToolResult
+from mcp_notebook.notebook import Session, _uipoll
+from mcp_notebook.notebook._dialogs import DialogPlace, current_place
+from mcp_notebook.widgets import explorer
+from mcp_notebook.widgets._dialogs import NotebookDialogs
+
+from .conftest import demo_server
+from .widget_helpers import wait_for
+
+pytestmark = pytest.mark.usefixtures("no_leaked_processes")
+
+DEMO = demo_server()
+
+
+@contextlib.contextmanager
+def _demo(dialogs: NotebookDialogs, protocol: str = "auto") -> Iterator[Session]:
+    session = mcp_notebook.connect(DEMO, show_progress=False, dialogs=dialogs, protocol=protocol)
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def _asking_explorer(session: Session, greeting: str) -> Any:
+    ex = explorer(session)
+    ex.select("ask_user_name")
+    assert ex.form is not None
+    ex.form.set_value({"greeting": greeting})
+    assert ex.call() is not None
+    wait_for(lambda: ex.dialog_area.place.open_dialogs, 20, "the explorer's dialog")
+    return ex
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+def test_an_explorer_call_asks_in_the_explorer_and_the_answer_reaches_the_server(protocol: str) -> None:
+    shown: list[Any] = []  # what would go under the running cell
+    dialogs = NotebookDialogs("demo", output=shown.append)
+    with _demo(dialogs, protocol) as session:
+        assert session.model.era == ("modern" if protocol == "auto" else "legacy")
+        ex = _asking_explorer(session, "Welcome")
+        try:
+            [dialog] = ex.dialog_area.place.open_dialogs
+            assert dialogs.open_dialogs == [dialog]
+            assert ex.dialog_area.children == (dialog.widget,)  # drawn inside the explorer
+            assert shown == []  # and not under a cell
+            assert "answer below" in ex.status.value
+            dialog.form.set_value({"name": "Ada"})
+            dialog.accept_button.click()
+            outcome = ex.wait()
+            assert isinstance(outcome, ToolResult), outcome
+            assert outcome.text == "Welcome, Ada! Nice to meet you."
+            assert ex.dialog_area.children == ()  # answered: gone from the explorer
+            assert ex.dialog_area.place.open_dialogs == []
+            assert dialogs.open_dialogs == []
+            assert _uipoll.dialogs_open() == 0
+        finally:
+            ex.close()
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+def test_cancelling_the_dialog_ends_the_explorer_call_cleanly(protocol: str) -> None:
+    dialogs = NotebookDialogs("demo", output=[].append)
+    with _demo(dialogs, protocol) as session:
+        ex = _asking_explorer(session, "Hi")
+        try:
+            [dialog] = ex.dialog_area.place.open_dialogs
+            dialog.cancel_button.click()
+            outcome = ex.wait()
+            assert isinstance(outcome, ToolResult), outcome
+            assert "cancelled" in outcome.text
+            assert "done" in ex.status.value
+            assert ex.dialog_area.children == ()
+            assert dialogs.open_dialogs == []
+            # The session is fine afterwards.
+            assert session.call_tool("add", {"a": 1, "b": 2}).text == "3.0"
+        finally:
+            ex.close()
+
+
+def test_the_explorers_cancel_while_a_dialog_is_open_ends_the_call_and_the_dialog() -> None:
+    dialogs = NotebookDialogs("demo", output=[].append)
+    with _demo(dialogs) as session:
+        ex = _asking_explorer(session, "Hi")
+        try:
+            [dialog] = ex.dialog_area.place.open_dialogs
+            ex.cancel()
+            outcome = ex.wait()
+            assert isinstance(outcome, McpError), outcome
+            assert outcome.kind == "cancelled"
+            assert ex.status.value.startswith("cancelled")
+            wait_for(lambda: not dialogs.open_dialogs, 10, "the dialog to close")
+            assert dialog.answered
+            assert "stopped waiting" in dialog.answer.value
+            assert ex.dialog_area.children == ()
+            assert _uipoll.dialogs_open() == 0
+            assert session.call_tool("add", {"a": 2, "b": 3}).text == "5.0"
+        finally:
+            ex.close()
+
+
+def test_a_placed_call_marks_its_task_and_only_while_it_runs() -> None:
+    place = DialogPlace("test")
+    seen: list[Any] = []
+
+    async def probe() -> None:
+        seen.append(current_place())
+
+    dialogs = NotebookDialogs("demo", output=[].append)
+    with _demo(dialogs) as session:
+        session.spawn(place.placed(session, probe)).result(10)
+        session.spawn(probe).result(10)
+    assert seen == [place, None]
+
+
+def test_a_dialog_with_nowhere_to_show_fails_at_once_saying_what_to_do() -> None:
+    # A script: no kernel, no place, no output. The handler refuses; the server's tool fails.
+    dialogs = NotebookDialogs("demo")
+    with _demo(dialogs) as session:
+        try:
+            result = session.call_tool("ask_user_name")
+        except McpError as exc:
+            text = str(exc)
+        else:
+            assert result.is_error, result
+            text = result.text
+    assert "nowhere to show a dialog" in text, text
+    assert dialogs.open_dialogs == []
+    assert dialogs.history[-1].answered
+    assert "elicitation=a_handler" in dialogs.history[-1].answer.value
