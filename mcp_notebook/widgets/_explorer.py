@@ -606,7 +606,7 @@ class Explorer(Fallback, W.VBox):
         # On the engine thread: the status line says where the question is while one is open.
         entry = self.selected_entry
         if place.open_dialogs and self.busy:
-            self.status.value = "the server asks you something: answer below"
+            self.status.value = "a question for you: answer below"
         elif self.busy and entry is not None:
             self.status.value = f"calling {entry.name}…"
 
