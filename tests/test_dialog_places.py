@@ -12,6 +12,7 @@ what to do, instead of waiting for ever.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,6 +26,7 @@ from mcp_notebook.notebook import Session, _uipoll
 from mcp_notebook.notebook._dialogs import DialogPlace, current_place
 from mcp_notebook.widgets import explorer
 from mcp_notebook.widgets._dialogs import NotebookDialogs
+from mcp_notebook.widgets._tasks_panel import tasks_widget
 
 from .conftest import demo_server
 from .widget_helpers import wait_for
@@ -149,3 +151,48 @@ def test_a_dialog_with_nowhere_to_show_fails_at_once_saying_what_to_do() -> None
     assert dialogs.open_dialogs == []
     assert dialogs.history[-1].answered
     assert "elicitation=a_handler" in dialogs.history[-1].answer.value
+
+
+def test_a_cell_call_asks_under_the_cell_even_with_a_tasks_panel_open() -> None:
+    shown: list[Any] = []
+    dialogs = NotebookDialogs("demo", output=shown.append)
+    with _demo(dialogs) as session:
+        panel = tasks_widget(session)
+        try:
+
+            def answer() -> None:
+                wait_for(lambda: dialogs.open_dialogs, 20, "the cell's dialog")
+                dialog = dialogs.open_dialogs[0]
+                dialog.form.set_value({"name": "Lin"})
+                dialog.accept_button.click()
+
+            user = threading.Thread(target=answer, daemon=True)
+            user.start()
+            result = session.call_tool("ask_user_name", {"greeting": "Hey"})
+            user.join(20)
+            assert result.text == "Hey, Lin! Nice to meet you."
+            assert len(shown) == 1  # under the cell
+            assert panel.dialog_area.place.open_dialogs == []
+            assert dialogs.history[-1].widget is shown[0]
+        finally:
+            panel.close()
+
+
+def test_a_tasks_question_that_comes_while_nothing_runs_shows_in_the_tasks_panel() -> None:
+    dialogs = NotebookDialogs("demo", output=[].append)
+    with _demo(dialogs) as session:
+        panel = tasks_widget(session)
+        try:
+            task = session.start_tool("confirm_export", {"rows": 3})  # returns at once
+            wait_for(lambda: panel.dialog_area.place.open_dialogs, 30, "the task's question in the panel")
+            [dialog] = panel.dialog_area.place.open_dialogs
+            assert panel.dialog_area.children == (dialog.widget,)
+            assert "Export 3 rows" in dialog.widget.children[1].children[0].value
+            dialog.form.set_value({"confirm": True, "format": "json"})
+            dialog.accept_button.click()
+            outcome = task.result(timeout=30)
+            assert outcome.structured_content["exported"] is True
+            assert outcome.structured_content["format"] == "json"
+            wait_for(lambda: panel.dialog_area.children == (), 10, "the answered question to leave")
+        finally:
+            panel.close()

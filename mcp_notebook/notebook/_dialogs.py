@@ -10,11 +10,13 @@ widget messages (:mod:`._uipoll`). How a dialog looks is not this layer's busine
 
 Where a dialog appears is state too. A widget that starts calls (the explorer, an App view) owns a
 :class:`DialogPlace` and runs each call through :meth:`DialogPlace.placed`, which marks the call's
-task with the place (a context variable) and counts it as in flight there. A dialog asked for
-inside that task (a modern server's ``input_required`` round) goes to that place; one whose origin
-is not in the context (a legacy server's JSON-RPC request, a task's input request answered by the
-poller) goes to every place with a call in flight on that session, and, when there is none, under
-the running cell as before. The widget's dialog area draws its place's open dialogs and drops each
+task with the place (a context variable) and counts it as in flight there; a session's own
+calls (a cell's) are marked with the cell's place (:func:`from_cell`), whose view is the running
+cell. A dialog asked for inside a marked task (a modern server's ``input_required`` round) goes to
+that place. One whose origin is not in the context (a legacy server's JSON-RPC request, a task's
+input request answered by the poller) goes to every place with a call in flight on that session;
+when there is none, to the places that watch the session (the tasks panel: :meth:`DialogPlace.watch`)
+and under the running cell, as before. A dialog area draws its place's open dialogs and drops each
 when it is answered, cancelled or its call ends. Where there is nowhere to show one (no kernel, no
 place, no ``output``) the handler fails at once with an error that says what to do: never a
 silent wait.
@@ -43,6 +45,7 @@ __all__ = [
     "DialogsFactory",
     "current_place",
     "dialogs_for",
+    "from_cell",
     "sampler_name",
     "sampling_result",
 ]
@@ -107,6 +110,20 @@ class DialogPlace:
 
         return run
 
+    def watch(self, session: Any) -> Callable[[], None]:
+        """Also show here the dialogs of ``session`` that no running call claims (a task's question
+        that comes while nothing runs: the tasks panel watches); returns an undo."""
+        entry = (self, getattr(session, "dialogs", None))
+        with _IN_FLIGHT_LOCK:
+            _WATCHING.append(entry)
+
+        def unwatch() -> None:
+            with _IN_FLIGHT_LOCK:
+                if entry in _WATCHING:
+                    _WATCHING.remove(entry)
+
+        return unwatch
+
     def _add(self, dialog: Any) -> None:
         with self._lock:
             self.open_dialogs.append(dialog)
@@ -133,12 +150,29 @@ _CURRENT: contextvars.ContextVar[DialogPlace | None] = contextvars.ContextVar(
 )
 #: Every placed call in flight: (place, the session's dialogs), for requests with no context.
 _IN_FLIGHT: list[tuple[DialogPlace, Any]] = []
+#: The places that watch a session (:meth:`DialogPlace.watch`): (place, the session's dialogs).
+_WATCHING: list[tuple[DialogPlace, Any]] = []
 _IN_FLIGHT_LOCK = threading.Lock()
+#: The place of a session's own calls (a cell's); its view is the running cell (``Dialogs._show``).
+_CELL = DialogPlace("cell")
 
 
 def current_place() -> DialogPlace | None:
-    """The place of the call this task runs for, or None (a cell, a script, no call)."""
-    return _CURRENT.get()
+    """The place of the call this task runs for (a widget's), or None (a cell, a script, no call)."""
+    place = _CURRENT.get()
+    return None if place is _CELL else place
+
+
+def from_cell(session: Any, fn: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_T]]:
+    """``fn`` as a session's own call: its dialogs go under the running cell, unless it already
+    runs inside a widget's placed call (the explorer calls ``session.acall_tool`` on the engine)."""
+
+    async def run(*args: Any) -> _T:
+        if _CURRENT.get() is not None:
+            return await fn(*args)
+        return await _CELL.placed(session, fn)(*args)
+
+    return run
 
 
 class Dialogs:
@@ -223,18 +257,26 @@ class Dialogs:
         draft = await anyio.to_thread.run_sync(sampler, params, abandon_on_cancel=True)
         return await draft if inspect.isawaitable(draft) else draft
 
-    def _places(self) -> list[DialogPlace]:
+    def _places(self, dialog: DialogView) -> list[DialogPlace]:
         """Where a dialog asked for now goes: the place of the call in this task's context, else
-        every place with a call in flight on this session (the request's origin is unknown)."""
+        every place with a call in flight on this session (the request's origin is unknown), else
+        the places watching this session and the running cell. Empty: nowhere to show it."""
         place = _CURRENT.get()
-        if place is not None:
-            return [place]
         with _IN_FLIGHT_LOCK:
-            found = [p for p, dialogs in _IN_FLIGHT if dialogs is self]
-        return list(dict.fromkeys(found))
+            running = [p for p, dialogs in _IN_FLIGHT if dialogs is self]
+            watching = [p for p, dialogs in _WATCHING if dialogs is self]
+        if place is not None:
+            places = [place]
+        elif running:
+            places = list(dict.fromkeys(running))
+        else:
+            places = [*dict.fromkeys(watching), _CELL]
+        if _CELL in places and self._nowhere(dialog) is not None:
+            places.remove(_CELL)  # no kernel and no output: nobody would see it there
+        return places
 
     async def _ask(self, dialog: DialogView) -> dict[str, Any]:
-        places = self._places()
+        places = self._places(dialog)
         why = None if places else self._nowhere(dialog)
         with self._lock:
             if why is None:
@@ -246,9 +288,10 @@ class Dialogs:
         _uipoll.dialog_opened()
         try:
             for place in places:
-                place._add(dialog)
-            if not places:
-                self._show(dialog.widget)
+                if place is _CELL:
+                    self._show(dialog.widget)
+                else:
+                    place._add(dialog)
             for callback in list(self._callbacks):
                 try:
                     callback(dialog)
