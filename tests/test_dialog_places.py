@@ -12,6 +12,7 @@ what to do, instead of waiting for ever.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -223,3 +224,31 @@ def test_a_task_started_from_the_explorer_asks_in_the_explorer_not_the_tasks_pan
         finally:
             ex.close()
             panel.close()
+
+
+def test_an_app_views_calls_ask_in_its_own_area_or_in_the_explorer_that_opened_it() -> None:
+    # No demo app asks anything, so this checks where the run's place points (and that the view
+    # shown in a cell carries its dialog area under the View).
+    session = mcp_notebook.connect(
+        [sys.executable, "-m", "mcp_notebook.demo.apps"], dialogs=False, show_progress=False, register=False
+    )
+    with session:
+        view = session.app("sales_board")
+        try:
+            assert view.run._place is view.dialog_area.place
+            data, _metadata = view._repr_mimebundle_()
+            shown = data["application/vnd.jupyter.widget-view+json"]["model_id"]
+            assert view._box is not None
+            assert shown == view._box.model_id
+            assert list(view._box.children) == [view, view.dialog_area]
+        finally:
+            view.close()
+        ex = explorer(session)
+        try:
+            ex.select("sales_board")
+            assert ex.call() is not None
+            ex.wait(30)
+            assert ex.app is not None
+            assert ex.app.run._place is ex.dialog_area.place
+        finally:
+            ex.close()
