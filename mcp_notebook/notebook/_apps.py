@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..apps import AppHost
+from ._dialogs import DialogPlace, current_place
 
 if TYPE_CHECKING:
     from ..apps import AppResource
@@ -27,7 +28,8 @@ class AppRun:
     ``session`` is what the run needs of a session: ``client``, ``model`` and its engine (a
     :class:`~mcp_notebook.notebook.Session`). ``tool`` (a name or a Tool; ``name`` is its name),
     ``arguments`` and ``host_options`` go to the host; ``send``, ``confirm_open_link`` and
-    ``on_change`` are the drawing's callbacks.
+    ``on_change`` are the drawing's callbacks; ``place`` is where the dialogs of the View's calls
+    show when the run was not opened by a widget's call (whose place wins).
     """
 
     def __init__(
@@ -40,11 +42,15 @@ class AppRun:
         send: Callable[[dict[str, Any]], Any],
         confirm_open_link: Callable[[str], Awaitable[bool]],
         on_change: Callable[[str, Any], Any],
+        place: DialogPlace | None = None,
         **host_options: Any,
     ) -> None:
         self.session = session
         self.tool = name  # the tool's name, for the log
         self._engine = session._engine
+        # Opened by a call from a widget (the explorer): the View's own calls ask their dialogs
+        # there; else in ``place`` (the view's own dialog area), else under the running cell.
+        self._place = current_place() or place
         #: The core's host (its ``result``, ``error``, ``resource``, ...).
         self.host = AppHost(
             session.client,
@@ -67,7 +73,10 @@ class AppRun:
 
     def receive_soon(self, message: Any) -> None:
         """A message the View posted, from any thread: handled on the engine, not waited for."""
-        self._engine.spawn(self.host.receive, message)
+        receive: Callable[..., Awaitable[None]] = self.host.receive
+        if self._place is not None:
+            receive = self._place.placed(self.session, receive)
+        self._engine.spawn(receive, message)
 
     def receive(self, message: Any) -> None:
         """Hand the host one message and wait until it is handled (scripts, tests, no front end)."""

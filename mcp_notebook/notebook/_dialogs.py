@@ -7,16 +7,30 @@ widget messages (:mod:`._uipoll`). How a dialog looks is not this layer's busine
 ``NotebookDialogs`` draws them (its ``_form_dialog``, ``_url_dialog``, ``_sampling_dialog`` and
 ``_show``), and the top layer's ``Session`` hands in the factory that makes one
 (:func:`dialogs_for`), so the notebook layer never imports widgets.
+
+Where a dialog appears is state too. A widget that starts calls (the explorer, an App view) owns a
+:class:`DialogPlace` and runs each call through :meth:`DialogPlace.placed`, which marks the call's
+task with the place (a context variable) and counts it as in flight there; a session's own
+calls (a cell's) are marked with the cell's place (:func:`from_cell`), whose view is the running
+cell. A dialog asked for inside a marked task (a modern server's ``input_required`` round) goes to
+that place. One whose origin is not in the context (a legacy server's JSON-RPC request, a task's
+input request answered by the poller) goes to every place with a call in flight on that session;
+when there is none, to the places that watch the session (the tasks panel: :meth:`DialogPlace.watch`)
+and under the running cell, as before. A dialog area draws its place's open dialogs and drops each
+when it is answered, cancelled or its call ends. Where there is nowhere to show one (no kernel, no
+place, no ``output``) the handler fails at once with an error that says what to do: never a
+silent wait.
 """
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import logging
 import sys
 import threading
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -24,9 +38,21 @@ import anyio.to_thread
 from ..protocol._errors import McpError
 from . import _uipoll
 
-__all__ = ["DialogView", "Dialogs", "DialogsFactory", "dialogs_for", "sampler_name", "sampling_result"]
+__all__ = [
+    "DialogPlace",
+    "DialogView",
+    "Dialogs",
+    "DialogsFactory",
+    "current_place",
+    "dialogs_for",
+    "from_cell",
+    "sampler_name",
+    "sampling_result",
+]
 
 logger = logging.getLogger("mcp_notebook.notebook")
+
+_T = TypeVar("_T")
 
 #: Makes a session's dialogs from its name (the top layer's ``Session.dialogs_factory``).
 DialogsFactory = Callable[[str], Any]
@@ -42,6 +68,111 @@ class DialogView(Protocol):
     async def wait(self) -> None: ...
 
     def expire(self, why: str) -> None: ...
+
+
+class DialogPlace:
+    """Where the dialogs of the calls started from one widget appear: that widget's dialog area.
+
+    State only: ``open_dialogs`` (oldest first) and ``on_change`` callbacks, called with the place
+    (on the engine thread) when a dialog arrives or leaves; the widget layer's ``DialogArea``
+    draws it. ``label`` names the widget (for reprs and errors).
+    """
+
+    def __init__(self, label: str = "") -> None:
+        self.label = label
+        self.open_dialogs: list[Any] = []
+        self._callbacks: list[Callable[[DialogPlace], Any]] = []
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<DialogPlace {self.label!r}: {len(self.open_dialogs)} open>"
+
+    def on_change(self, callback: Callable[[DialogPlace], Any]) -> Callable[[], None]:
+        """Call ``callback(place)`` when a dialog arrives here or leaves; returns an undo."""
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+
+    def placed(self, session: Any, fn: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_T]]:
+        """``fn`` run as a call started here: what ``session.spawn(place.placed(session, fn), ...)``
+        runs. While it runs, the dialogs ``session``'s server asks for show in this place."""
+
+        async def run(*args: Any) -> _T:
+            token = _CURRENT.set(self)
+            entry = (self, getattr(session, "dialogs", None))
+            with _IN_FLIGHT_LOCK:
+                _IN_FLIGHT.append(entry)
+            try:
+                return await fn(*args)
+            finally:
+                with _IN_FLIGHT_LOCK:
+                    _IN_FLIGHT.remove(entry)
+                _CURRENT.reset(token)
+
+        return run
+
+    def watch(self, session: Any) -> Callable[[], None]:
+        """Also show here the dialogs of ``session`` that no running call claims (a task's question
+        that comes while nothing runs: the tasks panel watches); returns an undo."""
+        entry = (self, getattr(session, "dialogs", None))
+        with _IN_FLIGHT_LOCK:
+            _WATCHING.append(entry)
+
+        def unwatch() -> None:
+            with _IN_FLIGHT_LOCK:
+                if entry in _WATCHING:
+                    _WATCHING.remove(entry)
+
+        return unwatch
+
+    def _add(self, dialog: Any) -> None:
+        with self._lock:
+            self.open_dialogs.append(dialog)
+        self._changed()
+
+    def _remove(self, dialog: Any) -> None:
+        with self._lock:
+            if dialog not in self.open_dialogs:
+                return
+            self.open_dialogs.remove(dialog)
+        self._changed()
+
+    def _changed(self) -> None:
+        for callback in list(self._callbacks):
+            try:
+                callback(self)
+            except Exception:
+                logger.exception("an on_change callback of a dialog place raised; ignored")
+
+
+#: The place of the call the current task runs (set by :meth:`DialogPlace.placed`).
+_CURRENT: contextvars.ContextVar[DialogPlace | None] = contextvars.ContextVar(
+    "mcp_notebook_dialog_place", default=None
+)
+#: Every placed call in flight: (place, the session's dialogs), for requests with no context.
+_IN_FLIGHT: list[tuple[DialogPlace, Any]] = []
+#: The places that watch a session (:meth:`DialogPlace.watch`): (place, the session's dialogs).
+_WATCHING: list[tuple[DialogPlace, Any]] = []
+_IN_FLIGHT_LOCK = threading.Lock()
+#: The place of a session's own calls (a cell's); its view is the running cell (``Dialogs._show``).
+_CELL = DialogPlace("cell")
+
+
+def current_place() -> DialogPlace | None:
+    """The place of the call this task runs for (a widget's), or None (a cell, a script, no call)."""
+    place = _CURRENT.get()
+    return None if place is _CELL else place
+
+
+def from_cell(session: Any, fn: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_T]]:
+    """``fn`` as a session's own call: its dialogs go under the running cell, unless it already
+    runs inside a widget's placed call (the explorer calls ``session.acall_tool`` on the engine)."""
+
+    async def run(*args: Any) -> _T:
+        if _CURRENT.get() is not None:
+            return await fn(*args)
+        return await _CELL.placed(session, fn)(*args)
+
+    return run
 
 
 class Dialogs:
@@ -90,6 +221,10 @@ class Dialogs:
     def _show(self, widget: Any) -> None:
         raise NotImplementedError
 
+    def _nowhere(self, dialog: DialogView) -> str | None:
+        """Why ``dialog``, which has no place, cannot be shown (None: it can be); subclasses say."""
+        return None
+
     # --- handlers -------------------------------------------------------------------------------
 
     async def elicit(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -122,13 +257,41 @@ class Dialogs:
         draft = await anyio.to_thread.run_sync(sampler, params, abandon_on_cancel=True)
         return await draft if inspect.isawaitable(draft) else draft
 
+    def _places(self, dialog: DialogView) -> list[DialogPlace]:
+        """Where a dialog asked for now goes: the place of the call in this task's context, else
+        every place with a call in flight on this session (the request's origin is unknown), else
+        the places watching this session and the running cell. Empty: nowhere to show it."""
+        place = _CURRENT.get()
+        with _IN_FLIGHT_LOCK:
+            running = [p for p, dialogs in _IN_FLIGHT if dialogs is self]
+            watching = [p for p, dialogs in _WATCHING if dialogs is self]
+        if place is not None:
+            places = [place]
+        elif running:
+            places = list(dict.fromkeys(running))
+        else:
+            places = [*dict.fromkeys(watching), _CELL]
+        if _CELL in places and self._nowhere(dialog) is not None:
+            places.remove(_CELL)  # no kernel and no output: nobody would see it there
+        return places
+
     async def _ask(self, dialog: DialogView) -> dict[str, Any]:
+        places = self._places(dialog)
+        why = None if places else self._nowhere(dialog)
         with self._lock:
-            self.open_dialogs.append(dialog)
+            if why is None:
+                self.open_dialogs.append(dialog)
             self.history = [*self.history[-99:], dialog]
+        if why is not None:
+            dialog.expire(why)  # in the history, saying why it was never shown
+            raise McpError("cancelled", why)
         _uipoll.dialog_opened()
         try:
-            self._show(dialog.widget)
+            for place in places:
+                if place is _CELL:
+                    self._show(dialog.widget)
+                else:
+                    place._add(dialog)
             for callback in list(self._callbacks):
                 try:
                     callback(dialog)
@@ -142,6 +305,8 @@ class Dialogs:
             with self._lock:
                 if dialog in self.open_dialogs:
                     self.open_dialogs.remove(dialog)
+            for place in places:
+                place._remove(dialog)
             _uipoll.dialog_closed()
         if dialog.error is not None:
             raise dialog.error

@@ -34,7 +34,7 @@ from ..protocol._errors import McpError
 from ..protocol._printable import printable
 from . import _targets as _config
 from . import _uipoll
-from ._dialogs import Dialogs, DialogsFactory, dialogs_for
+from ._dialogs import Dialogs, DialogsFactory, dialogs_for, from_cell
 from ._engine import Engine, get_engine, on_exit
 from ._map import ProgressBar, map_tool
 from ._mirror import Mirror
@@ -241,6 +241,7 @@ class Session:
 
     def _run(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
         self._check_open()
+        fn = from_cell(self, fn)  # its dialogs go under the cell (notebook/_dialogs.py)
         if self._ui_call is not None:
             # With dialogs, a blocked cell keeps handling widget messages while one is open.
             # (_ui_call is _uipoll.call, generic like Engine.call; the attribute's type cannot say so.)
@@ -249,6 +250,7 @@ class Session:
 
     async def _arun(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
         self._check_open()
+        fn = from_cell(self, fn)
         return await self._engine.acall(fn, *args)
 
     def _check_open(self) -> None:

@@ -22,6 +22,10 @@ popup blocker) and the answer comes back through the ``link_answer`` trait. A tr
 message, on purpose: the custom-message channel carries whatever the View posts, and a View must
 not be able to answer its own consent question.
 
+A dialog the server asks for during one of the View's calls shows in the view's dialog area
+(``mcpnb-dialog-area``, under the View when it is shown in a cell), or in the explorer's when the
+explorer opened the app.
+
 Saved notebooks: the text/plain and static HTML forms are a summary (tool, resource, status, the
 model context's keys); the View's HTML is never embedded in them.
 """
@@ -42,11 +46,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 import anywidget
+import ipywidgets as W
 import traitlets as T
 
 from ..display._html import escape, short
 from ..notebook._apps import AppRun
-from ._dialogs import _link_target
+from ._dialogs import DialogArea, _link_target
 from ._fallback import Fallback
 
 if TYPE_CHECKING:
@@ -165,6 +170,9 @@ class AppView(Fallback, anywidget.AnyWidget):
         self._pending_link: tuple[int, threading.Event, list[bool]] | None = None
         self._closing = False  # no more relaying: the View is gone
         self._teardown_started = False
+        #: Where the dialogs of the View's calls show (under the View, when shown in a cell).
+        self.dialog_area = DialogArea(label=f"app {self.tool}")
+        self._box: W.VBox | None = None
         try:
             #: The run on the engine (notebook layer); ``view.host`` is its AppHost.
             self.run = AppRun(
@@ -175,17 +183,31 @@ class AppView(Fallback, anywidget.AnyWidget):
                 send=self._to_front_end,
                 confirm_open_link=self._confirm_open_link,
                 on_change=self._on_host_change,
+                place=self.dialog_area.place,
                 host_info={"name": "mcp-notebook", "version": _version()},
                 theme=theme,
                 **host_options,
             )
         except BaseException:  # a bad tool or option: the widget made above must not linger
+            self.dialog_area.close()
             anywidget.AnyWidget.close(self)
             raise
         self.host = self.run.host
         self.run.attach(self)
         self.on_msg(self._from_front_end)
         self.observe(self._on_link_answer, names=["link_answer"])
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """Shown in a cell: the View with its dialog area under it (one box, made once)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
+        if self._box is None:
+            self._box = W.VBox([self, self.dialog_area], layout=W.Layout(width="100%"))
+        view = "application/vnd.jupyter.widget-view+json"
+        boxed = self._box._repr_mimebundle_(**kwargs)
+        if isinstance(boxed, dict) and view in boxed and view in data:
+            data[view] = boxed[view]
+        return (data, metadata) if isinstance(bundle, tuple) else data
 
     # --- opening --------------------------------------------------------------------------------
 
@@ -334,6 +356,7 @@ class AppView(Fallback, anywidget.AnyWidget):
         """
         self._forget()
         if self._closing or self.comm is None:
+            self._close_dialog_area()
             super().close()
             return
         if self._teardown_started:
@@ -348,9 +371,17 @@ class AppView(Fallback, anywidget.AnyWidget):
                 logger.warning("tearing down the app %s failed", self.tool, exc_info=True)
             finally:
                 self._closing = True
+                self._close_dialog_area()
                 anywidget.AnyWidget.close(self)
 
         self.run.spawn(teardown)
+
+    def _close_dialog_area(self) -> None:
+        self.dialog_area.close()
+        box, self._box = self._box, None
+        if box is not None:
+            box.children = ()
+            box.close()
 
     def _stop(self, give_back: bool = True) -> None:
         """The session closes (its views are stopped with it)."""

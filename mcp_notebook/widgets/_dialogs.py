@@ -25,6 +25,12 @@ Once answered, a dialog is disabled and says what was answered; one the server s
 (timeout, cancellation) says so. While any dialog is open, a cell blocked in a session call keeps
 handling widget messages (:mod:`mcp_notebook.notebook._uipoll`), so the buttons work.
 
+A dialog asked for by a call started from a widget (the explorer, an App view) shows in that
+widget's :class:`DialogArea` (class ``mcpnb-dialog-area``), the view of its
+:class:`~mcp_notebook.notebook._dialogs.DialogPlace`, and leaves it once answered, cancelled or
+when its call ends. With no kernel, no place and no ``output`` the handler fails at once with an
+error that says what to do (pass a handler, or set ``output``).
+
 For tests and automation: ``dialogs.open_dialogs`` lists the dialogs waiting for an answer and
 ``dialogs.on_open(callback)`` calls ``callback(dialog)`` (on the engine thread) as each opens.
 
@@ -47,7 +53,8 @@ import anyio.to_thread
 import ipywidgets as W
 
 from ..display._html import display_url, escape, short
-from ..notebook._dialogs import Dialogs, sampler_name, sampling_result
+from ..notebook import _uipoll
+from ..notebook._dialogs import DialogPlace, Dialogs, sampler_name, sampling_result
 from ..notebook._roots import RootsList, root_entry
 from ..protocol._errors import McpError
 from ._fallback import Fallback, plural
@@ -55,7 +62,7 @@ from ._form import SchemaForm
 from ._prompts import messages_widget
 from ._result_view import html_widget as _html
 
-__all__ = ["Dialog", "NotebookDialogs", "RootsList", "RootsWidget", "roots_widget"]
+__all__ = ["Dialog", "DialogArea", "NotebookDialogs", "RootsList", "RootsWidget", "roots_widget"]
 
 logger = logging.getLogger("mcp_notebook.widgets")
 
@@ -185,6 +192,20 @@ class NotebookDialogs(Dialogs):
         self.open_dialogs: list[Dialog] = []
         #: Every dialog shown, oldest first (bounded).
         self.history: list[Dialog] = []
+
+    def _nowhere(self, dialog: Any) -> str | None:
+        if self.output is not None or _uipoll.in_kernel():
+            return None
+        what, option = (
+            ("a model reply (sampling)", "sampling")
+            if dialog.kind == "sampling"
+            else ("the user's input (elicitation)", "elicitation")
+        )
+        return (
+            f"{self.session_name}: the server asked for {what}, but there is nowhere to show a dialog "
+            f"here (no notebook kernel, no dialogs.output): pass {option}=a_handler to connect(), "
+            "or run this in a notebook"
+        )
 
     def _show(self, widget: W.Widget) -> None:
         output = self.output
@@ -349,6 +370,28 @@ class NotebookDialogs(Dialogs):
         send.on_click(on_send)
         reject.on_click(on_reject)
         return dialog
+
+
+class DialogArea(W.VBox):
+    """The dialogs of one :class:`DialogPlace`, drawn inside the widget that owns the place
+    (class ``mcpnb-dialog-area``; empty, it takes no room). The widget starts its calls through
+    ``place.placed(session, fn)``; each dialog those calls ask for appears here and goes once it
+    is answered, cancelled or its call ends."""
+
+    def __init__(self, place: DialogPlace | None = None, *, label: str = "") -> None:
+        super().__init__(layout=W.Layout(width="100%"))
+        self.add_class("mcpnb-dialog-area")
+        self.place = place if place is not None else DialogPlace(label)
+        self._unhook = self.place.on_change(self._redraw)
+
+    def _redraw(self, place: DialogPlace) -> None:
+        # On the engine thread: only the children trait is set (ipywidgets syncs it).
+        self.children = tuple(dialog.widget for dialog in list(place.open_dialogs))
+
+    def close(self) -> None:
+        self._unhook()
+        self.children = ()
+        super().close()
 
 
 def _message_html(message: Any) -> str:

@@ -18,7 +18,9 @@ What it lists comes from a *source*: by default one session's tools under their 
 entry a :class:`ToolEntry` (the name shown, the session that runs it, the tool), and a call runs
 on the entry's own session.
 
-The call itself (on the engine), its task and Cancel are :mod:`._explorer_runs`' part.
+The call itself (on the engine), its task and Cancel are :mod:`._explorer_runs`' part. A dialog
+the server asks for during a call (elicitation, sampling, URL consent) shows in the explorer's
+dialog area (``dialog_area``, under the Call button) and leaves it once answered.
 
 Model observers fire on the engine thread; they only set widget traits, which ipywidgets syncs from
 any thread in ipykernel.
@@ -44,6 +46,7 @@ from ..display._html import escape, markdown_html, short
 from ..notebook._bounded import BoundedLog
 from ..notebook._session_tasks import SessionTask
 from ..protocol._errors import McpError
+from ._dialogs import DialogArea
 from ._explorer_history import HistoryRows
 from ._explorer_runs import ToolRuns
 from ._fallback import Fallback, plural, static_html
@@ -230,7 +233,13 @@ class Explorer(Fallback, W.VBox):
         self._entries: dict[str, tuple[ToolEntry, W.Widget, W.Button]] = {}
         self._history = HistoryRows(source.recent_calls, self.rerun, self.copy_python, rows=_HISTORY_ROWS)
         super().__init__(self._build())
-        self._runs = ToolRuns(status=self.status, task_line=self.task_line, on_progress=self._on_progress)
+        self._runs = ToolRuns(
+            status=self.status,
+            task_line=self.task_line,
+            on_progress=self._on_progress,
+            place=self.dialog_area.place,
+        )
+        self._unhook_dialogs = self.dialog_area.place.on_change(self._on_dialogs)
         self.add_class("mcpnb-explorer")
         self._unfollow = source.follow(self._on_tools, self._on_history, self._on_in_flight)
         self._refresh_tools()
@@ -289,6 +298,7 @@ class Explorer(Fallback, W.VBox):
         )
         self.result_box = W.VBox(layout=W.Layout(width="100%"))
         self.result_box.add_class("mcpnb-result-area")
+        self.dialog_area = DialogArea(label="explorer")
         right = W.VBox(
             [
                 self.title,
@@ -298,6 +308,7 @@ class Explorer(Fallback, W.VBox):
                 buttons,
                 W.HBox([self.progress, self.status]),
                 self.task_line,
+                self.dialog_area,
                 self.result_box,
             ],
             layout=W.Layout(flex="1", padding="0 0 0 12px"),
@@ -593,6 +604,14 @@ class Explorer(Fallback, W.VBox):
         detail = f" · {short(message, 80)}" if message else ""
         self.status.value = f"{progress:g}{f'/{total:g}' if total else ''}{detail}"
 
+    def _on_dialogs(self, place: Any) -> None:
+        # On the engine thread: the status line says where the question is while one is open.
+        entry = self.selected_entry
+        if place.open_dialogs and self.busy:
+            self.status.value = "a question for you: answer below"
+        elif self.busy and entry is not None:
+            self.status.value = f"calling {entry.name}…"
+
     def cancel(self) -> None:
         """What the Cancel button does: cancel the running call (the server is told to stop).
 
@@ -726,6 +745,7 @@ class Explorer(Fallback, W.VBox):
         else:
             self.cancel()
         self._runs.unhook_all()
+        self._unhook_dialogs()
         self._unfollow()
         self._history.close()
         for widget in reversed(list(_tree(self))[1:]):

@@ -4,7 +4,9 @@ Why apart from :class:`._explorer.Explorer`: the explorer is layout and buttons;
 that lives on the engine thread (the call, an MCP App opening, a task started with ``start_tool``,
 the task the server may make of a plain call) and the one lock that orders a task against Cancel.
 It shows what happens only through the two labels and the progress callback it is given, and never
-imports the explorer.
+imports the explorer. Every call runs through its dialog place (``place.placed``): a dialog the
+server asks for during the call shows in the explorer's dialog area, not under whatever cell ran
+last (a click's output has no cell).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import ipywidgets as W
 
 from ..client._results import ToolResult
 from ..display._html import short
+from ..notebook._dialogs import DialogPlace
 from ..notebook._session_tasks import SessionTask
 
 __all__ = ["OnProgress", "ToolRuns"]
@@ -32,7 +35,16 @@ class ToolRuns:
     runs on the engine thread, so it only sets widget traits).
     """
 
-    def __init__(self, *, status: W.Label, task_line: W.Label, on_progress: OnProgress) -> None:
+    def __init__(
+        self,
+        *,
+        status: W.Label,
+        task_line: W.Label,
+        on_progress: OnProgress,
+        place: DialogPlace | None = None,
+    ) -> None:
+        #: Where the dialogs of these calls show (the explorer's dialog area draws it).
+        self.place = place if place is not None else DialogPlace("explorer")
         self._status = status
         self._task_line = task_line
         self._on_progress = on_progress
@@ -62,13 +74,14 @@ class ToolRuns:
     ) -> concurrent.futures.Future[Any]:
         """Run ``name`` on ``session``'s engine: as an MCP App, as a task, or as a plain call."""
         future: concurrent.futures.Future[Any]
+        placed = self.place.placed
         if app:
-            future = session.spawn(self._run_app, session, name, arguments)
+            future = session.spawn(placed(session, self._run_app), session, name, arguments)
         elif self.as_task:
-            future = session.spawn(self._run_task, session, name, arguments)
+            future = session.spawn(placed(session, self._run_task), session, name, arguments)
         else:
             self._watch_for_task(session, name)
-            future = session.spawn(self._run, session, name, arguments)
+            future = session.spawn(placed(session, self._run), session, name, arguments)
         return future
 
     async def _run(self, session: Any, name: str, arguments: dict[str, Any]) -> ToolResult:

@@ -12,6 +12,10 @@ the client's poller keeps each task current, and the UI; the panel follows it wi
 the cell. Rows are kept per task id and updated in place, so a button is never replaced under a
 click. Cancel runs on the engine (``session.spawn``), like the explorer's calls, so the
 kernel stays free while the server answers. Every string from a server is escaped.
+
+A task's question that comes while no call of the session runs (a task started in an earlier
+cell, now ``input_required``) shows in the panel's dialog area (``mcpnb-dialog-area``), as well
+as under the running cell: the panel watches the session's dialogs (``DialogPlace.watch``).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import ipywidgets as W
 
 from ..client._results import ToolResult
 from ..display._html import escape, short
+from ._dialogs import DialogArea
 from ._fallback import Fallback, plural
 from ._result_view import html_widget as _html
 from ._result_view import result_widget
@@ -272,7 +277,9 @@ class TasksWidget(Fallback, W.VBox):
         self.list = W.VBox(layout=W.Layout(width="100%"))
         self.list.add_class("mcpnb-task-list")
         self.more = _html("", "mcpnb-tasks-more")
-        super().__init__([self.header, self.list, self.more], layout=W.Layout(width="100%"))
+        self.dialog_area = DialogArea(label="tasks panel")
+        self._unwatch = self.dialog_area.place.watch(session)
+        super().__init__([self.header, self.dialog_area, self.list, self.more], layout=W.Layout(width="100%"))
         self.add_class("mcpnb-tasks")
         self._rows: dict[str, TaskRow] = {}
         self._lock = threading.RLock()
@@ -400,6 +407,8 @@ class TasksWidget(Fallback, W.VBox):
             self._closed = True
             ticker, self._ticker = self._ticker, None
         self.session.model.unobserve(self._changed, names="tasks")
+        self._unwatch()
+        self.dialog_area.close()
         if ticker is not None:
             ticker.cancel()
         for row in self._rows.values():
