@@ -26,7 +26,7 @@ import anyio
 import anyio.abc
 import anyio.from_thread
 
-__all__ = ["Engine", "Spawned", "get_engine"]
+__all__ = ["Engine", "Spawned", "get_engine", "on_engine_thread"]
 
 T = TypeVar("T")
 
@@ -154,6 +154,12 @@ def get_engine() -> Engine:
             _engine = Engine()
             atexit.register(_shutdown)
         return _engine
+
+
+def on_engine_thread() -> bool:
+    """True on the engine's thread (False while no engine runs); cheap, for every model write."""
+    engine = _engine
+    return engine is not None and threading.get_ident() == engine.thread_id
 
 
 def on_exit(hook: Callable[[], None]) -> None:
