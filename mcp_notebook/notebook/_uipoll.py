@@ -323,7 +323,7 @@ def wait(future: concurrent.futures.Future[T]) -> T:
 
 def call(engine: Engine, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     """:meth:`Engine.call`, waiting with :func:`wait` on the kernel's main thread."""
-    if threading.current_thread() is not threading.main_thread() or _kernel() is None:
+    if threading.current_thread() is not threading.main_thread() or not in_kernel():
         return engine.call(fn, *args)  # (the engine's thread is never the main thread)
     if not _busy_kept:
         keep_kernel_busy()
