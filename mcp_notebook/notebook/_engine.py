@@ -65,20 +65,47 @@ class Engine:
             )
         # One hop to the loop (the portal's start_task_soon waits for the loop twice: once to
         # start the task, once for its result), which a loop of blocking calls pays every call.
-        future = asyncio.run_coroutine_threadsafe(self._tracked(fn, *args), self._loop)
+        # The task sets this future itself as it ends (run_coroutine_threadsafe would set it from
+        # a done-callback, one loop iteration later): the waiting thread wakes that much sooner.
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._loop.call_soon_threadsafe(self._start, future, fn, args)
         try:
             return wait(future) if wait is not None else future.result()
         except KeyboardInterrupt:
             future.cancel()  # an interrupted cell cancels the request, which cancels it on the server
             raise
 
-    async def _tracked(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    def _start(
+        self, future: concurrent.futures.Future[T], fn: Callable[..., Awaitable[T]], args: Any
+    ) -> None:
+        # On the loop. A future cancelled before it got here is not started.
+        if future.cancelled():
+            return
+        task = self._loop.create_task(self._tracked(future, fn, *args))
+        future.add_done_callback(
+            lambda done: done.cancelled() and self._loop.call_soon_threadsafe(task.cancel)
+        )
+
+    async def _tracked(
+        self, future: concurrent.futures.Future[T], fn: Callable[..., Awaitable[T]], *args: Any
+    ) -> None:
         # A task of call() is the loop's, not the portal's: kept here so that stop() ends it.
         task = asyncio.current_task()
         if task is not None:
             self._calls.add(task)
         try:
-            return await fn(*args)
+            result = await fn(*args)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # cancelled meanwhile
+                future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise  # SystemExit, KeyboardInterrupt: as run_coroutine_threadsafe would
+        else:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                future.set_result(result)
         finally:
             self._calls.discard(task)
 
