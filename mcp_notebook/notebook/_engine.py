@@ -40,7 +40,7 @@ class Engine:
         self.thread_id: int = self.portal.call(threading.get_ident)
         self._stopped = False
         self._calls: set[asyncio.Task[Any]] = set()
-        # Work started from the engine thread itself (model observers run there) lives in this
+        # Work started from the engine thread itself (handlers, the connection's callbacks) lives in this
         # task group, which the engine owns and cancels when it stops: nothing is orphaned.
         self._host, (self._loop, self._tasks) = self.portal.start_task(self._host_tasks)
 

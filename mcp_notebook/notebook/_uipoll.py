@@ -28,6 +28,10 @@ script's dialogs are not widgets, and a thread's wait does not block the main th
 
 An ``async`` cell (``await session.acall_tool(...)``) needs none of this on ipykernel 7, which
 dispatches comm messages while an async cell awaits.
+
+The first blocking call in a kernel also installs :class:`_BusyKeeper`, which keeps the kernel's
+status Busy while a cell runs: requests served beside it (JupyterLab's subshell requests on the
+control channel, a subshell's widget messages) publish their own Idle, which the front end showed.
 """
 
 from __future__ import annotations
