@@ -47,6 +47,7 @@ from ._explorer_history import HistoryRows
 from ._explorer_runs import ToolRuns
 from ._fallback import Fallback, plural, static_html
 from ._form import SchemaForm
+from ._lean import lean
 from ._result_view import html_widget as _html
 from ._result_view import result_widget
 
@@ -381,18 +382,27 @@ class Explorer(Fallback, W.VBox):
         if cached is not None and cached[0].tool == entry.tool and cached[0].session is entry.session:
             return cached
         tool = entry.tool
-        button = W.Button(description=entry.name, tooltip=short(tool.description or entry.name, 1000))
+        # One row of the list: shared layouts and styles (widgets/_lean.py), as a list of 15 tools
+        # stored 180 widget models in a saved notebook before.
+        button = lean(
+            W.Button,
+            {"width": "auto", "max_width": "100%"},
+            description=entry.name,
+            tooltip=short(tool.description or entry.name, 1000),
+        )
         button.add_class("mcpnb-tool")
-        button.layout = W.Layout(width="auto", max_width="100%")
         button.on_click(lambda _, name=entry.name: self.select(name))
+        # The title beside the badges, in one HTML (the button holds the tooltip)
         title = tool.display_name if tool.display_name != tool.name else ""
-        label = W.Label(value=short(title, 80), tooltip=short(tool.description or "", 1000) or None)
-        badges = _html(badges_html(tool), "mcpnb-badges")
+        label = f'<span class="mcpnb-tool-title">{escape(short(title, 80))}</span> '
+        label = label if title else ""
+        badges = _html(label + badges_html(tool), "mcpnb-badges")
         # flex "0 0 auto": in the scrolling list a row keeps its height (rows would shrink into
         # each other once the tools outgrow max_height, as a group's many tools do).
-        row = W.HBox(
-            [button, label, badges],
-            layout=W.Layout(align_items="center", flex_flow="row wrap", flex="0 0 auto"),
+        row = lean(
+            W.HBox,
+            {"align_items": "center", "flex_flow": "row wrap", "flex": "0 0 auto"},
+            children=[button, badges],
         )
         row.add_class("mcpnb-tool-entry")
         return entry, row, button
