@@ -567,3 +567,15 @@ def test_html_table_escapes_every_cell():
     assert html_table({"k": 1}).count("<tr>") == 2
     assert "… 3 more rows" in html_table([{"a": i} for i in range(5)], max_rows=2)
     assert ">value<" in html_table([1, 2])
+
+
+def test_a_closed_session_leaves_the_explorer_drawn_with_a_closed_badge(session, ex):
+    """Issue #29: the explorer keeps its tools and last result when its session closes, marked closed."""
+    call(ex, "add", {"a": 2, "b": 3})
+    session.close()
+    header = find(ex.widget, "mcpnb-explorer-header")[0]
+    assert "mcpnb-closed" in header.value and ">closed<" in header.value
+    assert "closed" in repr(ex)
+    assert set(ex.tool_names) == DEMO_TOOLS  # still drawn: the list, the form, the result
+    assert "5" in html_of(ex.result_box)
+    assert ">closed<" in ex.snapshot_html()

@@ -93,6 +93,12 @@ class ToolEntry(NamedTuple):
     tool: Tool
 
 
+_CLOSED_BADGE = (
+    '<span class="mcpnb-badge mcpnb-closed" style="background:#6a737d;color:white;border-radius:0.8em;'
+    'padding:0.1em 0.7em;font-weight:bold">closed</span>'
+)
+
+
 class ToolSource:
     """What an explorer lists and calls, read from models only.
 
@@ -172,7 +178,13 @@ class SessionTools(ToolSource):
         on_in_flight: Callable[[Any], None],
     ) -> Callable[[], None]:
         model = self.session.model
-        hooks = (("tools", on_tools), ("history", on_history), ("in_flight", on_in_flight))
+        # status too: the explorer marks itself closed when its session closes (issue #29)
+        hooks = (
+            ("tools", on_tools),
+            ("history", on_history),
+            ("in_flight", on_in_flight),
+            ("status", on_in_flight),
+        )
         for name, handler in hooks:
             model.observe(handler, names=name)
 
@@ -316,12 +328,23 @@ class Explorer(Fallback, W.VBox):
         )
         self.history.add_class("mcpnb-history")
 
-        name = escape(self.source.title)
-        header = _html(f"<b>MCP tools</b> · {name}", "mcpnb-explorer-header")
+        self.header = header = _html(self._head(), "mcpnb-explorer-header")
         return [header, W.HBox([left, right], layout=W.Layout(width="100%")), self.history]
+
+    def _closed(self) -> bool:
+        session = self.source.session
+        return session is not None and getattr(session.model, "status", "") == "closed"
+
+    def _head(self) -> str:
+        """``MCP tools · name``, with a "closed" badge once the session has closed: the explorer keeps
+        its last picture (a closed widget would leave the output blank)."""
+        badge = f" {_CLOSED_BADGE}" if self._closed() else ""
+        return f"<b>MCP tools</b> · {escape(self.source.title)}{badge}"
 
     def summary(self) -> str:
         title = f"{short(self.source.title, 80)}, " if self.source.title else ""
+        if self._closed():
+            title += "closed, "
         tools = plural(len(self.source.entries()), "tool")
         calls = plural(len(self.calls()), "call")
         line = f"<MCP explorer: {title}{tools}, {self.source.in_flight()} in flight, {calls}"
@@ -334,7 +357,7 @@ class Explorer(Fallback, W.VBox):
     def snapshot_html(self) -> str:
         """The header, the tools as a table, the selected tool with its last result, the history."""
         entries = self.source.entries()
-        head = f"<b>MCP tools</b> · {escape(self.source.title)} · {plural(len(entries), 'tool')}"
+        head = f"{self._head()} · {plural(len(entries), 'tool')}"
         rows = "".join(
             f'<tr><td style="text-align:left"><code>{escape(e.name)}</code></td>'
             f'<td style="text-align:left">{escape(short(e.tool.title or "", 80))}</td>'
@@ -442,6 +465,9 @@ class Explorer(Fallback, W.VBox):
         self._refresh_tools()
 
     def _on_in_flight(self, change: Any) -> None:
+        head = self._head()
+        if getattr(self, "header", None) is not None and self.header.value != head:
+            self.header.value = head
         count = self.source.in_flight()
         self.in_flight.value = f"{count} request{'s' if count != 1 else ''} in flight" if count else ""
 
