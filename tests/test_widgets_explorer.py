@@ -574,7 +574,8 @@ def test_a_closed_session_leaves_the_explorer_drawn_with_a_closed_badge(session,
     call(ex, "add", {"a": 2, "b": 3})
     session.close()
     header = find(ex.widget, "mcpnb-explorer-header")[0]
-    assert "mcpnb-closed" in header.value and ">closed<" in header.value
+    assert "mcpnb-closed" in header.value
+    assert ">closed<" in header.value
     assert "closed" in repr(ex)
     assert set(ex.tool_names) == DEMO_TOOLS  # still drawn: the list, the form, the result
     assert "5" in html_of(ex.result_box)
