@@ -257,21 +257,25 @@ class Explorer(Fallback, W.VBox):
     # --- layout -------------------------------------------------------------------------------
 
     def _build(self) -> list[W.Widget]:
-        self.search = W.Text(placeholder="search tools", layout=W.Layout(width="auto"))
+        # lean(): shared layouts and styles where they never change (widgets/_lean.py); the
+        # progress bar, the task box and the code box change theirs, so they keep their own.
+        self.search = lean(W.Text, {"width": "auto"}, placeholder="search tools")
         self.search.add_class("mcpnb-tool-search")
         self.search.observe(lambda change: self._filter(), names="value")
-        self.tool_list = W.VBox(layout=W.Layout(width="100%", max_height="28em", overflow="auto"))
+        self.tool_list = lean(W.VBox, {"width": "100%", "max_height": "28em", "overflow": "auto"})
         self.tool_list.add_class("mcpnb-tool-list")
-        self.in_flight = W.Label()
+        self.in_flight = lean(W.Label)
         self.in_flight.add_class("mcpnb-in-flight")
-        left = W.VBox(
-            [self.search, self.tool_list, self.in_flight], layout=W.Layout(width="32%", min_width="14em")
+        left = lean(
+            W.VBox,
+            {"width": "32%", "min_width": "14em"},
+            children=[self.search, self.tool_list, self.in_flight],
         )
         left.add_class("mcpnb-tools")
 
         self.title = _html("<i>Select a tool.</i>", "mcpnb-tool-title")
         self.description = _html("", "mcpnb-tool-description")
-        self.form_box = W.VBox(layout=W.Layout(width="100%"))
+        self.form_box = lean(W.VBox, {"width": "100%"})
         self.form_box.add_class("mcpnb-form-box")
         self.validation = _html("", "mcpnb-validation")
         self.validate_button = self._button("Validate", "check", "mcpnb-validate", self.validate)
@@ -284,7 +288,7 @@ class Explorer(Fallback, W.VBox):
             value=0.0, min=0.0, max=1.0, layout=W.Layout(width="60%", visibility="hidden")
         )
         self.progress.add_class("mcpnb-progress")
-        self.status = W.Label()
+        self.status = lean(W.Label)
         self.status.add_class("mcpnb-call-status")
         self.as_task = W.Checkbox(
             value=False,
@@ -293,43 +297,46 @@ class Explorer(Fallback, W.VBox):
             layout=W.Layout(width="auto", display="none", margin="0 0 0 8px"),
         )
         self.as_task.add_class("mcpnb-as-task")
-        self.task_line = W.Label()
+        self.task_line = lean(W.Label)
         self.task_line.add_class("mcpnb-call-task")
-        buttons = W.HBox(
-            [self.validate_button, self.call_button, self.cancel_button, self.as_task],
-            layout=W.Layout(align_items="center"),
+        buttons = lean(
+            W.HBox,
+            {"align_items": "center"},
+            children=[self.validate_button, self.call_button, self.cancel_button, self.as_task],
         )
-        self.result_box = W.VBox(layout=W.Layout(width="100%"))
+        self.result_box = lean(W.VBox, {"width": "100%"})
         self.result_box.add_class("mcpnb-result-area")
-        right = W.VBox(
-            [
+        right = lean(
+            W.VBox,
+            {"flex": "1", "padding": "0 0 0 12px"},
+            children=[
                 self.title,
                 self.description,
                 self.form_box,
                 self.validation,
                 buttons,
-                W.HBox([self.progress, self.status]),
+                lean(W.HBox, children=[self.progress, self.status]),
                 self.task_line,
                 self.result_box,
             ],
-            layout=W.Layout(flex="1", padding="0 0 0 12px"),
         )
         right.add_class("mcpnb-tool-panel")
 
         self.history_list = self._history.box
         self.code = W.Textarea(rows=4, layout=W.Layout(width="100%", display="none"))
         self.code.add_class("mcpnb-code")
-        self.frame_output = W.Output()
+        self.frame_output = lean(W.Output)
         self.frame_output.add_class("mcpnb-history-output")
         frame_button = self._button("to DataFrame", "table", "mcpnb-history-frame", self.show_history_frame)
-        self.history = W.VBox(
-            [_html("<b>History</b>"), self.history_list, self.code, frame_button, self.frame_output],
-            layout=W.Layout(border_top="1px solid #ddd", margin="8px 0 0 0", padding="4px 0 0 0"),
+        self.history = lean(
+            W.VBox,
+            {"border_top": "1px solid #ddd", "margin": "8px 0 0 0", "padding": "4px 0 0 0"},
+            children=[_html("<b>History</b>"), self.history_list, self.code, frame_button, self.frame_output],
         )
         self.history.add_class("mcpnb-history")
 
         self.header = header = _html(self._head(), "mcpnb-explorer-header")
-        return [header, W.HBox([left, right], layout=W.Layout(width="100%")), self.history]
+        return [header, lean(W.HBox, {"width": "100%"}, children=[left, right]), self.history]
 
     def _closed(self) -> bool:
         session = self.source.session
@@ -388,7 +395,7 @@ class Explorer(Fallback, W.VBox):
 
     @staticmethod
     def _button(label: str, icon: str, css: str, action: Any, style: str = "") -> W.Button:
-        button = W.Button(description=label, icon=icon, button_style=style, tooltip=label)
+        button = lean(W.Button, description=label, icon=icon, button_style=style, tooltip=label)
         button.add_class(css)
         button.on_click(lambda _: action())
         return button
