@@ -257,8 +257,7 @@ class Explorer(Fallback, W.VBox):
     # --- layout -------------------------------------------------------------------------------
 
     def _build(self) -> list[W.Widget]:
-        # lean(): shared layouts and styles where they never change (widgets/_lean.py); the
-        # progress bar, the task box and the code box change theirs, so they keep their own.
+        # lean(): shared layouts/styles (widgets/_lean.py); progress, task box, code box change theirs
         self.search = lean(W.Text, {"width": "auto"}, placeholder="search tools")
         self.search.add_class("mcpnb-tool-search")
         self.search.observe(lambda change: self._filter(), names="value")
@@ -412,8 +411,7 @@ class Explorer(Fallback, W.VBox):
         if cached is not None and cached[0].tool == entry.tool and cached[0].session is entry.session:
             return cached
         tool = entry.tool
-        # One row of the list: shared layouts and styles (widgets/_lean.py), as a list of 15 tools
-        # stored 180 widget models in a saved notebook before.
+        # A row is a button and one HTML, with shared layouts/styles (15 rows stored 180 models before)
         button = lean(
             W.Button,
             {"width": "auto", "max_width": "100%"},
