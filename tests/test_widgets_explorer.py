@@ -31,6 +31,7 @@ from mcp_notebook.widgets import explorer, result_widget
 from mcp_notebook.widgets._tool_source import python_code
 
 from .conftest import demo_server
+from .fakes import wait_until
 from .widget_helpers import find, walk
 from .widget_helpers import markup as html_of
 
@@ -574,7 +575,8 @@ def test_a_closed_session_leaves_the_explorer_drawn_with_a_closed_badge(session,
     call(ex, "add", {"a": 2, "b": 3})
     session.close()
     header = find(ex.widget, "mcpnb-explorer-header")[0]
-    assert "mcpnb-closed" in header.value
+    # the model's observers run on the observer thread, just after the change (issue #28)
+    wait_until(lambda: "mcpnb-closed" in header.value)
     assert ">closed<" in header.value
     assert "closed" in repr(ex)
     assert set(ex.tool_names) == DEMO_TOOLS  # still drawn: the list, the form, the result
