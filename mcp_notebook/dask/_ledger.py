@@ -68,6 +68,6 @@ def started_before(records: Any) -> set[int]:
     rows: set[int] = set()
     if isinstance(records, dict):
         for batch in records.values():
-            if isinstance(batch, list):
+            if isinstance(batch, list | tuple):  # msgpack hands lists back as tuples
                 rows.update(int(r) for r in batch)
     return rows

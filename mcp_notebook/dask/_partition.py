@@ -80,11 +80,18 @@ def _ledger_for(job: Job, number: int) -> tuple[Ledger, set[int]]:
     """This partition's ledger, and the rows an earlier run of it recorded as started."""
     from distributed import get_client
 
-    scheduler = get_client()
+    client = get_client()
     key = [PREFIX, job.run_id, str(number)]
-    before = started_before(scheduler.get_metadata(key, default=None))
+
+    # asynchronous=False: the worker's client takes a call from a thread that is not one of the
+    # worker's task threads (the ledger's, on the registry's loop) for an async context and would
+    # hand back a coroutine that never runs; the record would silently not be kept.
+    def get() -> Any:
+        return client.sync(client.scheduler.get_metadata, keys=key, default=None, asynchronous=False)
 
     def record(rows: list[int]) -> None:
-        scheduler.set_metadata([*key, str(rows[0])], rows)
+        client.sync(client.scheduler.set_metadata, keys=[*key, str(rows[0])], value=rows, asynchronous=False)
+
+    before = started_before(get())
 
     return Ledger(record), before
