@@ -81,16 +81,17 @@ def _ledger_for(job: Job, number: int) -> tuple[Ledger, set[int]]:
     from distributed import get_client
 
     client = get_client()
+    scheduler: Any = client.scheduler  # the scheduler's RPC (typed optional: set once connected)
     key = [PREFIX, job.run_id, str(number)]
 
     # asynchronous=False: the worker's client takes a call from a thread that is not one of the
     # worker's task threads (the ledger's, on the registry's loop) for an async context and would
     # hand back a coroutine that never runs; the record would silently not be kept.
     def get() -> Any:
-        return client.sync(client.scheduler.get_metadata, keys=key, default=None, asynchronous=False)
+        return client.sync(scheduler.get_metadata, keys=key, default=None, asynchronous=False)
 
     def record(rows: list[int]) -> None:
-        client.sync(client.scheduler.set_metadata, keys=[*key, str(rows[0])], value=rows, asynchronous=False)
+        client.sync(scheduler.set_metadata, keys=[*key, str(rows[0])], value=rows, asynchronous=False)
 
     before = started_before(get())
 
