@@ -42,6 +42,7 @@ DEMO_TOOLS = {
     "sales_records",
     "add",
     "echo",
+    "burn",
     "slow_count",
     "ask_user_name",
     "summarize",
