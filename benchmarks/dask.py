@@ -1,6 +1,7 @@
 """Rows per second of a tool whose work is CPU on the server, in one process and on Dask (issue #30).
 
-The tool is the demo server's ``burn`` (``MS`` milliseconds of CPU per call, read-only). A Python
+The tool is ``burn`` (``--ms`` milliseconds of CPU per call, read-only) on the demo server
+(benchmarks/burn_server.py: the demo server plus that one tool). A Python
 MCP server runs its handlers on one core, so one server process is one core, however many calls
 are in flight; more rows per second need more server processes, which is what
 ``mcp_notebook.dask.map_tool`` gives (one per worker). Measured in one run, side by side:
@@ -30,7 +31,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-DEMO = [sys.executable, "-m", "mcp_notebook.demo"]
+DEMO = [sys.executable, "-m", "benchmarks.burn_server"]
 
 
 def frame(rows: int, ms: float) -> pd.DataFrame:
@@ -52,8 +53,8 @@ def _rate(run: Callable[[], pd.DataFrame], rows: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=2000)
-    parser.add_argument("--ms", type=float, default=5.0)
+    parser.add_argument("--rows", type=int, default=600)
+    parser.add_argument("--ms", type=float, default=20.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: check that every case runs")

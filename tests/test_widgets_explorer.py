@@ -42,7 +42,6 @@ DEMO_TOOLS = {
     "sales_records",
     "add",
     "echo",
-    "burn",
     "slow_count",
     "ask_user_name",
     "summarize",

@@ -18,7 +18,6 @@ import json
 import logging
 import math
 import random
-import time
 import warnings
 import weakref
 from collections import Counter, defaultdict
@@ -243,18 +242,6 @@ def add(
 def echo(text: Annotated[str, Field(description="Text to echo back")]) -> str:
     """Return the given text unchanged."""
     return text
-
-
-def burn(ms: Annotated[float, Field(ge=0, le=1000, description="Milliseconds of CPU to burn")] = 5) -> float:
-    """Keep the server's CPU busy for `ms` milliseconds, then return `ms`.
-
-    A fixed cost on the server's side per call, for benchmarks (benchmarks/dask.py): a Python server
-    runs its handlers on one core, so this is what more server processes make faster.
-    """
-    end = time.process_time() + ms / 1000
-    while time.process_time() < end:
-        pass
-    return ms
 
 
 async def slow_count(
@@ -720,7 +707,6 @@ def build_server(*, log_level: LogLevel = "WARNING") -> MCPServer:
     server.add_tool(sales_records, title="Sales records", annotations=read_only)
     server.add_tool(add, title="Add two numbers", annotations=read_only)
     server.add_tool(echo, title="Echo", annotations=read_only, structured_output=False)
-    server.add_tool(burn, title="Burn CPU", annotations=read_only)
     server.add_tool(slow_count, title="Slow count", annotations=read_only, structured_output=False)
     server.add_tool(ask_user_name, title="Ask for the user's name", structured_output=False)
     server.add_tool(summarize, title="Summarize text", structured_output=False)
