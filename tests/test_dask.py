@@ -247,3 +247,22 @@ def test_scheduler_and_workers_started_by_the_dask_command(tmp_path: Path) -> No
         left = wait_gone([psutil.Process(p.pid) for p in processes if p.poll() is None], 30)
         for process in left:
             process.kill()
+
+
+def test_session_map_tool_runs_on_the_cluster(cluster: Client) -> None:
+    from mcp_notebook.notebook import Session
+
+    session = Session(demo_server(), show_progress=False)
+    try:
+        frame = pd.DataFrame({"a": [1, 2, 3, 4], "b": [10, 20, 30, 40]}, index=["z", "x", "w", "y"])
+        here = session.map_tool("add", frame, progress=False)
+        there = session.map_tool("add", frame, cluster=cluster)  # pandas in, pandas out, with a bar
+        assert isinstance(there, pd.DataFrame)
+        assert list(there.index) == list(here.index)
+        assert list(there.result) == list(here.result) == [11.0, 22.0, 33.0, 44.0]
+        lazy = dd.from_pandas(frame, npartitions=2, sort=False)
+        out = session.map_tool("add", lazy)  # a dask DataFrame: the default client, a dask one back
+        assert isinstance(out, dd.DataFrame)
+        assert list(out.compute().result) == [11.0, 22.0, 33.0, 44.0]
+    finally:
+        session.close()
