@@ -20,8 +20,6 @@ from ..protocol._errors import McpError
 from ._progress import ProgressBar
 
 if TYPE_CHECKING:
-    import pandas
-
     from ..client._results import Tool, ToolResult
 
 __all__ = ["MapSession", "ProgressBar", "map_tool"]
@@ -114,14 +112,20 @@ def _on_cluster(
 
     definition = getattr(session, "_definition", None)
     if definition is None:
-        raise McpError("invalid", f"{session.name}: this session has no server definition to send to a cluster")
+        raise McpError("invalid", f"{session.name}: this session has no server definition for a cluster")
     if cluster is None:
         import distributed
 
         cluster = distributed.default_client()
     target, options = definition
     lazy = map_on_cluster(
-        target, name, frame, columns=columns, concurrency=concurrency, timeout=timeout, client=cluster,
+        target,
+        name,
+        frame,
+        columns=columns,
+        concurrency=concurrency,
+        timeout=timeout,
+        client=cluster,
         **options,
     )
     total = None if type(frame).__module__.startswith("dask.") else len(frame)
