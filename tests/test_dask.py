@@ -270,3 +270,16 @@ def test_session_map_tool_runs_on_the_cluster(cluster: Client) -> None:
         assert list(out.compute().result) == [11.0, 22.0, 33.0, 44.0]
     finally:
         session.close()
+
+
+def test_group_map_tool_runs_on_the_cluster(cluster: Client) -> None:
+    from mcp_notebook.notebook import Group
+
+    group = Group({"demo": demo_server()}, show_progress=False, max_reconnect_attempts=1)
+    try:
+        frame = pd.DataFrame({"a": [1, 2], "b": [10, 20]}, index=["p", "q"])
+        out = group.map_tool("demo.add", frame, cluster=cluster, progress=False)
+        assert list(out.result) == [11.0, 22.0]
+        assert list(out.index) == ["p", "q"]
+    finally:
+        group.close()

@@ -131,7 +131,10 @@ class Session:
     ) -> None:
         # What a cluster's workers need to open this server themselves (map_tool(cluster=...)):
         # the target and the options, less the handlers (no one on a worker answers a dialog).
-        self._definition = (target, {k: v for k, v in options.items() if k not in _HANDLERS})
+        self._definition: tuple[Any, dict[str, Any]] | None = (
+            target,
+            {k: v for k, v in options.items() if k not in _HANDLERS},
+        )
         #: The dialogs (``NotebookDialogs``) answering the server's elicitation and sampling requests, or
         #: None. Installed by default inside a Jupyter kernel (``dialogs=False``: never; ``True``: also
         #: outside one; or pass your own ``NotebookDialogs``); a handler passed as
