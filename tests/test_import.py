@@ -31,3 +31,13 @@ def test_demo_package_import_is_lazy() -> None:
     code = "import mcp_notebook.demo, sys; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_dask_loads_only_when_a_cluster_map_runs() -> None:
+    """The dask extra is optional: the package, its dask face and the notebook layer import without it."""
+    code = (
+        "import mcp_notebook, mcp_notebook.dask, mcp_notebook.notebook, sys; "
+        "print(','.join(sorted({'dask', 'distributed'} & set(sys.modules))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"importing loaded {out.stdout.strip()}"

@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..client._client import Client
 from ..client._client_group import ClientGroup, GroupMember, server_specs
 from ..client._results import Tool, ToolResult
 from ..display import _html
@@ -133,6 +134,17 @@ class _MemberSpec:
         return str(describe()) if callable(describe) else target_label(self.spec)
 
 
+def _definition_of(member: GroupMember) -> tuple[Any, dict[str, Any]] | None:
+    """The member's server as ``(target, options)`` for a cluster's workers (``map_tool(cluster=)``),
+    less the handlers (nobody on a worker answers a dialog); None for a client given as is."""
+    spec, options = getattr(member, "_spec", None), dict(getattr(member, "_options", {}))
+    if not isinstance(spec, _MemberSpec) or isinstance(spec.spec, Client):
+        return None
+    target, own = spec.client_args()
+    merged = {**options, **own}
+    return target, {k: v for k, v in merged.items() if k not in ("sampling", "elicitation", "roots")}
+
+
 class Group:
     """Several MCP servers, usable from cells, scripts and widget callbacks alike.
 
@@ -208,6 +220,7 @@ class Group:
                 show_progress=self.show_progress,
                 redact_arguments=self.redact_arguments,
             )
+            session._definition = _definition_of(member)  # for map_tool(cluster=...)
             with self._lock:
                 self._sessions[member.name] = session
             session.model.observe(functools.partial(self._on_session, member.name))

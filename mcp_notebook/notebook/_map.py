@@ -1,26 +1,25 @@
 """``session.map_tool(name, frame)``: one tool call per DataFrame row, a few at once, with a bar.
 
-``concurrency`` workers pull rows from one iterator, so memory is bounded by concurrency, not by
-rows (issue #28). :class:`ProgressBar` (the bar every blocking call shows) lives in ``_progress``
-and is re-exported here for old imports. Written over :class:`MapSession`, what it needs of a session, so this
-module never imports the session's (issue #27).
+The row loop is :func:`mcp_notebook.dask._rows.call_rows`, shared with the cluster map (the dask
+layer sits below this one): ``concurrency`` slots pull rows from one iterator, so memory is bounded
+by concurrency, not by rows (issue #28). With ``cluster=`` (a ``distributed.Client``) or a dask
+DataFrame, the rows run on a Dask cluster instead, through :func:`mcp_notebook.dask.map_tool`,
+against this session's own server definition (imported only then: dask stays an optional extra).
+:class:`ProgressBar` (the bar every blocking call shows) lives in ``_progress`` and is re-exported
+here for old imports. Written over :class:`MapSession`, what it needs of a session, so this module
+never imports the session's (issue #27).
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-import anyio
-
-from ..display._shapes import unwrapped
+from ..dask._rows import Outcome, arguments_maker, call_rows, outcome_of
 from ..protocol._errors import McpError
 from ._progress import ProgressBar
 
 if TYPE_CHECKING:
-    import pandas
-
     from ..client._results import Tool, ToolResult
 
 __all__ = ["MapSession", "ProgressBar", "map_tool"]
@@ -47,57 +46,42 @@ class MapSession(Protocol):
 def map_tool(
     session: MapSession,
     name: str,
-    frame: pandas.DataFrame,
+    frame: Any,
     *,
     concurrency: int = 8,
     columns: Mapping[str, str] | None = None,
     progress: bool = True,
     timeout: float | None = None,
-) -> pandas.DataFrame:
+    cluster: Any = None,
+) -> Any:
     """:meth:`Session.map_tool <mcp_notebook.notebook.Session.map_tool>` over ``session``."""
     import pandas as pd
 
     if concurrency < 1:
         raise ValueError("concurrency must be >= 1")
     session._check_open()
+    if cluster is not None or type(frame).__module__.startswith("dask."):
+        return _on_cluster(session, name, frame, concurrency, columns, progress, timeout, cluster)
     tool = next((t for t in session.list_tools() if t.name == name), None)
-    parameters = set(tool.parameters) if tool is not None else None
-    renames = dict(columns or {})
-    keys = [renames.get(k, k) for k in frame.columns]
+    arguments_of = arguments_maker(
+        frame.columns, dict(columns or {}), set(tool.parameters) if tool is not None else None
+    )
     count = len(frame)
-
-    def arguments_of(values: tuple[Any, ...]) -> dict[str, Any]:
-        arguments = {k: _plain(v) for k, v in zip(keys, values, strict=True)}
-        if parameters is not None:
-            arguments = {k: v for k, v in arguments.items() if k in parameters}
-        return arguments
-
-    # Rows are read lazily, one per free worker: memory grows with concurrency, not with rows.
-    rows = enumerate(frame.itertuples(index=False, name=None))
     bar = ProgressBar(f"{session.name}: {name} × {count}", total=count) if progress else None
-    outcomes: list[tuple[Any, bool, str | None]] = [(None, False, None)] * count
 
-    async def worker() -> None:
-        # The workers share one iterator; next() runs between awaits, so each row goes to one worker.
-        for index, values in rows:
-            try:
-                result = await session._call_tool(
-                    name, arguments_of(values), {"timeout": timeout, "progress": _ignore}
-                )
-                error = result.text if result.is_error else None
-                outcomes[index] = (_unwrapped(result), result.is_error, error)
-            except McpError as exc:
-                outcomes[index] = (None, True, str(exc))
-            if bar is not None:
-                bar.advance()
+    async def one(index: int, values: tuple[Any, ...]) -> Outcome:
+        options = {"timeout": timeout, "progress": _ignore}
+        outcome = await outcome_of(session._call_tool(name, arguments_of(values), options))
+        if bar is not None:
+            bar.advance()
+        return outcome
 
-    async def run_all() -> None:
-        async with anyio.create_task_group() as tg:
-            for _ in range(min(concurrency, count)):
-                tg.start_soon(worker)
+    async def run_all() -> list[Outcome]:
+        # Rows are read lazily, one per free slot: memory grows with concurrency, not with rows.
+        return await call_rows(one, enumerate(frame.itertuples(index=False, name=None)), count, concurrency)
 
     try:
-        session._run(run_all)
+        outcomes = session._run(run_all)
     finally:
         if bar is not None:
             bar.close()
@@ -112,26 +96,52 @@ def map_tool(
     )
 
 
-def _unwrapped(result: ToolResult) -> Any:
-    """The result's data; a ``{"result": value}`` wrapper (how SDK servers return non-objects) is opened."""
-    return unwrapped(result.data)  # the same reading of the wrapper as every picture of a result
+def _on_cluster(
+    session: MapSession,
+    name: str,
+    frame: Any,
+    concurrency: int,
+    columns: Mapping[str, str] | None,
+    progress: bool,
+    timeout: float | None,
+    cluster: Any,
+) -> Any:
+    """The rows on a Dask cluster, against the session's server definition: a dask DataFrame in
+    gives a dask DataFrame out (persisted on the workers), a pandas one a pandas one."""
+    from ..dask._map import map_tool as map_on_cluster
+    from ..dask._progress import run_with_progress
+
+    definition = getattr(session, "_definition", None)
+    if definition is None:
+        raise McpError("invalid", f"{session.name}: this session has no server definition for a cluster")
+    if cluster is None:
+        import distributed
+
+        cluster = distributed.default_client()
+    target, options = definition
+    lazy = map_on_cluster(
+        target,
+        name,
+        frame,
+        columns=columns,
+        concurrency=concurrency,
+        timeout=timeout,
+        client=cluster,
+        **options,
+    )
+    total = None if type(frame).__module__.startswith("dask.") else len(frame)
+    bar = ProgressBar(f"{session.name}: {name} on the cluster", total=total) if progress else None
+
+    def rows_done(done: int) -> None:
+        if bar is not None:
+            bar.update(done, total, None)
+
+    try:
+        return run_with_progress(lazy, cluster, rows_done, keep_on_cluster=total is None)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _ignore(progress: float, total: float | None, message: str | None) -> None:
     return None
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars and pandas NA as plain JSON values."""
-    item = getattr(value, "item", None)
-    if callable(item):
-        with contextlib.suppress(ValueError, TypeError):
-            value = item()
-    try:
-        import pandas as pd
-
-        if value is pd.NA or (isinstance(value, float) and value != value):
-            return None
-    except ImportError:
-        pass
-    return value

@@ -129,6 +129,12 @@ class Session:
         register: bool = True,
         **options: Any,
     ) -> None:
+        # What a cluster's workers need to open this server themselves (map_tool(cluster=...)):
+        # the target and the options, less the handlers (no one on a worker answers a dialog).
+        self._definition: tuple[Any, dict[str, Any]] | None = (
+            target,
+            {k: v for k, v in options.items() if k not in _HANDLERS},
+        )
         #: The dialogs (``NotebookDialogs``) answering the server's elicitation and sampling requests, or
         #: None. Installed by default inside a Jupyter kernel (``dialogs=False``: never; ``True``: also
         #: outside one; or pass your own ``NotebookDialogs``); a handler passed as
@@ -547,15 +553,27 @@ class Session:
         columns: Mapping[str, str] | None = None,
         progress: bool = True,
         timeout: float | None = None,
+        cluster: Any = None,
     ) -> pandas.DataFrame:
         """Call ``name`` once per row of ``frame`` (arguments from its columns), ``concurrency`` at once.
 
         ``columns`` renames columns to argument names (``{"column": "argument"}``); unnamed columns
         that are not tool parameters are left out. Returns a DataFrame aligned to ``frame.index``
         with ``result`` (the result's data), ``is_error`` and ``error`` (the McpError text).
+
+        With ``cluster=`` (a ``distributed.Client``) or a dask DataFrame, the rows run on a Dask
+        cluster against this session's server definition (:func:`mcp_notebook.dask.map_tool`, the
+        ``dask`` extra), ``concurrency`` per worker; a dask DataFrame in gives one out.
         """
         return map_tool(
-            self, name, frame, concurrency=concurrency, columns=columns, progress=progress, timeout=timeout
+            self,
+            name,
+            frame,
+            concurrency=concurrency,
+            columns=columns,
+            progress=progress,
+            timeout=timeout,
+            cluster=cluster,
         )
 
     # --- lifetime -------------------------------------------------------------------------------
@@ -644,6 +662,10 @@ def _result_size(result: Any) -> int | None:
         return len(json.dumps(raw, default=str))
     except (TypeError, ValueError):
         return None
+
+
+#: Options that are handlers for the server's requests: they stay in the kernel.
+_HANDLERS = frozenset({"sampling", "elicitation", "roots"})
 
 
 def target_label(target: Any) -> str:
