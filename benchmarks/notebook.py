@@ -320,7 +320,9 @@ ROWS: dict[str, list[tuple[str, str, tuple[str, str] | None, str, Check | None]]
             "panels/none ≥ 0.8",
             lambda m: m["panels"] >= 0.8 * m["none"],
         ),
-        ("calls_s", "calls/s", ("none", "sdk"), "ours/SDK ≥ 0.8", lambda m: m["none"] >= 0.8 * m["sdk"]),
+        # Judged on the alternated batches below, not here: fresh kernels minutes apart on a shared
+        # 2-core machine gave 0.6 to 1.9 for the same code (issue #28's note), so this is context.
+        ("calls_s", "calls/s, separate kernels (noisy)", ("none", "sdk"), "", None),
         (
             "ours_vs_sdk_interleaved",
             "ours/SDK, 50-call batches alternated in one kernel (median)",

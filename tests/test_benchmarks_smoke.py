@@ -226,7 +226,7 @@ def test_the_notebook_benchmark_measures_every_case_in_real_kernels(tmp_path: Pa
         "panels ≤ 150 ms",
         "panels ≤ 0.5 s",
         "panels/none ≥ 0.8",
-        "ours/SDK ≥ 0.8",
+        "sdk ≥ 0.8",  # ours/SDK in alternated batches
         "panels ≤ 10 MB",
         "map/gather ≤ 1.5",
     }
