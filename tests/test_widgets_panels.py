@@ -162,7 +162,7 @@ def test_subscribed_resource_updates_live(protocol: str) -> None:
         assert "new note" in view
         _assert_escaped(view)
         assert "&lt;script&gt;" in view
-        assert "updates" in browser.view_header.value
+        assert "1 update" in browser.view_header.value or "updates" in browser.view_header.value
 
         browser.subscribe_toggle.value = False
         assert "demo://note" not in opened.client.subscriptions
