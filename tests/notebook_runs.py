@@ -54,6 +54,20 @@ class Run:
     notebook: Any
     elapsed: float
     failure: str | None
+    closed_models: frozenset[str] = frozenset()  # widgets closed during the run (comm_close)
+
+
+class _Client(nbclient.NotebookClient):
+    """nbclient's client, also noting which widgets the kernel closed (it keeps their state)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.closed_models: set[str] = set()
+
+    def handle_comm_msg(self, outs: Any, msg: dict[str, Any], cell_index: int) -> None:
+        if msg["msg_type"] == "comm_close":
+            self.closed_models.add(msg["content"]["comm_id"])
+        super().handle_comm_msg(outs, msg, cell_index)
 
 
 _RUNS: dict[Path, Run] = {}
@@ -65,7 +79,7 @@ def executed(path: Path) -> Run:
     if run is not None:
         return run
     notebook = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(
+    client = _Client(
         notebook,
         timeout=CELL_TIMEOUT,
         startup_timeout=STARTUP_TIMEOUT,
@@ -80,5 +94,6 @@ def executed(path: Path) -> Run:
         failure = describe_error(path, notebook) or plain(str(exc))
     except nbclient.exceptions.CellTimeoutError as exc:
         failure = f"{path.name}: a cell ran longer than {CELL_TIMEOUT} s: {plain(str(exc))}"
-    run = _RUNS[path] = Run(path, notebook, time.monotonic() - started, failure)
+    elapsed = time.monotonic() - started
+    run = _RUNS[path] = Run(path, notebook, elapsed, failure, frozenset(client.closed_models))
     return run

@@ -82,6 +82,7 @@ def test_the_history_grows_in_place_and_observers_hear_each_entry(session: Any) 
         session.call_tool("echo", {"text": f"n{index}"})
 
     assert session.model.history is history  # appended to, never copied and replaced
+    wait_for(lambda: len(added) == 3)  # observed on the observer thread, just after each call
     assert [e["arguments"]["text"] for e in added] == ["n0", "n1", "n2"]
     assert added[-1] is history[-1]
     assert [e["arguments"] for e in history[-2:]] == [{"text": "n1"}, {"text": "n2"}]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import sys
 import time
 from collections.abc import Iterator
@@ -320,6 +321,69 @@ def test_interrupting_a_blocked_cell_cancels_the_call(kernel: Kernel) -> None:
     kernel.run_ok("session.close()")
     assert not wait_gone([server], 3.0)
     _assert_clean(kernel.kernel_stderr(), "the kernel's stderr")
+
+
+def _control_request(kernel: Kernel, msg_type: str) -> str:
+    """Send a control request as JupyterLab does while a cell runs (it creates a subshell for the
+    first widget's comms); return its id once its reply is in."""
+    message = kernel.client.session.msg(msg_type, {})
+    kernel.client.control_channel.send(message)
+    while True:
+        reply = kernel.client.get_control_msg(timeout=10)
+        if reply["parent_header"].get("msg_id") == message["header"]["msg_id"]:
+            return str(message["header"]["msg_id"])
+
+
+def test_the_kernel_stays_busy_while_a_cell_blocks_on_a_call(kernel: Kernel) -> None:
+    """Issue #29 item 7: requests handled beside a blocked cell (JupyterLab's subshell requests on
+    the control channel, a subshell's widget messages) publish their own Busy and Idle; the front
+    end shows the last status it gets, so the cell's blocking call showed Idle after 0.5 s. The
+    last status before the cell's own Idle must be Busy, and each side request still gets its Idle."""
+    kernel.run_ok(
+        f"import mcp_notebook\nsession = mcp_notebook.connect({DEMO!r})\n"
+        "session.call_tool('echo', {'text': 'warm'})\n"
+    )
+    subshells = _supports_subshells(kernel)  # ipykernel 7: JupyterLab then opens one per widget target
+    cell_id = kernel.client.execute(
+        "print('calling', flush=True)\n"
+        "counted = session.call_tool('slow_count', {'steps': 15, 'delay': 0.2}).text\n"
+        "print(counted)\n"
+    )
+    statuses: list[tuple[str, str | None]] = []
+    side: list[str] = []
+    done = False
+    while not done:
+        message = kernel.client.get_iopub_msg(timeout=30)
+        parent = message["parent_header"].get("msg_id")
+        content = message["content"]
+        if message["msg_type"] == "status":
+            statuses.append((content["execution_state"], parent))
+            done = parent == cell_id and content["execution_state"] == "idle"
+        elif message["msg_type"] == "stream" and "calling" in content["text"] and not side:
+            # the call has started: what JupyterLab sends meanwhile
+            side.append(_control_request(kernel, "kernel_info_request"))
+            if subshells:
+                side.append(_control_request(kernel, "create_subshell_request"))
+            with pytest.raises(queue.Empty):  # the cell is still running its call
+                kernel.client.get_shell_msg(timeout=0)
+    reply = kernel.client.get_shell_msg(timeout=10)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert side, "the call finished before the test could send its side requests"
+    for request in side:  # each side request was finished by its own Idle (the front end waits for it)
+        assert ("idle", request) in statuses, statuses
+    last_side_idle = max(i for i, (state, parent) in enumerate(statuses) if parent in side)
+    assert statuses[-1] == ("idle", cell_id)
+    assert ("busy", cell_id) in statuses[last_side_idle + 1 : -1], statuses  # Busy again, for the cell
+    assert statuses[-2][0] == "busy", statuses  # what the front end shows while the call runs
+
+
+def _supports_subshells(kernel: Kernel) -> bool:
+    message = kernel.client.session.msg("kernel_info_request", {})
+    kernel.client.control_channel.send(message)
+    while True:
+        reply = kernel.client.get_control_msg(timeout=10)
+        if reply["parent_header"].get("msg_id") == message["header"]["msg_id"]:
+            return "kernel subshells" in reply["content"].get("supported_features", [])
 
 
 def _statuses(seen: list[list[list[str]]], task_id: str) -> list[str]:

@@ -9,7 +9,9 @@ saved widget state.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,3 +60,63 @@ def test_notebook_is_committed_without_outputs(path: Path) -> None:
         assert not cell.get("outputs"), f"{path.name}, cell {index} has outputs in git: strip them"
         assert cell.get("execution_count") is None, f"{path.name}, cell {index} has an execution count"
         assert "execution" not in cell.metadata, f"{path.name}, cell {index} has execution timings"
+
+
+#: Per notebook: how its headline widget's ``text/plain`` starts, and how many of its servers may
+#: show a "closed" badge after Run All (08 lists one whose command does not exist, on purpose).
+HEADLINE = {
+    "02-tool-explorer.ipynb": ("<MCP explorer: ", 0),
+    "04-live-notifications.ipynb": ("<MCP ", 0),
+    "08-many-servers.ipynb": ("<MCP servers: ", 1),
+    "09-mcp-apps.ipynb": ("<MCP App sales_board", 0),
+}
+VIEW = "application/vnd.jupyter.widget-view+json"
+STATE = "application/vnd.jupyter.widget-state+json"
+_SHOWN = ("value", "description", "placeholder", "status")  # the keys whose text a browser shows
+
+
+def _model_text(states: dict[str, Any], model_id: str, seen: set[str]) -> str:
+    """Every string in ``model_id``'s stored state and in the models it refers to."""
+    if model_id in seen or model_id not in states:
+        return ""
+    seen.add(model_id)
+    parts: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str) and value.startswith("IPY_MODEL_"):
+            parts.append(_model_text(states, value.removeprefix("IPY_MODEL_"), seen))
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+
+    state = states[model_id].get("state", {})
+    parts.extend(str(state[key]) for key in _SHOWN if isinstance(state.get(key), str))
+    walk(state)
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("name", sorted(HEADLINE))
+def test_headline_widget_is_live_after_run_all(name: str) -> None:
+    """The headline widget's final state (what nbclient stores, as a browser would show it after
+    Run All) is drawn and not closed: no last cell closes the sessions (issue #29)."""
+    path = next(p for p in NOTEBOOKS if p.name == name)
+    run = executed(path)
+    if run.failure is not None:
+        pytest.fail(run.failure, pytrace=False)
+    prefix, may_close = HEADLINE[name]
+    states = run.notebook.metadata.get("widgets", {}).get(STATE, {}).get("state", {})
+    heads = [
+        output["data"][VIEW]["model_id"]
+        for cell in run.notebook.cells
+        for output in cell.get("outputs", [])
+        if VIEW in output.get("data", {}) and output["data"].get("text/plain", "").startswith(prefix)
+    ]
+    assert heads, f"{name}: no widget output whose text starts with {prefix!r}"
+    assert heads[0] not in run.closed_models, f"{name}: a later cell closed the headline widget"
+    text = _model_text(states, heads[0], set())
+    assert text.strip(), f"{name}: the headline widget's stored state is empty"
+    closed = len(re.findall(r">\s*closed\s*<|\bclosed\b(?![^<]*>)", text, flags=re.IGNORECASE))
+    assert closed <= may_close, f"{name}: the headline widget ends closed ({closed}):\n{text[-3000:]}"

@@ -28,9 +28,10 @@ from mcp_notebook.display._html import (
 from mcp_notebook.notebook import SessionModel
 from mcp_notebook.notebook._engine import get_engine
 from mcp_notebook.widgets import explorer, result_widget
-from mcp_notebook.widgets._explorer import python_code
+from mcp_notebook.widgets._tool_source import python_code
 
 from .conftest import demo_server
+from .fakes import wait_until
 from .widget_helpers import find, walk
 from .widget_helpers import markup as html_of
 
@@ -136,7 +137,7 @@ def test_lists_the_demo_tools_with_badges(ex):
     assert "read-only" in badges
     assert "idempotent" in badges
     assert "destructive" not in badges
-    assert entry.children[1].value == "Sales records"
+    assert ">Sales records</span>" in entry.children[1].value  # the title, beside the badges
 
 
 def test_search_filters_by_name_title_and_description(ex):
@@ -567,3 +568,17 @@ def test_html_table_escapes_every_cell():
     assert html_table({"k": 1}).count("<tr>") == 2
     assert "… 3 more rows" in html_table([{"a": i} for i in range(5)], max_rows=2)
     assert ">value<" in html_table([1, 2])
+
+
+def test_a_closed_session_leaves_the_explorer_drawn_with_a_closed_badge(session, ex):
+    """Issue #29: the explorer keeps its tools and last result when its session closes, marked closed."""
+    call(ex, "add", {"a": 2, "b": 3})
+    session.close()
+    header = find(ex.widget, "mcpnb-explorer-header")[0]
+    # the model's observers run on the observer thread, just after the change (issue #28)
+    wait_until(lambda: "mcpnb-closed" in header.value)
+    assert ">closed<" in header.value
+    assert "closed" in repr(ex)
+    assert set(ex.tool_names) == DEMO_TOOLS  # still drawn: the list, the form, the result
+    assert "5" in html_of(ex.result_box)
+    assert ">closed<" in ex.snapshot_html()

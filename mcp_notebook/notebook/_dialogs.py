@@ -25,6 +25,7 @@ silent wait.
 from __future__ import annotations
 
 import contextvars
+import functools
 import inspect
 import logging
 import sys
@@ -167,6 +168,7 @@ def from_cell(session: Any, fn: Callable[..., Awaitable[_T]]) -> Callable[..., A
     """``fn`` as a session's own call: its dialogs go under the running cell, unless it already
     runs inside a widget's placed call (the explorer calls ``session.acall_tool`` on the engine)."""
 
+    @functools.wraps(fn)  # its name stays the call's (an interrupted cell names it)
     async def run(*args: Any) -> _T:
         if _CURRENT.get() is not None:
             return await fn(*args)

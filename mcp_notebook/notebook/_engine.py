@@ -28,7 +28,7 @@ import anyio.from_thread
 
 from ..protocol._errors import full_tracebacks
 
-__all__ = ["Engine", "Spawned", "get_engine"]
+__all__ = ["Engine", "Spawned", "get_engine", "on_engine_thread"]
 
 T = TypeVar("T")
 
@@ -42,7 +42,7 @@ class Engine:
         self.thread_id: int = self.portal.call(threading.get_ident)
         self._stopped = False
         self._calls: set[asyncio.Task[Any]] = set()
-        # Work started from the engine thread itself (model observers run there) lives in this
+        # Work started from the engine thread itself (handlers, the connection's callbacks) lives in this
         # task group, which the engine owns and cancels when it stops: nothing is orphaned.
         self._host, (self._loop, self._tasks) = self.portal.start_task(self._host_tasks)
 
@@ -67,7 +67,10 @@ class Engine:
             )
         # One hop to the loop (the portal's start_task_soon waits for the loop twice: once to
         # start the task, once for its result), which a loop of blocking calls pays every call.
-        future = asyncio.run_coroutine_threadsafe(self._tracked(fn, *args), self._loop)
+        # The task sets this future itself as it ends (run_coroutine_threadsafe would set it from
+        # a done-callback, one loop iteration later): the waiting thread wakes that much sooner.
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._loop.call_soon_threadsafe(self._start, future, fn, args)
         try:
             return wait(future) if wait is not None else future.result()
         except KeyboardInterrupt as interrupt:
@@ -77,13 +80,37 @@ class Engine:
                 setattr(interrupt, "_render_traceback_", lambda: [line])  # noqa: B010
             raise
 
-    async def _tracked(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    def _start(
+        self, future: concurrent.futures.Future[T], fn: Callable[..., Awaitable[T]], args: Any
+    ) -> None:
+        # On the loop. A future cancelled before it got here is not started.
+        if future.cancelled():
+            return
+        task = self._loop.create_task(self._tracked(future, fn, *args))
+        future.add_done_callback(
+            lambda done: done.cancelled() and self._loop.call_soon_threadsafe(task.cancel)
+        )
+
+    async def _tracked(
+        self, future: concurrent.futures.Future[T], fn: Callable[..., Awaitable[T]], *args: Any
+    ) -> None:
         # A task of call() is the loop's, not the portal's: kept here so that stop() ends it.
         task = asyncio.current_task()
         if task is not None:
             self._calls.add(task)
         try:
-            return await fn(*args)
+            result = await fn(*args)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # cancelled meanwhile
+                future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise  # SystemExit, KeyboardInterrupt: as run_coroutine_threadsafe would
+        else:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                future.set_result(result)
         finally:
             self._calls.discard(task)
 
@@ -159,6 +186,12 @@ def get_engine() -> Engine:
             _engine = Engine()
             atexit.register(_shutdown)
         return _engine
+
+
+def on_engine_thread() -> bool:
+    """True on the engine's thread (False while no engine runs); cheap, for every model write."""
+    engine = _engine
+    return engine is not None and threading.get_ident() == engine.thread_id
 
 
 def on_exit(hook: Callable[[], None]) -> None:

@@ -8,8 +8,9 @@ exception is ``history``, which grows once per call: it is a ``BoundedLog`` appe
 (O(1)), its observers told with the new entry as ``change.added``.
 
 An observer that raises is logged and skipped: a bug in a widget must not disturb the connection
-(traitlets would otherwise propagate the exception into the code that set the trait). One that is
-slow is logged once.
+(traitlets would otherwise propagate the exception into the code that set the trait). The changes
+the engine makes are observed on the observer thread (:mod:`._observers`), never inside the
+connection's read path; one that is slow is logged once.
 
 The server's log messages and notifications can come by the thousand a second, so they do not go
 to the traits one by one: :meth:`SessionModel.append` adds them to a bounded deque and pokes a
@@ -32,7 +33,9 @@ from traitlets import All, Bunch, Dict, Float, HasTraits, Int, List, Unicode
 
 from ._bounded import BoundedLog, BoundedLogTrait
 from ._coalesce import Coalescer
+from ._engine import on_engine_thread
 from ._gauge import Gauge as _Gauge
+from ._observers import dispatcher
 
 if TYPE_CHECKING:
     from traitlets.utils.sentinel import Sentinel
@@ -72,6 +75,7 @@ class _Model(HasTraits):
     def unobserve(self, handler: _Handler, names: Any = None, type: Sentinel | str = "change") -> None:
         safe = self._wrapped.get((handler, type), handler)
         super().unobserve(safe, names=All if names is None else names, type=type)
+        dispatcher().drop(safe)  # changes already handed over are not delivered after this
 
     def update(self, **values: Any) -> None:
         """Set several traits as one consistent change."""
@@ -222,10 +226,13 @@ class GroupModel(_Model):
 
 
 def _guarded(handler: _Handler) -> _Handler:
-    slow = False
+    """The handler as the model calls it: errors logged, slowness logged once, and, for a change
+    made on the engine thread, run on the observer thread instead (:mod:`._observers`)."""
 
     def call(change: Any) -> Any:
-        nonlocal slow
+        if on_engine_thread():
+            dispatcher().submit(call, change)  # the connection never waits for an observer
+            return None
         start = time.monotonic()
         try:
             return handler(change)
@@ -234,15 +241,8 @@ def _guarded(handler: _Handler) -> _Handler:
             return None
         finally:
             took = time.monotonic() - start
-            if took > SLOW_OBSERVER and not slow:
-                slow = True  # once: the log and notifications are published less often meanwhile
-                logger.warning(
-                    "an observer of the session model (%s) took %.1f s on %r; it delays the model's "
-                    "updates (never the connection): keep observers quick",
-                    getattr(handler, "__qualname__", type(handler).__name__),
-                    took,
-                    getattr(change, "name", "?"),
-                )
+            if took > SLOW_OBSERVER:
+                dispatcher().note_slow(call, took)
 
     call.__wrapped__ = handler  # type: ignore[attr-defined]
     return call

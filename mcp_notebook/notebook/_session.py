@@ -261,7 +261,7 @@ class Session:
         self, method: str, name: str | None, arguments: Any, call: Callable[[], Awaitable[_T]]
     ) -> _T:
         started = time.time()
-        clock = anyio.current_time()
+        clock = time.monotonic()  # the engine's loop clock (anyio.current_time() looks the loop up)
         outcome = "ok"
         size: int | None = None
         try:
@@ -284,7 +284,7 @@ class Session:
                 "method": method,
                 "name": name,
                 "arguments": "<redacted>" if self.redact_arguments else arguments,
-                "duration": anyio.current_time() - clock,
+                "duration": time.monotonic() - clock,
                 "outcome": outcome,
                 "result_size": size,
             }

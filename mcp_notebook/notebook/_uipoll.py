@@ -28,6 +28,10 @@ script's dialogs are not widgets, and a thread's wait does not block the main th
 
 An ``async`` cell (``await session.acall_tool(...)``) needs none of this on ipykernel 7, which
 dispatches comm messages while an async cell awaits.
+
+The first blocking call in a kernel also installs :class:`_BusyKeeper`, which keeps the kernel's
+status Busy while a cell runs: requests served beside it (JupyterLab's subshell requests on the
+control channel, a subshell's widget messages) publish their own Idle, which the front end showed.
 """
 
 from __future__ import annotations
@@ -43,7 +47,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from ._engine import Engine
 
-__all__ = ["call", "dialog_closed", "dialog_opened", "dialogs_open", "in_kernel", "ui_poller", "wait"]
+__all__ = [
+    "call",
+    "dialog_closed",
+    "dialog_opened",
+    "dialogs_open",
+    "in_kernel",
+    "keep_kernel_busy",
+    "ui_poller",
+    "wait",
+]
 
 logger = logging.getLogger("mcp_notebook.widgets")
 
@@ -56,6 +69,7 @@ _POLL_BATCH = 20  # messages handled per look at most
 _lock = threading.Lock()
 _open = 0
 _wakers: set[threading.Event] = set()
+_busy_kept = False  # the kernel's status keeper is installed (keep_kernel_busy)
 
 
 # --- open dialogs -------------------------------------------------------------------------------
@@ -103,10 +117,6 @@ def _kernel() -> Any:
 def in_kernel() -> bool:
     """True inside a Jupyter kernel (an IPython shell with a kernel), from any thread."""
     return _kernel() is not None
-
-
-def _on_kernel_main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread() and in_kernel()
 
 
 def _main_shell_stream(kernel: Any) -> Any:
@@ -217,6 +227,77 @@ def ui_poller() -> Iterator[Callable[[int], None] | None]:
             poller.close()
 
 
+# --- the kernel's busy status -------------------------------------------------------------------
+
+
+class _BusyKeeper:
+    """Keeps the kernel's status Busy for as long as a cell runs on the main shell (issue #29).
+
+    Why: JupyterLab (4.5+, comms over subshells) sends ``create_subshell_request`` on the control
+    channel when a cell's first widget opens (a call's progress bar), and a widget's messages go to
+    that subshell's thread. ipykernel publishes Busy then Idle around each of those requests, and
+    the front end shows the last status it got, whoever's it is: so a cell blocked in a 5 s call
+    showed Busy for 0.5 s, then Idle. Those statuses cannot be held back (the front end waits for
+    a request's Idle to finish it), so the keeper publishes Busy again, for the running cell, right
+    after any other request's Idle while the cell runs: the last status is the cell's.
+
+    It wraps the kernel's ``_publish_status`` once per kernel; the main shell's own Busy and Idle
+    (on the main thread) say when a cell runs.
+    """
+
+    def __init__(self, kernel: Any) -> None:
+        self._kernel = kernel
+        self._lock = threading.Lock()
+        self._original = kernel._publish_status
+        # Installed from a cell (on the main thread): that cell is running now.
+        current = (
+            kernel.get_parent("shell") if threading.current_thread() is threading.main_thread() else None
+        )
+        self._running: Any = current if _msg_type(current) == "execute_request" else None
+        kernel._publish_status = self._publish_status
+
+    def _publish_status(self, status: str, channel: str, parent: Any = None) -> Any:
+        outcome = self._original(status, channel, parent)
+        try:
+            self._follow(status, channel, parent)
+        except Exception:  # never break the kernel's own messages
+            logger.debug("could not keep the kernel's status busy", exc_info=True)
+        return outcome
+
+    def _follow(self, status: str, channel: str, parent: Any) -> None:
+        main = threading.current_thread() is threading.main_thread() and channel == "shell"
+        with self._lock:
+            if main:
+                request = parent or self._kernel.get_parent("shell")
+                if _msg_type(request) == "execute_request":
+                    self._running = request if status == "busy" else None
+                return
+            running = self._running
+        if status == "idle" and running is not None:
+            self._original("busy", "shell", running)
+
+
+def _msg_type(message: Any) -> str | None:
+    header = message.get("header") if isinstance(message, dict) else None
+    return header.get("msg_type") if isinstance(header, dict) else None
+
+
+def keep_kernel_busy() -> None:
+    """Keep the kernel Busy while a cell runs (see :class:`_BusyKeeper`); once per kernel, from
+    any thread; nothing outside a kernel."""
+    global _busy_kept
+    kernel = _kernel()
+    if kernel is None or not hasattr(kernel, "_publish_status"):
+        return
+    with _lock:
+        if not hasattr(kernel, "_mcpnb_busy_keeper"):
+            try:
+                kernel._mcpnb_busy_keeper = _BusyKeeper(kernel)
+            except Exception:
+                logger.debug("could not watch the kernel's status", exc_info=True)
+        _busy_kept = True
+
+
 # --- waiting ------------------------------------------------------------------------------------
 
 
@@ -246,6 +327,8 @@ def wait(future: concurrent.futures.Future[T]) -> T:
 
 def call(engine: Engine, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     """:meth:`Engine.call`, waiting with :func:`wait` on the kernel's main thread."""
-    if engine.on_engine_thread() or not _on_kernel_main_thread():
-        return engine.call(fn, *args)
+    if threading.current_thread() is not threading.main_thread() or not in_kernel():
+        return engine.call(fn, *args)  # (the engine's thread is never the main thread)
+    if not _busy_kept:
+        keep_kernel_busy()
     return engine.call(fn, *args, wait=wait)

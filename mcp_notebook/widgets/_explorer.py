@@ -14,7 +14,7 @@ Cancel asks the server to stop the task (``tasks/cancel``). The task also shows 
 panel. A plain call that the server turns into a task on its own is followed the same way.
 
 What it lists comes from a *source*: by default one session's tools under their own names
-(:class:`SessionTools`); a group's explorer lists every server's tools as ``SERVER.TOOL``, each
+(:class:`._tool_source.SessionTools`); a group's explorer lists every server's tools as ``SERVER.TOOL``, each
 entry a :class:`ToolEntry` (the name shown, the session that runs it, the tool), and a call runs
 on the entry's own session.
 
@@ -33,8 +33,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import ipywidgets as W
 
@@ -42,164 +41,35 @@ from ..client._arguments import unknown_tool
 from ..client._results import Tool, ToolResult
 from ..display._durations import short_duration
 from ..display._html import escape, markdown_html, short
-from ..notebook._bounded import BoundedLog
 from ..notebook._session_tasks import SessionTask
 from ..protocol._errors import McpError
 from ._buttons import set_enabled
 from ._dialogs import DialogArea
-from ._explorer_history import HistoryRows, call_line, python_code
+from ._explorer_history import HistoryRows, call_line
 from ._explorer_results import LastResults
 from ._explorer_runs import ToolRuns
 from ._fallback import Fallback, plural, static_html
 from ._form import SchemaForm
-from ._names import session_variable
+from ._lean import lean
 from ._result_view import html_widget as _html
 from ._result_view import result_widget
+from ._tool_source import SessionTools, ToolEntry, ToolSource, badges_html, python_code
 
-__all__ = ["Explorer", "SessionTools", "ToolEntry", "ToolSource", "explorer", "python_code"]
+__all__ = ["Explorer", "explorer"]
 
 logger = logging.getLogger("mcp_notebook.widgets")
 
 _HISTORY_ROWS = 20
-_BADGES = (
-    ("readOnlyHint", "read-only", "#1b873f"),
-    ("destructiveHint", "destructive", "#b00020"),
-    ("idempotentHint", "idempotent", "#0969da"),
-    ("openWorldHint", "open-world", "#8250df"),
+_CLOSED_BADGE = (
+    '<span class="mcpnb-badge mcpnb-closed" style="background:#6a737d;color:white;border-radius:0.8em;'
+    'padding:0.1em 0.7em;font-weight:bold">closed</span>'
 )
-
-
-def badges_html(tool: Tool) -> str:
-    """The tool's annotation hints that are explicitly true, as small badges (fixed words only)."""
-    spans = [
-        f'<span class="mcpnb-badge mcpnb-badge-{word}" style="font-size:0.75em;border:1px solid {colour};'
-        f'color:{colour};border-radius:3px;padding:0 3px;margin-right:2px">{word}</span>'
-        for key, word, colour in _BADGES
-        if tool.annotations.get(key) is True
-    ]
-    return "".join(spans)
-
-
-class ToolEntry(NamedTuple):
-    """One tool as an explorer lists it: the name shown, the session that runs it, the tool."""
-
-    name: str
-    session: Any
-    tool: Tool
-
-
-class ToolSource:
-    """What an explorer lists and calls, read from models only.
-
-    ``title`` is shown in the header, ``session`` is the one session (None when there are
-    several), ``variable`` is what code copied from the history calls (``session.call_tool``).
-    """
-
-    title: str = ""
-    session: Any = None
-    variable: str = "session"
-
-    def code_variable(self) -> str:
-        """The name code copied from the history calls its session by (``variable`` by default)."""
-        return self.variable
-
-    def entries(self) -> list[ToolEntry]:
-        """The tools to list, in order."""
-        raise NotImplementedError
-
-    def in_flight(self) -> int:
-        """Requests waiting for their answer."""
-        raise NotImplementedError
-
-    def calls(self) -> list[dict[str, Any]]:
-        """The tools/call history rows, oldest first, each ``name`` an entry's name."""
-        raise NotImplementedError
-
-    def recent_calls(self, count: int) -> list[dict[str, Any]]:
-        """The newest ``count`` tools/call rows, newest first (what the history list shows)."""
-        return self.calls()[-count:][::-1]
-
-    def history_frame(self) -> Any:
-        raise NotImplementedError
-
-    def follow(
-        self,
-        on_tools: Callable[[Any], None],
-        on_history: Callable[[Any], None],
-        on_in_flight: Callable[[Any], None],
-    ) -> Callable[[], None]:
-        """Call the handlers (from any thread) when the tools, the history or the count in flight
-        change; returns the function that stops."""
-        raise NotImplementedError
-
-
-class SessionTools(ToolSource):
-    """One session's tools under their own names: the explorer's usual source."""
-
-    def __init__(self, session: Any, *, variable: str | None = None, include_app_only: bool = False) -> None:
-        self.session = session
-        self.title = str(getattr(session, "name", ""))
-        self.variable = variable or "session"
-        self._fixed = variable is not None
-        #: List the tools only an MCP App's View may call too (the model leaves them out).
-        self.include_app_only = include_app_only
-
-    def code_variable(self) -> str:
-        # the user's variable for the session (issue #29: it said ``session.`` for ``demo``)
-        return self.variable if self._fixed else session_variable(self.session)
-
-    def entries(self) -> list[ToolEntry]:
-        tools = self.session.model.tools
-        if self.include_app_only:
-            tools = self.session.client.cached_tools or tools
-        return [ToolEntry(t.name, self.session, t) for t in tools if isinstance(t, Tool)]
-
-    def in_flight(self) -> int:
-        return int(self.session.model.in_flight)
-
-    def calls(self) -> list[dict[str, Any]]:
-        return tool_calls(self.session.model.history)
-
-    def recent_calls(self, count: int) -> list[dict[str, Any]]:
-        history = self.session.model.history
-        if isinstance(history, BoundedLog):  # walks back from the newest, no copy of the rest
-            return history.tail(count, _is_call)
-        return super().recent_calls(count)
-
-    def history_frame(self) -> Any:
-        return self.session.history_frame()
-
-    def follow(
-        self,
-        on_tools: Callable[[Any], None],
-        on_history: Callable[[Any], None],
-        on_in_flight: Callable[[Any], None],
-    ) -> Callable[[], None]:
-        model = self.session.model
-        hooks = (("tools", on_tools), ("history", on_history), ("in_flight", on_in_flight))
-        for name, handler in hooks:
-            model.observe(handler, names=name)
-
-        def unfollow() -> None:
-            for name, handler in hooks:
-                model.unobserve(handler, names=name)
-
-        return unfollow
 
 
 def _is_app(outcome: Any) -> bool:
     """Whether a call's outcome is an AppView (never importing the apps side when none was made)."""
     module = sys.modules.get(f"{__package__}._app")
     return module is not None and isinstance(outcome, module.AppView)
-
-
-def tool_calls(history: Any) -> list[dict[str, Any]]:
-    """The tools/call entries of a session's history, oldest first."""
-    return [e for e in list(history) if _is_call(e)]
-
-
-def _is_call(entry: Any) -> bool:
-    return isinstance(entry, dict) and entry.get("method") == "tools/call"
 
 
 class Explorer(Fallback, W.VBox):
@@ -259,21 +129,24 @@ class Explorer(Fallback, W.VBox):
     # --- layout -------------------------------------------------------------------------------
 
     def _build(self) -> list[W.Widget]:
-        self.search = W.Text(placeholder="search tools", layout=W.Layout(width="auto"))
+        # lean(): shared layouts/styles (widgets/_lean.py); progress, task box, code box change theirs
+        self.search = lean(W.Text, {"width": "auto"}, placeholder="search tools")
         self.search.add_class("mcpnb-tool-search")
         self.search.observe(lambda change: self._filter(), names="value")
-        self.tool_list = W.VBox(layout=W.Layout(width="100%", max_height="28em", overflow="auto"))
+        self.tool_list = lean(W.VBox, {"width": "100%", "max_height": "28em", "overflow": "auto"})
         self.tool_list.add_class("mcpnb-tool-list")
-        self.in_flight = W.Label()
+        self.in_flight = lean(W.Label)
         self.in_flight.add_class("mcpnb-in-flight")
-        left = W.VBox(
-            [self.search, self.tool_list, self.in_flight], layout=W.Layout(width="32%", min_width="14em")
+        left = lean(
+            W.VBox,
+            {"width": "32%", "min_width": "14em"},
+            children=[self.search, self.tool_list, self.in_flight],
         )
         left.add_class("mcpnb-tools")
 
         self.title = _html("<i>Select a tool.</i>", "mcpnb-tool-title")
         self.description = _html("", "mcpnb-tool-description")
-        self.form_box = W.VBox(layout=W.Layout(width="100%"))
+        self.form_box = lean(W.VBox, {"width": "100%"})
         self.form_box.add_class("mcpnb-form-box")
         self.validation = _html("", "mcpnb-validation")
         self.validate_button = self._button("Validate", "check", "mcpnb-validate", self.validate)
@@ -283,7 +156,7 @@ class Explorer(Fallback, W.VBox):
             value=0.0, min=0.0, max=1.0, layout=W.Layout(width="60%", visibility="hidden")
         )
         self.progress.add_class("mcpnb-progress")
-        self.status = W.Label()
+        self.status = lean(W.Label)
         self.status.add_class("mcpnb-call-status")
         self.as_task = W.Checkbox(
             value=False,
@@ -292,49 +165,63 @@ class Explorer(Fallback, W.VBox):
             layout=W.Layout(width="auto", display="none", margin="0 0 0 8px"),
         )
         self.as_task.add_class("mcpnb-as-task")
-        self.task_line = W.Label()
+        self.task_line = lean(W.Label)
         self.task_line.add_class("mcpnb-call-task")
-        buttons = W.HBox(
-            [self.validate_button, self.call_button, self.cancel_button, self.as_task],
-            layout=W.Layout(align_items="center"),
+        buttons = lean(
+            W.HBox,
+            {"align_items": "center"},
+            children=[self.validate_button, self.call_button, self.cancel_button, self.as_task],
         )
-        self.result_box = W.VBox(layout=W.Layout(width="100%"))
+        self.result_box = lean(W.VBox, {"width": "100%"})
         self.result_box.add_class("mcpnb-result-area")
         self.dialog_area = DialogArea(label="explorer")
-        right = W.VBox(
-            [
+        right = lean(
+            W.VBox,
+            {"flex": "1", "padding": "0 0 0 12px"},
+            children=[
                 self.title,
                 self.description,
                 self.form_box,
                 self.validation,
                 buttons,
-                W.HBox([self.progress, self.status]),
+                lean(W.HBox, children=[self.progress, self.status]),
                 self.task_line,
                 self.dialog_area,
                 self.result_box,
             ],
-            layout=W.Layout(flex="1", padding="0 0 0 12px"),
         )
         right.add_class("mcpnb-tool-panel")
 
         self.history_list = self._history.box
         self.code = W.Textarea(rows=4, layout=W.Layout(width="100%", display="none"))
         self.code.add_class("mcpnb-code")
-        self.frame_output = W.Output()
+        self.frame_output = lean(W.Output)
         self.frame_output.add_class("mcpnb-history-output")
         frame_button = self._button("to DataFrame", "table", "mcpnb-history-frame", self.show_history_frame)
-        self.history = W.VBox(
-            [_html("<b>History</b>"), self.history_list, self.code, frame_button, self.frame_output],
-            layout=W.Layout(border_top="1px solid #ddd", margin="8px 0 0 0", padding="4px 0 0 0"),
+        self.history = lean(
+            W.VBox,
+            {"border_top": "1px solid #ddd", "margin": "8px 0 0 0", "padding": "4px 0 0 0"},
+            children=[_html("<b>History</b>"), self.history_list, self.code, frame_button, self.frame_output],
         )
         self.history.add_class("mcpnb-history")
 
-        name = escape(self.source.title)
-        header = _html(f"<b>MCP tools</b> · {name}", "mcpnb-explorer-header")
-        return [header, W.HBox([left, right], layout=W.Layout(width="100%")), self.history]
+        self.header = header = _html(self._head(), "mcpnb-explorer-header")
+        return [header, lean(W.HBox, {"width": "100%"}, children=[left, right]), self.history]
+
+    def _closed(self) -> bool:
+        session = self.source.session
+        return session is not None and getattr(session.model, "status", "") == "closed"
+
+    def _head(self) -> str:
+        """``MCP tools · name``, with a "closed" badge once the session has closed: the explorer keeps
+        its last picture (a closed widget would leave the output blank)."""
+        badge = f" {_CLOSED_BADGE}" if self._closed() else ""
+        return f"<b>MCP tools</b> · {escape(self.source.title)}{badge}"
 
     def summary(self) -> str:
         title = f"{short(self.source.title, 80)}, " if self.source.title else ""
+        if self._closed():
+            title += "closed, "
         tools = plural(len(self.source.entries()), "tool")
         calls = plural(len(self.calls()), "call")
         line = f"<MCP explorer: {title}{tools}, {self.source.in_flight()} in flight, {calls}"
@@ -347,7 +234,7 @@ class Explorer(Fallback, W.VBox):
     def snapshot_html(self) -> str:
         """The header, the tools as a table, the selected tool with its last result, the history."""
         entries = self.source.entries()
-        head = f"<b>MCP tools</b> · {escape(self.source.title)} · {plural(len(entries), 'tool')}"
+        head = f"{self._head()} · {plural(len(entries), 'tool')}"
         rows = "".join(
             f'<tr><td style="text-align:left"><code>{escape(e.name)}</code></td>'
             f'<td style="text-align:left">{escape(short(e.tool.title or "", 80))}</td>'
@@ -378,7 +265,7 @@ class Explorer(Fallback, W.VBox):
 
     @staticmethod
     def _button(label: str, icon: str, css: str, action: Any, style: str = "") -> W.Button:
-        button = W.Button(description=label, icon=icon, button_style=style, tooltip=label)
+        button = lean(W.Button, description=label, icon=icon, button_style=style, tooltip=label)
         button.add_class(css)
         button.on_click(lambda _: action())
         return button
@@ -395,18 +282,26 @@ class Explorer(Fallback, W.VBox):
         if cached is not None and cached[0].tool == entry.tool and cached[0].session is entry.session:
             return cached
         tool = entry.tool
-        button = W.Button(description=entry.name, tooltip=short(tool.description or entry.name, 1000))
+        # A row is a button and one HTML, with shared layouts/styles (15 rows stored 180 models before)
+        button = lean(
+            W.Button,
+            {"width": "auto", "max_width": "100%"},
+            description=entry.name,
+            tooltip=short(tool.description or entry.name, 1000),
+        )
         button.add_class("mcpnb-tool")
-        button.layout = W.Layout(width="auto", max_width="100%")
         button.on_click(lambda _, name=entry.name: self.select(name))
+        # The title beside the badges, in one HTML (the button holds the tooltip)
         title = tool.display_name if tool.display_name != tool.name else ""
-        label = W.Label(value=short(title, 80), tooltip=short(tool.description or "", 1000) or None)
-        badges = _html(badges_html(tool), "mcpnb-badges")
+        label = f'<span class="mcpnb-tool-title">{escape(short(title, 80))}</span> '
+        label = label if title else ""
+        badges = _html(label + badges_html(tool), "mcpnb-badges")
         # flex "0 0 auto": in the scrolling list a row keeps its height (rows would shrink into
         # each other once the tools outgrow max_height, as a group's many tools do).
-        row = W.HBox(
-            [button, label, badges],
-            layout=W.Layout(align_items="center", flex_flow="row wrap", flex="0 0 auto"),
+        row = lean(
+            W.HBox,
+            {"align_items": "center", "flex_flow": "row wrap", "flex": "0 0 auto"},
+            children=[button, badges],
         )
         row.add_class("mcpnb-tool-entry")
         return entry, row, button
@@ -446,6 +341,9 @@ class Explorer(Fallback, W.VBox):
         self._refresh_tools()
 
     def _on_in_flight(self, change: Any) -> None:
+        head = self._head()
+        if getattr(self, "header", None) is not None and self.header.value != head:
+            self.header.value = head
         count = self.source.in_flight()
         self.in_flight.value = f"{count} request{'s' if count != 1 else ''} in flight" if count else ""
 

@@ -18,7 +18,6 @@ whole arguments in the tooltip, the duration in the short human form of every pi
 from __future__ import annotations
 
 import json
-import pprint
 import threading
 import time
 from collections.abc import Callable
@@ -33,7 +32,7 @@ from ..notebook._coalesce import Coalescer
 from ._buttons import set_enabled
 from ._result_view import html_widget
 
-__all__ = ["ARGUMENTS_WIDTH", "HistoryRows", "arguments_line", "call_line", "python_code"]
+__all__ = ["ARGUMENTS_WIDTH", "HistoryRows", "arguments_line", "call_line"]
 
 _Entry = dict[str, Any]
 #: How many characters of a call's arguments a history row shows (the tooltip holds them all).
@@ -58,16 +57,6 @@ def call_line(entry: _Entry, width: int = 200) -> str:
     took = short_duration(entry.get("duration"))
     call = f"{entry.get('name')}({arguments_line(entry.get('arguments'))})"
     return short(f"{when}  {call}  {entry.get('outcome')}  {took}".rstrip(), width)
-
-
-def python_code(name: str, arguments: Any, *, variable: str = "session") -> str:
-    """``session.call_tool("name", {...})`` for a call, the arguments as a Python literal."""
-    if not isinstance(arguments, dict):  # redacted (Session(redact_arguments=True)) or not recorded
-        return f"{variable}.call_tool({json.dumps(name)}, {{...}})  # the arguments were not recorded"
-    args = pprint.pformat(arguments, sort_dicts=False, width=88, indent=1)
-    if "\n" in args:
-        args = args.replace("\n", "\n    ")
-    return f"{variable}.call_tool({json.dumps(name)}, {args})"
 
 
 _RERUN_TIP = "load these arguments and call again"

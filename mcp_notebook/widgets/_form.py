@@ -39,6 +39,7 @@ from ._form_fields import (
     json_problem,
     schema_kind,
 )
+from ._lean import lean
 
 __all__ = ["SchemaForm", "css_name", "form_for", "schema_errors"]
 
@@ -77,22 +78,25 @@ class SchemaForm:
             )
         finally:
             self._quiet -= 1
-        self._json = W.Textarea(placeholder="{}", rows=6, layout=W.Layout(width="100%"))
+        # Shared layouts and styles (widgets/_lean.py): every form opened stays in a saved notebook.
+        self._json = lean(W.Textarea, {"width": "100%"}, placeholder="{}", rows=6)
         self._json.add_class("mcpnb-json")
         self._json.observe(lambda change: self._changed(), names="value")
-        self.json_toggle = W.ToggleButton(
+        self.json_toggle = lean(
+            W.ToggleButton,
+            {"width": "6em"},
             value=self._root is None,
             description="JSON",
             icon="code",
             tooltip="edit the arguments as JSON",
             disabled=self._root is None,
-            layout=W.Layout(width="6em"),
         )
         self.json_toggle.add_class("mcpnb-json-toggle")
         self.json_toggle.observe(self._switch, names="value")
         empty = self._root is not None and not getattr(self._root, "fields", None)
-        self._note = W.HTML(value="<i>No arguments.</i>" if empty else "")
-        self.widget = W.VBox(layout=W.Layout(width="100%"))
+        self._note = lean(W.HTML, value="<i>No arguments.</i>" if empty else "")
+        self._toolbar = lean(W.HBox, {"justify_content": "flex-end"}, children=[self.json_toggle])
+        self.widget = lean(W.VBox, {"width": "100%"})
         self.widget.add_class("mcpnb-form")
         self._layout()
         if values:
@@ -195,7 +199,7 @@ class SchemaForm:
         self._changed()
 
     def _layout(self) -> None:
-        toolbar = W.HBox([self.json_toggle], layout=W.Layout(justify_content="flex-end"))
+        toolbar = self._toolbar
         body = self._json if self.json_mode or self._root is None else self._root.widget
         self.widget.children = [toolbar, self._note, body] if self._note.value else [toolbar, body]
 

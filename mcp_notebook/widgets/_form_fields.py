@@ -19,6 +19,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..display._html import escape, short
+from ._lean import lean
 
 __all__ = [
     "MISSING",
@@ -146,13 +147,13 @@ class _TextField(Field):
             or (isinstance(schema.get("default"), str) and "\n" in schema["default"])
         )
         placeholder = _PLACEHOLDERS.get(str(fmt), str(fmt) if fmt else "")
-        layout = W.Layout(width="auto")  # stretches to the box; "100%" plus the margin overflows it
+        layout = {"width": "auto"}  # stretches to the box; "100%" plus the margin overflows it
         if fmt == "password" or schema.get("writeOnly") is True:
-            self.control = W.Password(placeholder=placeholder, layout=layout)
+            self.control = lean(W.Password, layout, placeholder=placeholder)
         elif long and not fmt:
-            self.control = W.Textarea(placeholder=placeholder, rows=3, layout=layout)
+            self.control = lean(W.Textarea, layout, placeholder=placeholder, rows=3)
         else:
-            self.control = W.Text(placeholder=placeholder, layout=layout)
+            self.control = lean(W.Text, layout, placeholder=placeholder)
         self.keep_empty = keep_empty
         self.widget = _input(self.control)
         ctx.watch(self.control)
@@ -179,7 +180,7 @@ class _NumberField(Field):
         hint = "integer" if integer else "number"
         if low is not None or high is not None:
             hint += f" {'' if low is None else low} … {'' if high is None else high}"
-        self.control = W.Text(placeholder=hint, layout=W.Layout(width="16em"))
+        self.control = lean(W.Text, {"width": "16em"}, placeholder=hint)
         self.widget = _input(self.control)
         ctx.watch(self.control)
 
@@ -446,11 +447,11 @@ class ObjectField(Field):
             field = _build(spec, ctx, name, seen, depth + 1, keep_empty=False, required=required)
             self.fields[name] = field
             rows.append(_row(name, resolved or {}, required, field))
-        self.widget = W.VBox(rows, layout=W.Layout(width="100%"))
+        box = {"width": "100%"}
         if depth > 0:
-            self.widget.layout = W.Layout(
-                border="1px solid #ccc", padding="4px 8px", margin="2px 0", width="100%"
-            )
+            box = {"border": "1px solid #ccc", "padding": "4px 8px", "margin": "2px 0", "width": "100%"}
+        self.widget = lean(W.VBox, box, children=rows)
+        if depth > 0:
             self.widget.add_class("mcpnb-subform")
 
     def get(self) -> Any:
@@ -485,8 +486,9 @@ def _row(name: str, schema: dict[str, Any], required: bool, field: Field) -> W.W
     description = schema.get("description") if isinstance(schema.get("description"), str) else ""
     title = schema.get("title") if isinstance(schema.get("title"), str) else ""
     text = f"{title} ({name})" if title and title != name else name
-    label = W.Label(
-        value=short(text + (" *" if required else ""), 120), tooltip=short(description, 1000) or None
+    # Shared layouts and styles (widgets/_lean.py): a form is stored in a saved notebook's state.
+    label = lean(
+        W.Label, value=short(text + (" *" if required else ""), 120), tooltip=short(description, 1000) or None
     )
     label.add_class("mcpnb-label")
     if isinstance(field, _CheckboxField):
@@ -494,12 +496,12 @@ def _row(name: str, schema: dict[str, Any], required: bool, field: Field) -> W.W
     children: list[W.Widget] = [label, field.widget]
     if description:
         text = escape(short(description, 1000))
-        help_text = W.HTML(
-            value=f'<div style="font-size:0.85em;color:#666;white-space:pre-wrap">{text}</div>'
+        help_text = lean(
+            W.HTML, value=f'<div style="font-size:0.85em;color:#666;white-space:pre-wrap">{text}</div>'
         )
         help_text.add_class("mcpnb-help")
         children.append(help_text)
-    row = W.VBox(children, layout=W.Layout(width="100%", margin="0 0 4px 0"))
+    row = lean(W.VBox, {"width": "100%", "margin": "0 0 4px 0"}, children=children)
     row.add_class("mcpnb-field")
     row.add_class(f"mcpnb-field-{css_name(name)}")
     return row

@@ -19,11 +19,12 @@ import ipywidgets as W
 
 from ..display._html import escape, short, state_badge
 from ..notebook._group import attempts_cell, tools_cell
-from ._explorer import Explorer, SessionTools, ToolEntry, ToolSource, tool_calls
+from ._explorer import Explorer
 from ._fallback import Fallback, plural
 from ._log import LogView, log_entry
 from ._result_view import html_widget as _html
 from ._status import state_class
+from ._tool_source import SessionTools, ToolEntry, ToolSource, tool_calls
 
 __all__ = ["ALL_SERVERS", "GroupExplorer", "GroupLogWidget", "GroupStatusWidget", "GroupTools"]
 

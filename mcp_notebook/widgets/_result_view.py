@@ -29,6 +29,7 @@ from ..display._pictures import options as _options
 from ..display._pictures import result_table_html, text_html
 from ..display._shapes import result_shape
 from ..protocol._errors import McpError
+from ._lean import lean
 
 __all__ = ["error_widget", "html_widget", "result_widget"]
 
@@ -46,7 +47,8 @@ _MAX_TEXT = 50_000
 
 def html_widget(value: str, *classes: str, **kwargs: Any) -> W.HTML:
     """An HTML widget with CSS classes; ``value`` must already be escaped (see :mod:`display._html`)."""
-    widget = W.HTML(value=value, **kwargs)
+    # A shared layout and style unless the caller sets its own (widgets/_lean.py: saved state stays small)
+    widget = W.HTML(value=value, **kwargs) if "layout" in kwargs else lean(W.HTML, value=value, **kwargs)
     for css in classes:
         widget.add_class(css)
     return widget
@@ -151,9 +153,9 @@ _ERROR_STYLE = "border:1px solid #b00020;background:#fdecea;color:#b00020;paddin
 def _frame_button(result: ToolResult, code: str = "result") -> W.Widget:
     """A "to DataFrame" button (pandas only imported on click) and the hint for doing it in code
     (``code``: what gives the result in a new cell)."""
-    button = W.Button(description="to DataFrame", icon="table", tooltip="show result.to_dataframe()")
+    button = lean(W.Button, description="to DataFrame", icon="table", tooltip="show result.to_dataframe()")
     button.add_class("mcpnb-to-dataframe")
-    output = W.Output()
+    output = lean(W.Output)
     output.add_class("mcpnb-dataframe-output")
 
     def show(_: Any) -> None:
@@ -170,7 +172,7 @@ def _frame_button(result: ToolResult, code: str = "result") -> W.Widget:
 
     button.on_click(show)
     hint = _html(f"<small>in code: <code>{escape(code)}.to_dataframe()</code></small>", "mcpnb-hint")
-    box = W.VBox([W.HBox([button, hint], layout=W.Layout(align_items="center")), output])
+    box = lean(W.VBox, children=[lean(W.HBox, {"align_items": "center"}, children=[button, hint]), output])
     box.add_class("mcpnb-dataframe")
     return box
 
@@ -202,7 +204,7 @@ def result_widget(result: ToolResult | BaseException, *, code: str = "result") -
         children = _result_children(result, code)
     else:
         children = [_pre(repr(result), "mcpnb-text")]
-    box = W.VBox(children, layout=W.Layout(width="100%"))
+    box = lean(W.VBox, {"width": "100%"}, children=children)
     box.add_class("mcpnb-result")
     return box
 
