@@ -57,13 +57,13 @@ class LastResults:
         with self._lock:
             old = self._kept.get(name)
             self._kept[name] = (view, status, self._progress.bar_style)
-        if old is not None and old[0] is not view and old[0] is not app:
-            _close(old[0])
         if selected == name:
             self._box.children = (view,)
             self._status.value = status
         else:
             self._status.value = f"{name}: {status}"
+        if old is not None and old[0] is not view and old[0] is not app:
+            _close(old[0])  # after it left the screen (it shows while its tool's next call runs)
 
     def forget(self, view: Any) -> None:
         """``view`` (an App's) is closed by its owner: no tool shows it again."""
