@@ -222,7 +222,7 @@ def check_subscription(page: NotebookPage) -> None:
     page.run_cell(4)  # the server changes the note and sends notifications/resources/updated
     expect(page.output(4)).to_contain_text(f"The note is now {len(NOTE)} characters long.")
     expect(view).to_contain_text(NOTE, timeout=EXPECT_MS)
-    expect(header).to_contain_text("subscribed; 1 updates")
+    expect(header).to_contain_text("subscribed; 1 update,")
     assert page.execution_count(1) == shown, "the resource browser's cell ran again"
     page.keep(resources, "resources.png")
 

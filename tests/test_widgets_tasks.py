@@ -271,7 +271,7 @@ def test_the_panel_stops_following_when_closed(tasks_session: Session) -> None:
 
 
 def test_duration_words() -> None:
-    assert duration(0.04) == "0.0 s"
+    assert duration(0.04) == "40 ms"
     assert duration(12.34) == "12.3 s"
     assert duration(125) == "2 min 05 s"
     assert duration(3720) == "1 h 02 min"

@@ -443,8 +443,7 @@ def html_table(
     table = grid(head, rows[:max_rows], css_class=css_class)
     more = len(rows) - max_rows
     if more > 0:  # inside the table, after the body
-        tail = Markup('<tr><td colspan="{}">… {:,} more rows</td></tr></tbody></table>').format(
-            len(head), more
-        )
+        words = f"{more:,} more row{'s' if more != 1 else ''}"
+        tail = Markup('<tr><td colspan="{}">… {}</td></tr></tbody></table>').format(len(head), words)
         table = Markup(table.removesuffix("</tbody></table>")) + tail
     return table

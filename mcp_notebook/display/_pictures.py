@@ -189,7 +189,9 @@ def _blocks_html(blocks: Sequence[Any]) -> Markup:
     shown = [_block_html(b) for b in blocks[: options.max_blocks]]
     if len(blocks) > options.max_blocks:
         more = len(blocks) - options.max_blocks
-        shown.append(Markup("<div><em>… {:,} more blocks ({:,} in all)</em></div>").format(more, len(blocks)))
+        shown.append(
+            Markup("<div><em>… {} ({:,} in all)</em></div>").format(_count(more, "more block"), len(blocks))
+        )
     return Markup("").join(shown)
 
 
@@ -316,7 +318,7 @@ def _block_text(block: Any, budget: int) -> list[str]:
         kept = [_html.short(printable(t, multiline=True), _TEXT_WIDTH) for t in lines[: max(budget, 1)]]
         shown = sum(len(t) for t in kept)
         if len(lines) > len(kept) or shown < len(text) - len(lines):  # lines left out, or cut
-            more = f"{len(lines) - len(kept):,} more lines, " if len(lines) > len(kept) else ""
+            more = f"{_count(len(lines) - len(kept), 'more line')}, " if len(lines) > len(kept) else ""
             kept.append(f"… ({more}{len(text):,} characters in all)")
         return kept
     if kind == "image" and (host := _html.remote_image_host(block.get("data") or block.get("uri"))):
@@ -343,7 +345,7 @@ def _blocks_text(blocks: Sequence[Any], budget: int) -> list[str]:
     for index, block in enumerate(blocks):
         left = budget - len(lines)
         if left <= 1:
-            lines.append(f"… {len(blocks) - index:,} more blocks ({len(blocks):,} in all)")
+            lines.append(f"… {_count(len(blocks) - index, 'more block')} ({len(blocks):,} in all)")
             break
         lines.extend(_block_text(block, left - 1))
     return lines
@@ -351,7 +353,7 @@ def _blocks_text(blocks: Sequence[Any], budget: int) -> list[str]:
 
 def _bounded(lines: list[str]) -> str:
     if len(lines) > MAX_TEXT_LINES:
-        lines = [*lines[: MAX_TEXT_LINES - 1], f"… {len(lines) - MAX_TEXT_LINES + 1:,} more lines"]
+        lines = [*lines[: MAX_TEXT_LINES - 1], f"… {_count(len(lines) - MAX_TEXT_LINES + 1, 'more line')}"]
     return "\n".join(lines)
 
 

@@ -39,11 +39,14 @@ import ipywidgets as W
 
 from ..client._arguments import unknown_tool
 from ..client._results import Tool, ToolResult
+from ..display._durations import short_duration
 from ..display._html import escape, markdown_html, short
 from ..notebook._session_tasks import SessionTask
 from ..protocol._errors import McpError
+from ._buttons import set_enabled
 from ._dialogs import DialogArea
-from ._explorer_history import HistoryRows
+from ._explorer_history import HistoryRows, call_line
+from ._explorer_results import LastResults
 from ._explorer_runs import ToolRuns
 from ._fallback import Fallback, plural, static_html
 from ._form import SchemaForm
@@ -97,10 +100,13 @@ class Explorer(Fallback, W.VBox):
         self.app: Any = None
         self._future: concurrent.futures.Future[Any] | None = None
         self._started = 0.0
+        self._call_name = ""  # the entry name of the running (or last) call
         self._lock = threading.Lock()
         self._entries: dict[str, tuple[ToolEntry, W.Widget, W.Button]] = {}
         self._history = HistoryRows(source.recent_calls, self.rerun, self.copy_python, rows=_HISTORY_ROWS)
         super().__init__(self._build())
+        # each tool's last result, shown again when it is reselected (issue #29)
+        self._last = LastResults(self.result_box, self.status, self.task_line, self.progress)
         self._runs = ToolRuns(
             status=self.status,
             task_line=self.task_line,
@@ -113,6 +119,7 @@ class Explorer(Fallback, W.VBox):
         self._refresh_tools()
         self._refresh_history()
         self._on_in_flight(None)
+        self._idle_buttons()
 
     @property
     def task(self) -> SessionTask | None:
@@ -145,9 +152,6 @@ class Explorer(Fallback, W.VBox):
         self.validate_button = self._button("Validate", "check", "mcpnb-validate", self.validate)
         self.call_button = self._button("Call", "play", "mcpnb-call", self.call, style="primary")
         self.cancel_button = self._button("Cancel", "stop", "mcpnb-cancel", self.cancel, style="warning")
-        self.cancel_button.disabled = True
-        self.call_button.disabled = True
-        self.validate_button.disabled = True
         self.progress = W.FloatProgress(
             value=0.0, min=0.0, max=1.0, layout=W.Layout(width="60%", visibility="hidden")
         )
@@ -250,7 +254,7 @@ class Explorer(Fallback, W.VBox):
             parts.append(static_html(self.result_box))
         calls = self.calls()[-5:][::-1]
         if calls:
-            lines = "".join(f"<li>{escape(_call_line(entry))}</li>" for entry in calls)
+            lines = "".join(f"<li>{escape(call_line(entry))}</li>" for entry in calls)
             parts.append(f"<div><b>History</b> (the last {len(calls)})<ul>{lines}</ul></div>")
         return "".join(parts)
 
@@ -372,6 +376,8 @@ class Explorer(Fallback, W.VBox):
         self.description.value = f'<div class="mcpnb-markdown" style="font-size:0.9em">{text}</div>'
         self.validation.value = ""
         self._show_task_choice(tool, keep=keep_values)
+        if not keep_values:
+            self._last.show(entry.name, busy=self.busy)
         self._idle_buttons()
         self._mark(entry.name)
         return tool
@@ -414,10 +420,12 @@ class Explorer(Fallback, W.VBox):
         self._mark(None)
 
     def _idle_buttons(self) -> None:
-        busy = self.busy
-        self.call_button.disabled = busy or self.selected is None
-        self.validate_button.disabled = self.selected is None
-        self.cancel_button.disabled = not busy
+        # disabled reads disabled: plain, mcpnb-disabled, and why in the tooltip (issue #29)
+        busy, none = self.busy, self.selected is None
+        why = "select a tool first" if none else "a call is running"
+        set_enabled(self.call_button, not busy and not none, style="primary", tip="Call", why=why)
+        set_enabled(self.validate_button, not none, tip="Validate", why="select a tool first")
+        set_enabled(self.cancel_button, busy, style="warning", tip="Cancel", why="no call is running")
 
     def _clear_validation(self) -> None:
         if self.validation.value:
@@ -469,7 +477,7 @@ class Explorer(Fallback, W.VBox):
         self.progress.value, self.progress.max = 0.0, 1.0
         self.progress.bar_style = "info"
         self.progress.layout.visibility = "visible"
-        shown = entry.name
+        shown = self._call_name = entry.name
         self.status.value = f"starting {shown} as a task…" if as_task else f"calling {shown}…"
         self._runs.reset(session, as_task=as_task)
         self._started = time.monotonic()
@@ -487,6 +495,7 @@ class Explorer(Fallback, W.VBox):
         """The previous call's app, if any, is torn down before the next result replaces it."""
         app, self.app = self.app, None
         if app is not None:
+            self._last.forget(app)
             app.close()
 
     def _on_progress(self, progress: float, total: float | None, message: str | None) -> None:
@@ -538,7 +547,7 @@ class Explorer(Fallback, W.VBox):
                 self._future = None
             self._idle_buttons()
             return
-        self.result_box.children = [result_widget(outcome)]
+        view = result_widget(outcome)
         self.result = outcome
         if isinstance(outcome, ToolResult):
             self.progress.value = self.progress.max
@@ -549,7 +558,7 @@ class Explorer(Fallback, W.VBox):
                 "warning" if isinstance(outcome, McpError) and outcome.kind == "cancelled" else "danger"
             )
             word = "cancelled" if self.progress.bar_style == "warning" else "failed"
-        self.status.value = f"{word} in {elapsed:.2f} s"
+        self._keep(view, f"{word} in {short_duration(elapsed)}")
         self._runs.ended()
         if self._future is future:
             self._future = None
@@ -562,11 +571,15 @@ class Explorer(Fallback, W.VBox):
         self.app = view
         result = view.result
         self.result = result if isinstance(result, ToolResult) else None
-        self.result_box.children = [view]
         self.progress.value = self.progress.max
         failed = view.status == "error"
         self.progress.bar_style = "danger" if failed else "success"
-        self.status.value = f"{'app failed' if failed else 'app opened'} in {elapsed:.2f} s"
+        self._keep(view, f"{'app failed' if failed else 'app opened'} in {short_duration(elapsed)}")
+
+    def _keep(self, view: W.Widget, status: str) -> None:
+        chosen = self.selected_entry
+        selected = chosen.name if chosen is not None else None
+        self._last.keep(self._call_name, view, status, selected=selected, app=self.app)
 
     def wait(self, timeout: float = 30.0) -> ToolResult | BaseException | None:
         """Block until the running call ends (for scripts and tests); returns :attr:`result`."""
@@ -608,7 +621,8 @@ class Explorer(Fallback, W.VBox):
         """Show (and return) a history entry as ``session.call_tool(...)`` code."""
         if isinstance(entry, int):
             entry = self.calls()[entry]
-        code = python_code(str(entry.get("name")), entry.get("arguments"), variable=self.source.variable)
+        variable = self.source.code_variable()
+        code = python_code(str(entry.get("name")), entry.get("arguments"), variable=variable)
         self.code.value = code
         self.code.layout.display = ""
         return code
@@ -648,19 +662,13 @@ class Explorer(Fallback, W.VBox):
             widget.close()
         for widget in self._history.widgets():  # rows not on screen now
             widget.close()
+        self._last.close()  # other tools' last results
         super().close()
 
 
 def _first_line(text: Any) -> str:
     lines = str(text or "").strip().splitlines()
     return lines[0] if lines else ""
-
-
-def _call_line(entry: dict[str, Any]) -> str:
-    when = time.strftime("%H:%M:%S", time.localtime(entry.get("time") or 0))
-    duration = entry.get("duration")
-    took = f" {duration:.2f} s" if isinstance(duration, int | float) else ""
-    return short(f"{when} {entry.get('name')} {entry.get('outcome')}{took}", 200)
 
 
 def _tree(widget: W.Widget) -> Any:

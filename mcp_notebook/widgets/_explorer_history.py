@@ -8,6 +8,11 @@ changed; redraws go through the notebook's one rate limiter (:class:`~..notebook
 at most ``1 / interval`` a second (4 by default: each redraw of a busy list sends one message a
 row, and a kernel's threads share one GIL), off the caller's thread, always ending on the final
 state.
+
+Each row reads ``12:03:04  add(a=2, b=3)  ok  7 ms``: the call's arguments in one short line (JSON
+values, so a newline or a quote in a string shows escaped; cut at :data:`ARGUMENTS_WIDTH`), the
+whole arguments in the tooltip, the duration in the short human form of every picture
+(:func:`~..display._durations.short_duration`).
 """
 
 from __future__ import annotations
@@ -21,13 +26,40 @@ from typing import Any
 import ipywidgets as W
 from ipywidgets.widgets.widget_string import LabelStyle
 
+from ..display._durations import short_duration
 from ..display._html import short
 from ..notebook._coalesce import Coalescer
+from ._buttons import set_enabled
 from ._result_view import html_widget
 
-__all__ = ["HistoryRows"]
+__all__ = ["ARGUMENTS_WIDTH", "HistoryRows", "arguments_line", "call_line"]
 
 _Entry = dict[str, Any]
+#: How many characters of a call's arguments a history row shows (the tooltip holds them all).
+ARGUMENTS_WIDTH = 80
+
+
+def arguments_line(arguments: Any, width: int = ARGUMENTS_WIDTH) -> str:
+    """``a=2, b="x\\ny"``: the arguments on one line, each value as JSON (control characters and
+    quotes escaped), cut at ``width``; ``…`` when they were not recorded (redacted)."""
+    if not isinstance(arguments, dict):
+        return "…"
+    parts = []
+    for name, value in arguments.items():
+        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+        parts.append(f"{json.dumps(str(name))[1:-1]}={text}")
+    return short(", ".join(parts), width)
+
+
+def call_line(entry: _Entry, width: int = 200) -> str:
+    """``12:03:04  add(a=2, b=3)  ok  7 ms``: one call of the history, on one line."""
+    when = time.strftime("%H:%M:%S", time.localtime(entry.get("time") or 0))
+    took = short_duration(entry.get("duration"))
+    call = f"{entry.get('name')}({arguments_line(entry.get('arguments'))})"
+    return short(f"{when}  {call}  {entry.get('outcome')}  {took}".rstrip(), width)
+
+
+_RERUN_TIP = "load these arguments and call again"
 
 
 class _Shared:
@@ -54,9 +86,7 @@ class _Row:
         self.entry: _Entry = {}
         self.label = W.Label(layout=shared.label, style=shared.label_style)
         looks = {"layout": shared.button, "style": shared.button_style}
-        self.rerun = W.Button(
-            description="re-run", icon="repeat", tooltip="load these arguments and call again", **looks
-        )
+        self.rerun = W.Button(description="re-run", icon="repeat", tooltip=_RERUN_TIP, **looks)
         self.rerun.add_class("mcpnb-rerun")
         self.rerun.on_click(lambda _: on_rerun(self.entry))
         self.copy = W.Button(
@@ -71,14 +101,11 @@ class _Row:
         if entry is self.entry:
             return
         self.entry = entry
-        when = time.strftime("%H:%M:%S", time.localtime(entry.get("time") or 0))
-        duration = entry.get("duration")
-        took = f"{duration:.2f} s" if isinstance(duration, int | float) else ""
-        text = f"{when}  {entry.get('name')}  {entry.get('outcome')}  {took}"
         # Traits sync only when a value changes: an unchanged tooltip or state sends nothing.
         self.label.tooltip = short(json.dumps(entry.get("arguments"), default=str), 1000)
-        self.label.value = short(text, 160)
-        self.rerun.disabled = not isinstance(entry.get("arguments"), dict)
+        self.label.value = call_line(entry, 160)
+        recorded = isinstance(entry.get("arguments"), dict)
+        set_enabled(self.rerun, recorded, tip=_RERUN_TIP, why="the arguments were not recorded")
 
 
 class HistoryRows:

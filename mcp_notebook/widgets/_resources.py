@@ -1,8 +1,8 @@
 """The resource browser (CSS class ``mcpnb-resources``).
 
-- The server's resources (name, URI, MIME type, size) in a table and a Select
-  (``mcpnb-resource-list``), kept fresh by its list changes; Read (``mcpnb-read``) shows the
-  selected one.
+- The server's resources (name, URI, MIME type, size) in a table, kept fresh by its list changes,
+  and a Dropdown (``mcpnb-resource-list``) to choose one (each resource is listed once, in the
+  table: a Select beside it listed them all twice); Read (``mcpnb-read``) shows the chosen one.
 - Its resource templates (``mcpnb-template-list``) with one field per template variable
   (``mcpnb-template-field``; suggestions from the server's completions), the expanded URI
   (``mcpnb-template-uri``, editable) and Read (``mcpnb-template-read``).
@@ -171,7 +171,8 @@ class ResourcesWidget(Fallback, W.VBox):
         self.completion_delay = completion_delay
         # resources
         self.table = _html("", "mcpnb-resource-table")
-        self.resource_list = W.Select(rows=6, layout=W.Layout(width="100%"))
+        # A chooser, not a second list: the table above lists each resource once (issue #29).
+        self.resource_list = W.Dropdown(description="Resource", layout=W.Layout(width="100%"))
         self.resource_list.add_class("mcpnb-resource-list")
         self.read_button = W.Button(description="Read", icon="book-open", button_style="primary")
         self.read_button.add_class("mcpnb-read")
@@ -368,7 +369,8 @@ class ResourcesWidget(Fallback, W.VBox):
         if uri in self.session.client.subscriptions:
             count = self.updates.get(uri, 0)
             when = time.strftime("%H:%M:%S")
-            note = f" <small>subscribed; {count} updates{f', last at {when}' if live else ''}</small>"
+            last = f", last at {when}" if live else ""
+            note = f" <small>subscribed; {plural(count, 'update')}{last}</small>"
         self.view_header.value = f"<div>{display_url(uri)}{note}</div>"
         self.view.children = (contents_widget(contents),)
         # Last: ``contents`` says the view is drawn (a cell or an observer waiting on it reads the

@@ -150,8 +150,9 @@ def block_widget(block: Any) -> W.Widget:
 _ERROR_STYLE = "border:1px solid #b00020;background:#fdecea;color:#b00020;padding:4px 8px;border-radius:3px"
 
 
-def _frame_button(result: ToolResult) -> W.Widget:
-    """A "to DataFrame" button (pandas only imported on click) and the hint for doing it in code."""
+def _frame_button(result: ToolResult, code: str = "result") -> W.Widget:
+    """A "to DataFrame" button (pandas only imported on click) and the hint for doing it in code
+    (``code``: what gives the result in a new cell)."""
     button = lean(W.Button, description="to DataFrame", icon="table", tooltip="show result.to_dataframe()")
     button.add_class("mcpnb-to-dataframe")
     output = lean(W.Output)
@@ -170,7 +171,7 @@ def _frame_button(result: ToolResult) -> W.Widget:
             output.append_stdout(frame.to_string() + "\n")
 
     button.on_click(show)
-    hint = _html("<small>in code: <code>result.to_dataframe()</code></small>", "mcpnb-hint")
+    hint = _html(f"<small>in code: <code>{escape(code)}.to_dataframe()</code></small>", "mcpnb-hint")
     box = lean(W.VBox, children=[lean(W.HBox, {"align_items": "center"}, children=[button, hint]), output])
     box.add_class("mcpnb-dataframe")
     return box
@@ -194,12 +195,13 @@ def error_widget(error: BaseException) -> W.Widget:
     return _error_box(type(error).__name__, str(error))
 
 
-def result_widget(result: ToolResult | BaseException) -> W.Widget:
-    """The result view (CSS class ``mcpnb-result``): content blocks, a table, or the error."""
+def result_widget(result: ToolResult | BaseException, *, code: str = "result") -> W.Widget:
+    """The result view (CSS class ``mcpnb-result``): content blocks, a table, or the error;
+    ``code`` is what its hint calls the result (code that gives it in a new cell)."""
     if isinstance(result, BaseException):
         children: list[W.Widget] = [error_widget(result)]
     elif isinstance(result, ToolResult):
-        children = _result_children(result)
+        children = _result_children(result, code)
     else:
         children = [_pre(repr(result), "mcpnb-text")]
     box = lean(W.VBox, {"width": "100%"}, children=children)
@@ -207,7 +209,7 @@ def result_widget(result: ToolResult | BaseException) -> W.Widget:
     return box
 
 
-def _result_children(result: ToolResult) -> list[W.Widget]:
+def _result_children(result: ToolResult, code: str = "result") -> list[W.Widget]:
     children: list[W.Widget] = []
     if result.is_error:
         children.append(_error_box("The tool reported an error", result.text))
@@ -221,11 +223,11 @@ def _result_children(result: ToolResult) -> list[W.Widget]:
     table = result_table_html(result.structured_content, result.content)
     if table is not None:
         children.append(_html(table, "mcpnb-result-table"))
-        children.append(_frame_button(result))
+        children.append(_frame_button(result, code))
         if content and result.structured_content is not None:
             # The text blocks usually repeat the structured data; they stay one click away.
             more = W.Accordion(children=[W.VBox(content)], selected_index=None)
-            more.set_title(0, f"content ({len(content)} blocks)")
+            more.set_title(0, f"content ({len(content)} block{'s' if len(content) != 1 else ''})")
             more.add_class("mcpnb-content")
             children.append(more)
     else:

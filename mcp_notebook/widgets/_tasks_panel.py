@@ -7,6 +7,12 @@ and the elapsed time. A running task has a Cancel button (``mcpnb-task-cancel``)
 a Result button (``mcpnb-task-result``) that opens the result view; a failed or cancelled one shows
 why (``mcpnb-task-error``).
 
+The rows line up (issue #29): each line is a CSS grid with the same fixed columns (tool, id,
+status, elapsed time, then the message taking the rest), and the buttons sit in a column of fixed
+width, so a long tool name or a missing Cancel button never shifts the next column. A completed
+task's result view says how to get the result in a new cell, with the user's variable for the
+session: ``demo.get_task("<id>").result()``.
+
 Why the model and not the handles: the model is the one bridge between the engine thread, where
 the client's poller keeps each task current, and the UI; the panel follows it without re-running
 the cell. Rows are kept per task id and updated in place, so a button is never replaced under a
@@ -21,6 +27,7 @@ as under the running cell: the panel watches the session's dialogs (``DialogPlac
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import logging
 import threading
 import time
@@ -31,9 +38,12 @@ import anyio
 import ipywidgets as W
 
 from ..client._results import ToolResult
+from ..display._durations import short_duration
 from ..display._html import escape, short
+from ._buttons import set_enabled
 from ._dialogs import DialogArea
 from ._fallback import Fallback, plural
+from ._names import session_variable
 from ._result_view import html_widget as _html
 from ._result_view import result_widget
 
@@ -51,26 +61,18 @@ _COLOURS = {
 _RUNNING = ("working", "input_required")
 _TICK = 1.0  # seconds between updates of a running task's elapsed time
 _ERROR_STYLE = "border:1px solid #b00020;background:#fdecea;color:#b00020;padding:4px 8px;border-radius:3px"
-_LINE_STYLE = "display:flex;gap:0.6em;align-items:center;flex-wrap:wrap"
+# One grid for every row: tool, id, status, elapsed, then the message (the columns line up).
+_COLUMNS = "12em 8em 9em 5.5em minmax(0,1fr)"
+_LINE_STYLE = f"display:grid;grid-template-columns:{_COLUMNS};gap:0.6em;align-items:center"
+_CELL = "overflow:hidden;text-overflow:ellipsis;white-space:nowrap"
+_BUTTONS_WIDTH = "12em"  # the buttons' column (Cancel, or Result / Hide result)
 _CANCELLED_STYLE = "border:1px solid #6a737d;background:#f6f8fa;color:#444;padding:4px 8px;border-radius:3px"
 
 
 def duration(seconds: Any) -> str:
-    """``0.8 s``, ``12.3 s``, ``2 min 05 s``, ``1 h 02 min``."""
-    try:
-        value = float(seconds)
-    except (TypeError, ValueError):
-        return "?"
-    if value != value or value in (float("inf"), float("-inf")):
-        return "?"
-    value = max(0.0, value)
-    if value < 60:
-        return f"{value:.1f} s"
-    minutes, secs = divmod(int(value), 60)
-    if minutes < 60:
-        return f"{minutes} min {secs:02d} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes:02d} min"
+    """``7 ms``, ``12.3 s``, ``2 min 05 s``, ``1 h 02 min`` (every picture's short form); ``?``
+    when unknown."""
+    return short_duration(seconds) or "?"
 
 
 def _status_css(status: str) -> str:
@@ -101,7 +103,7 @@ class TaskRow(W.VBox):
         self.task_id = str(row.get("task_id") or "")
         self.row: dict[str, Any] = {}
         self.entry: Any = None  # the model's dict this row last showed
-        self.info = _html("", "mcpnb-task-info")
+        self.info = _html("", "mcpnb-task-info", layout=W.Layout(flex="1 1 auto", min_width="0"))
         self.cancel_button = W.Button(
             description="Cancel", icon="stop", button_style="warning", tooltip="ask the server to stop it"
         )
@@ -121,10 +123,12 @@ class TaskRow(W.VBox):
         self._status_class = ""
         self._shown_result: Any = None
         self._outcome_key: Any = None
-        line = W.HBox(
-            [self.info, self.cancel_button, self.result_button],
-            layout=W.Layout(align_items="center", flex_flow="row wrap", width="100%"),
+        buttons = W.HBox(
+            [self.cancel_button, self.result_button],
+            layout=W.Layout(width=_BUTTONS_WIDTH, min_width=_BUTTONS_WIDTH, justify_content="flex-end"),
         )
+        buttons.add_class("mcpnb-task-buttons")
+        line = W.HBox([self.info, buttons], layout=W.Layout(align_items="center", width="100%"))
         super().__init__(
             [line, self.note, self.detail, self.result_box],
             layout=W.Layout(width="100%", border_bottom="1px solid #eee", padding="2px 0"),
@@ -152,7 +156,8 @@ class TaskRow(W.VBox):
             self._status_class = css
         running = self.running
         self.cancel_button.layout.display = "" if running else "none"
-        self.cancel_button.disabled = self._cancelling or not running
+        why = "cancelling" if running else "the task has ended"
+        set_enabled(self.cancel_button, running and not self._cancelling, style="warning", why=why)
         result = row.get("result")
         self.result_button.layout.display = "" if isinstance(result, ToolResult) else "none"
         if self.result_button.value and result is not self._shown_result:
@@ -173,24 +178,26 @@ class TaskRow(W.VBox):
         tool = row.get("tool") or "?"
         task_id = self.task_id
         message = row.get("status_message")
+        # One cell per column, each cut by CSS (the tooltip holds the whole text): the rows line up.
+        status_cell = (
+            f'<span class="mcpnb-task-status mcpnb-badge" style="background:{colour};color:white;'
+            f'border-radius:0.8em;padding:0.1em 0.7em;font-weight:bold">{escape(short(status, 40))}</span>'
+        )
+        if tool_error:
+            status_cell += ' <span class="mcpnb-task-tool-error" style="color:#b00020">tool error</span>'
         parts = [
-            f'<b class="mcpnb-task-tool">{escape(short(tool, 120))}</b>',
+            f'<b class="mcpnb-task-tool" title="{escape(short(tool, 1000))}" style="{_CELL}">'
+            f"{escape(short(tool, 120))}</b>",
             # The whole id, cut by CSS: one click selects all of it, the tooltip shows it.
             f'<code class="mcpnb-task-id" title="{escape(short(task_id, 1000))}" style="user-select:all;'
-            "display:inline-block;max-width:8em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;"
-            f'vertical-align:bottom">{escape(short(task_id, 1000))}</code>',
-            f'<span class="mcpnb-task-status mcpnb-badge" style="background:{colour};color:white;'
-            f'border-radius:0.8em;padding:0.1em 0.7em;font-weight:bold">{escape(short(status, 40))}</span>',
+            f'{_CELL}">{escape(short(task_id, 1000))}</code>',
+            f'<span class="mcpnb-task-state" style="{_CELL}">{status_cell}</span>',
+            f'<span class="mcpnb-task-elapsed" style="color:#6a737d;text-align:right;{_CELL}">'
+            f"{escape(duration(_elapsed(row, now)))}</span>",
+            f'<span class="mcpnb-task-message" title="{escape(short(message or "", 1000))}" style="{_CELL}">'
+            f"{escape(short(message or '', 500))}</span>",
         ]
-        if tool_error:
-            parts.append('<span class="mcpnb-task-tool-error" style="color:#b00020">tool error</span>')
-        if message:
-            parts.append(f'<span class="mcpnb-task-message">{escape(short(message, 500))}</span>')
-        parts.append(
-            f'<span class="mcpnb-task-elapsed" style="color:#6a737d">{escape(duration(_elapsed(row, now)))}'
-            "</span>"
-        )
-        value = f'<div style="{_LINE_STYLE}">{"".join(parts)}</div>'
+        value = f'<div class="mcpnb-task-grid" style="{_LINE_STYLE}">{"".join(parts)}</div>'
         if self.info.value != value:
             self.info.value = value
 
@@ -218,7 +225,7 @@ class TaskRow(W.VBox):
         result = self.row.get("result")
         if show and isinstance(result, ToolResult):
             if result is not self._shown_result:
-                self.result_box.children = [result_widget(result)]
+                self.result_box.children = [result_widget(result, code=self.code())]
                 self._shown_result = result
             self.result_button.description = "Hide result"
         else:
@@ -226,9 +233,13 @@ class TaskRow(W.VBox):
             self._shown_result = None
             self.result_button.description = "Result"
 
+    def code(self) -> str:
+        """How a new cell gets this task's result: ``demo.get_task("<id>").result()``."""
+        return f"{session_variable(self.panel.session)}.get_task({json.dumps(self.task_id)}).result()"
+
     def cancelling(self) -> None:
         self._cancelling = True
-        self.cancel_button.disabled = True
+        set_enabled(self.cancel_button, False, style="warning", why="cancelling")
         self.cancel_button.description = "Cancelling…"
         self.note.value = ""
 
@@ -239,7 +250,7 @@ class TaskRow(W.VBox):
     def _finish_cancel(self, future: concurrent.futures.Future[Any]) -> None:
         self._cancelling = False
         self.cancel_button.description = "Cancel"
-        self.cancel_button.disabled = not self.running
+        set_enabled(self.cancel_button, self.running, style="warning", why="the task has ended")
         if future.cancelled():
             return
         error = future.exception()
@@ -320,16 +331,17 @@ class TasksWidget(Fallback, W.VBox):
             name = escape(short(getattr(self.session, "name", ""), 200))
             count = f"{running} running, {len(entries)} in all" if entries else "none yet"
             self.header.value = f"<b>Tasks</b> · {name} · <span class='mcpnb-tasks-count'>{count}</span>"
+            variable = escape(session_variable(self.session))  # the user's name for it (issue #29)
             if not entries:
                 self.more.value = (
-                    "<i>No tasks yet: start one with <code>session.start_tool(name, arguments)</code>, "
+                    f"<i>No tasks yet: start one with <code>{variable}.start_tool(name, arguments)</code>, "
                     "or call a tool that runs as a task.</i>"
                 )
             elif len(entries) > len(shown):
                 older = len(entries) - len(shown)
                 self.more.value = (
                     f"<i>… {older} older task{'s' if older != 1 else ''}: "
-                    "<code>session.tasks_frame()</code> lists them all.</i>"
+                    f"<code>{variable}.tasks_frame()</code> lists them all.</i>"
                 )
             else:
                 self.more.value = ""

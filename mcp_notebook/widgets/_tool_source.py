@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from ..client._results import Tool
 from ..notebook._bounded import BoundedLog
+from ._names import session_variable
 
 __all__ = ["SessionTools", "ToolEntry", "ToolSource", "badges_html", "python_code", "tool_calls"]
 
@@ -66,6 +67,10 @@ class ToolSource:
     session: Any = None
     variable: str = "session"
 
+    def code_variable(self) -> str:
+        """The name code copied from the history calls its session by (``variable`` by default)."""
+        return self.variable
+
     def entries(self) -> list[ToolEntry]:
         """The tools to list, in order."""
         raise NotImplementedError
@@ -99,12 +104,17 @@ class ToolSource:
 class SessionTools(ToolSource):
     """One session's tools under their own names: the explorer's usual source."""
 
-    def __init__(self, session: Any, *, variable: str = "session", include_app_only: bool = False) -> None:
+    def __init__(self, session: Any, *, variable: str | None = None, include_app_only: bool = False) -> None:
         self.session = session
         self.title = str(getattr(session, "name", ""))
-        self.variable = variable
+        self.variable = variable or "session"
+        self._fixed = variable is not None
         #: List the tools only an MCP App's View may call too (the model leaves them out).
         self.include_app_only = include_app_only
+
+    def code_variable(self) -> str:
+        # the user's variable for the session (issue #29: it said ``session.`` for ``demo``)
+        return self.variable if self._fixed else session_variable(self.session)
 
     def entries(self) -> list[ToolEntry]:
         tools = self.session.model.tools
