@@ -411,14 +411,21 @@ class AppHost:
 
     # --- messages from the View ---------------------------------------------------------------
 
-    async def receive(self, message: Any) -> None:
-        """Handle one message from the View; never raises."""
+    async def receive(self, message: Any, reply: Send | None = None) -> None:
+        """Handle one message from the View; never raises.
+
+        ``reply``, when given, gets the answer to a request instead of the View. For a message
+        that does not come from the View (a script or a notebook standing in for it): its answer
+        must not reach the View, whose own requests may use the very same ids, and a View takes
+        an answer by its id (the demo board once read a stand-in's ``{}`` as its ``tools/call``
+        result).
+        """
         try:
-            await self._receive(message)
+            await self._receive(message, reply)
         except Exception:
             log.debug("an MCP App View's message could not be handled", exc_info=True)
 
-    async def _receive(self, message: Any) -> None:
+    async def _receive(self, message: Any, reply: Send | None) -> None:
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or _too_big(message):
             log.debug("dropped a malformed message from an MCP App View")
             return
@@ -431,7 +438,7 @@ class AppHost:
             return
         if self.status == "closed" or (self._closing and "id" in message):
             if "id" in message and _is_id(message["id"]):
-                await self._reply_error(message["id"], REFUSED, "the View is closing")
+                await self._reply_error(message["id"], REFUSED, "the View is closing", reply)
             return
         if "id" not in message:
             self._on_notification(method, message.get("params"))
@@ -440,29 +447,30 @@ class AppHost:
             elif method == "ui/notifications/request-teardown":
                 await self._start_teardown("the View asked to close")
             return
-        await self._on_request(message["id"], method, message.get("params", {}))
+        await self._on_request(message["id"], method, message.get("params", {}), reply)
 
-    async def _on_request(self, request_id: Any, method: str, params: Any) -> None:
+    async def _on_request(self, request_id: Any, method: str, params: Any, reply: Send | None) -> None:
         if not _is_id(request_id):
             log.debug("dropped a View request with a bad id")
             return
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            await self._reply_error(request_id, INVALID_PARAMS, "params must be an object")
+            await self._reply_error(request_id, INVALID_PARAMS, "params must be an object", reply)
             return
         try:
             result = await self._answer(method, params)
         except _RequestError as exc:
-            await self._reply_error(request_id, exc.code, exc.message)
+            await self._reply_error(request_id, exc.code, exc.message, reply)
         except McpError as exc:
             code = exc.code if exc.kind == "server" and isinstance(exc.code, int) else INTERNAL_ERROR
-            await self._reply_error(request_id, code, exc.message)
+            await self._reply_error(request_id, code, exc.message, reply)
         except Exception as exc:
             log.debug("answering a View's %s failed", method, exc_info=True)
-            await self._reply_error(request_id, INTERNAL_ERROR, f"the host failed: {type(exc).__name__}")
+            failed = f"the host failed: {type(exc).__name__}"
+            await self._reply_error(request_id, INTERNAL_ERROR, failed, reply)
         else:
-            await self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
+            await self._send({"jsonrpc": "2.0", "id": request_id, "result": result}, reply)
 
     def _on_response(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
@@ -654,14 +662,16 @@ class AppHost:
     async def _notify(self, method: str, params: dict[str, Any]) -> None:
         await self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    async def _reply_error(self, request_id: Any, code: int, message: str) -> None:
-        await self._send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+    async def _reply_error(self, request_id: Any, code: int, message: str, reply: Send | None = None) -> None:
+        error = {"code": code, "message": message}
+        await self._send({"jsonrpc": "2.0", "id": request_id, "error": error}, reply)
 
-    async def _send(self, message: dict[str, Any]) -> None:
-        if self.status == "closed":
+    async def _send(self, message: dict[str, Any], to: Send | None = None) -> None:
+        """``message`` to the View (or to ``to``, whoever asked in the View's stead)."""
+        if self.status == "closed" and to is None:
             return
         try:
-            sent = self._send_fn(message)
+            sent = (to or self._send_fn)(message)
             if inspect.isawaitable(sent):
                 await sent
         except anyio.get_cancelled_exc_class():

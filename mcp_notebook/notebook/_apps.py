@@ -78,9 +78,18 @@ class AppRun:
             receive = self._place.placed(self.session, receive)
         self._engine.spawn(receive, message)
 
-    def receive(self, message: Any) -> None:
-        """Hand the host one message and wait until it is handled (scripts, tests, no front end)."""
-        self._engine.call(self.host.receive, message)
+    def receive(self, message: Any) -> dict[str, Any] | None:
+        """Hand the host one message as the View would, wait until it is handled, and return the
+        host's answer to it (None for a notification). For scripts, tests and notebooks without a
+        front end, or beside one: the answer comes back here, never to the View, whose own
+        requests may carry the same ids (the View would take it for the answer to one of them)."""
+        answers: list[dict[str, Any]] = []
+
+        def keep(answer: dict[str, Any]) -> None:
+            answers.append(answer)
+
+        self._engine.call(self.host.receive, message, keep)
+        return answers[-1] if answers else None
 
     def spawn(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
         """Start ``fn(*args)`` on the engine (a teardown), from any thread."""

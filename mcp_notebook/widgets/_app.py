@@ -261,13 +261,18 @@ class AppView(Fallback, anywidget.AnyWidget):
             return
         self.run.receive_soon(content)
 
-    def receive(self, message: Any) -> None:
-        """Hand the host one message as if the View had posted it, and wait until it is handled.
+    def receive(self, message: Any) -> dict[str, Any] | None:
+        """Hand the host one message as if the View had posted it, wait until it is handled, and
+        return the host's answer (None for a notification).
 
         For scripts, tests and notebooks run without a front end (nbclient, a terminal), where no
-        View runs: whatever the host answers goes where the View's answers go, to the front end.
+        View runs. The answer comes back here, not to the front end: when a View does run (Run All
+        in JupyterLab, before the View reported anything), its own requests use the same ids, and
+        an answer meant for Python would be taken for the answer to the View's own call.
+        Notifications the host sends (the tool's result after ``ui/notifications/initialized``)
+        still go to the front end.
         """
-        self.run.receive(message)
+        return self.run.receive(message)
 
     def _to_front_end(self, message: dict[str, Any]) -> None:
         """The host's ``send``: one JSON-RPC message for the View."""

@@ -33,7 +33,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..display._html import escape, short
+from ..display._html import escape, short, state_badge
 from ..notebook._coalesce import Coalescer
 from ._fallback import Fallback
 
@@ -438,6 +438,34 @@ class LogWidget(LogView):
             return log_entry(entry, notification=name == "notifications")
 
         super().__init__(model, ["log", "notifications"], read, row=row, max_entries=max_entries, level=level)
+        # When the session closes, the entries stay and a "closed" badge says why no more come
+        # (issue #29: a panel keeps its last picture).
+        self.closed_badge = W.HTML("")
+        self.closed_badge.add_class("mcpnb-log-closed")
+        controls = self.children[0]
+        controls.children = (*controls.children, self.closed_badge)
+        model.observe(self._status_changed, names="status")
+        self._status_changed(None)
+
+    def _session_closed(self) -> bool:
+        return getattr(self.session.model, "status", "") == "closed"
+
+    def _status_changed(self, change: Any) -> None:
+        value = str(state_badge("closed")) if self._session_closed() else ""
+        if self.closed_badge.value != value:
+            self.closed_badge.value = value
+
+    def summary(self) -> str:
+        line = super().summary()
+        if self._session_closed():
+            line = line.replace("<MCP log: ", "<MCP log: closed, ", 1)
+        return line
+
+    def close(self) -> None:
+        if not getattr(self, "_unfollowed", False):
+            self.session.model.unobserve(self._status_changed, names="status")
+            self.closed_badge.close()
+        super().close()
 
 
 def log_widget(session: Any, **options: Any) -> LogWidget:

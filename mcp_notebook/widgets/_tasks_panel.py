@@ -39,7 +39,7 @@ import ipywidgets as W
 
 from ..client._results import ToolResult
 from ..display._durations import short_duration
-from ..display._html import escape, short
+from ..display._html import escape, short, state_badge
 from ._buttons import set_enabled
 from ._dialogs import DialogArea
 from ._fallback import Fallback, plural
@@ -297,6 +297,8 @@ class TasksWidget(Fallback, W.VBox):
         self._ticker: Any = None
         self._closed = False
         session.model.observe(self._changed, names="tasks")
+        # The session's end too: the panel keeps its rows and says "closed" (issue #29).
+        session.model.observe(self._changed, names="status")
         self.refresh()
 
     @property
@@ -330,7 +332,10 @@ class TasksWidget(Fallback, W.VBox):
             running = sum(1 for r in shown if r.running)
             name = escape(short(getattr(self.session, "name", ""), 200))
             count = f"{running} running, {len(entries)} in all" if entries else "none yet"
-            self.header.value = f"<b>Tasks</b> · {name} · <span class='mcpnb-tasks-count'>{count}</span>"
+            closed = f" {state_badge('closed')}" if self._session_closed() else ""
+            self.header.value = (
+                f"<b>Tasks</b> · {name} · <span class='mcpnb-tasks-count'>{count}</span>{closed}"
+            )
             variable = escape(session_variable(self.session))  # the user's name for it (issue #29)
             if not entries:
                 self.more.value = (
@@ -353,6 +358,10 @@ class TasksWidget(Fallback, W.VBox):
                 self._rows.pop(task_id).close()
             if running:
                 self._start_ticker()
+
+    def _session_closed(self) -> bool:
+        """Whether the session has closed: the rows stay as they were last, marked closed."""
+        return getattr(self.session.model, "status", "") == "closed"
 
     # --- what the buttons do ----------------------------------------------------------------------
 
@@ -408,6 +417,8 @@ class TasksWidget(Fallback, W.VBox):
             counts[status] = counts.get(status, 0) + 1
         detail = ": " + ", ".join(f"{n} {s}" for s, n in counts.items()) if counts else ""
         name = short(getattr(self.session, "name", ""), 80)
+        if self._session_closed():
+            name += ", closed"
         return f"<MCP tasks: {name}, {plural(len(entries), 'task')}{detail}>"
 
     def close(self) -> None:
@@ -419,6 +430,7 @@ class TasksWidget(Fallback, W.VBox):
             self._closed = True
             ticker, self._ticker = self._ticker, None
         self.session.model.unobserve(self._changed, names="tasks")
+        self.session.model.unobserve(self._changed, names="status")
         self._unwatch()
         self.dialog_area.close()
         if ticker is not None:
