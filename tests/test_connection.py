@@ -1118,7 +1118,7 @@ async def test_a_repeated_cursor_ends_the_listing(
 
 
 async def test_reply_helper_answers_any_scripted_method():
-    server = FakeServer("legacy")
+    server = FakeServer("legacy", capabilities={"tools": {}, "prompts": {}})  # else no list is asked
     server.on("prompts/list", reply({"prompts": [{"name": "greet"}]}))
     async with Client(server) as client:
         prompts = await client.list_prompts()

@@ -95,6 +95,12 @@ def test_an_interrupted_call_is_one_line(kernel: Kernel) -> None:
     assert shown == ("KeyboardInterrupt: call_tool('slow_count') interrupted; the request was cancelled"), (
         shown
     )
-    cell = kernel.run_ok("print(session.call_tool('add', {'a': 1, 'b': 1}).structured_content)")
+    # ipykernel aborts what reaches it while it still stops on the interrupt's error (a loaded
+    # machine makes that window wider): an aborted cell ran nothing, so it is sent again.
+    again = "print(session.call_tool('add', {'a': 1, 'b': 1}).structured_content)"
+    cell = kernel.run(again)
+    if cell.status == "aborted":
+        cell = kernel.run(again)
+    assert cell.status == "ok", cell
     assert "{'result': 2.0}" in cell.stdout
     kernel.run_ok("session.close()")
