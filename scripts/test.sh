@@ -9,4 +9,4 @@ bash scripts/setup.sh
 .venv/bin/mypy
 # the import contracts in pyproject.toml ([tool.importlinter]): layers, no cycles, a light core
 .venv/bin/lint-imports
-.venv/bin/python -m pytest -q "$@"
+.venv/bin/python -m pytest -q --durations=30 "$@"
