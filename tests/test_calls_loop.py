@@ -18,17 +18,8 @@ from mcp_notebook.notebook import SessionModel
 from mcp_notebook.notebook._coalesce import Coalescer
 
 from .conftest import demo_server
+from .fakes import wait_until
 from .widget_helpers import find
-
-
-def wait_for(predicate: Any, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting")
 
 
 @pytest.fixture
@@ -57,14 +48,14 @@ def test_a_loop_of_calls_with_the_dashboard_and_explorer_keeps_live_widgets_flat
         for index in range(25):  # warm-up: more calls than the list has rows
             session.call_tool("echo", {"text": f"warm{index}"})
         for shown in (board.explorer, explorer):
-            wait_for(lambda shown=shown: "warm24" in _newest_row_tooltip(shown))
+            wait_until(lambda shown=shown: "warm24" in _newest_row_tooltip(shown))
         live = _live_widgets()
 
         for index in range(60):
             session.call_tool("echo", {"text": f"loop{index}"})
 
         for shown in (board.explorer, explorer):  # the list ends on the last call
-            wait_for(lambda shown=shown: "loop59" in _newest_row_tooltip(shown))
+            wait_until(lambda shown=shown: "loop59" in _newest_row_tooltip(shown))
             rows = find(shown.history, "mcpnb-history-entry")
             assert len(rows) == 20
             assert '"loop40"' in str(rows[-1].children[2].tooltip)
@@ -82,7 +73,7 @@ def test_the_history_grows_in_place_and_observers_hear_each_entry(session: Any) 
         session.call_tool("echo", {"text": f"n{index}"})
 
     assert session.model.history is history  # appended to, never copied and replaced
-    wait_for(lambda: len(added) == 3)  # observed on the observer thread, just after each call
+    wait_until(lambda: len(added) == 3)  # observed on the observer thread, just after each call
     assert [e["arguments"]["text"] for e in added] == ["n0", "n1", "n2"]
     assert added[-1] is history[-1]
     assert [e["arguments"] for e in history[-2:]] == [{"text": "n1"}, {"text": "n2"}]
@@ -125,7 +116,7 @@ def test_in_flight_that_settles_before_it_is_shown_writes_nothing(session: Any) 
         model.update(in_flight=3)
 
     session._engine.call(settle)
-    wait_for(lambda: model.in_flight == 3)
+    wait_until(lambda: model.in_flight == 3)
     assert heard == [3]  # the fifty round trips never moved it; the final count is shown once
 
 
@@ -150,7 +141,7 @@ def test_coalesced_runs_once_more_for_any_number_of_pokes_and_sees_the_last_stat
         redraws.poke()
     time.sleep(0.3)  # room for a wrong second run to start beside the first (this bounds nothing)
     release.set()
-    wait_for(lambda: len(seen) == 2)
+    wait_until(lambda: len(seen) == 2)
     time.sleep(0.3)  # room for a wrong third run to show (this bounds nothing)
     assert seen == [0, 100]
     assert redraws.runs == 2

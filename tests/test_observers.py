@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -19,16 +18,7 @@ from mcp_notebook.notebook import SessionModel
 from mcp_notebook.notebook._observers import Dispatcher, dispatcher
 
 from .conftest import demo_server
-
-
-def _wait_for(predicate: Any, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting")
+from .fakes import wait_until
 
 
 @pytest.fixture
@@ -77,7 +67,7 @@ def test_a_blocked_history_observer_never_stops_the_calls(
     finally:
         release.set()
     # once released, it catches up (coalesced) and ends on the final state
-    _wait_for(lambda: seen and seen[-1][1] and seen[-1][1][-1]["arguments"] == {"text": "during"})
+    wait_until(lambda: seen and seen[-1][1] and seen[-1][1][-1]["arguments"] == {"text": "during"})
     assert seen[-1][0] == len(session.model.history) == 51
     heard = [entry["arguments"]["text"] for _, added in seen for entry in added]
     assert heard == [f"n{i}" for i in range(50)] + ["during"]  # every entry, in order, once
