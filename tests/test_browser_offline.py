@@ -47,7 +47,7 @@ VISIBLE: dict[str, list[str]] = {
 }
 
 #: Executed notebook 02's stored widget state, at most (issue #29: 759 KB, 671 models, before).
-MAX_STATE_BYTES = 200_000
+MAX_STATE_BYTES = 175_000
 
 
 def _path(name: str) -> Path:

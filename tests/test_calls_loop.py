@@ -19,7 +19,7 @@ from mcp_notebook.notebook._coalesce import Coalescer
 
 from .conftest import demo_server
 from .fakes import wait_until
-from .widget_helpers import find
+from .widget_helpers import history_rows
 
 
 @pytest.fixture
@@ -37,8 +37,8 @@ def _live_widgets() -> int:
 
 
 def _newest_row_tooltip(explorer: Any) -> str:
-    rows = find(explorer.history, "mcpnb-history-entry")
-    return str(rows[0].children[2].tooltip) if rows else ""
+    rows = history_rows(explorer)
+    return rows[0].tooltip if rows else ""
 
 
 def test_a_loop_of_calls_with_the_dashboard_and_explorer_keeps_live_widgets_flat(session: Any) -> None:
@@ -56,9 +56,9 @@ def test_a_loop_of_calls_with_the_dashboard_and_explorer_keeps_live_widgets_flat
 
         for shown in (board.explorer, explorer):  # the list ends on the last call
             wait_until(lambda shown=shown: "loop59" in _newest_row_tooltip(shown))
-            rows = find(shown.history, "mcpnb-history-entry")
+            rows = history_rows(shown)
             assert len(rows) == 20
-            assert '"loop40"' in str(rows[-1].children[2].tooltip)
+            assert '"loop40"' in rows[-1].tooltip
         assert _live_widgets() <= live, "a call left new live widget models behind"
     finally:
         explorer.close()

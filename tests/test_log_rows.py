@@ -68,7 +68,7 @@ def test_the_panels_make_no_widget_model_from_the_first_call_and_message_on(no_l
     import mcp_notebook
 
     from .conftest import demo_server
-    from .widget_helpers import find
+    from .widget_helpers import history_rows
 
     with mcp_notebook.connect(demo_server(), show_progress=False, log_level="debug") as session:
         panels = [session.log_widget(), session.status_widget(), session.dashboard(), session.explorer()]
@@ -77,7 +77,7 @@ def test_the_panels_make_no_widget_model_from_the_first_call_and_message_on(no_l
             session.call_tool("write_log", {"message": f"note {index}", "level": "info"})
         log, explorer = panels[0], panels[3]
         _wait_for(lambda: "note 2" in log.table.value)
-        _wait_for(lambda: len(find(explorer.history, "mcpnb-history-entry")) == 3)
+        _wait_for(lambda: len(history_rows(explorer)) == 3)
         assert len(W.widgets.widget._instances) == live, "a call or a message made a widget model"
         for panel in panels:
             panel.close()

@@ -26,7 +26,7 @@ from mcp_notebook.widgets._explorer import Explorer
 from mcp_notebook.widgets._tasks_panel import duration
 
 from .conftest import demo_server
-from .widget_helpers import find, markup, wait_for, walk
+from .widget_helpers import find, history_click, history_rows, markup, wait_for, walk
 
 WAIT = 30.0  # seconds: only how long a wait may last before the test fails, never a measurement
 DURATION = re.compile(r"^(\d+(\.\d)? ms|\d+\.\d s|\d+ min \d\d s)$")
@@ -70,8 +70,8 @@ def call(ex: Explorer, name: str, arguments: dict[str, Any]) -> Any:
 
 
 def _rows(ex: Explorer, count: int) -> list[Any]:
-    wait_for(lambda: len(find(ex.history, "mcpnb-history-entry")) == count, WAIT, f"{count} history rows")
-    return find(ex.history, "mcpnb-history-entry")
+    wait_for(lambda: len(history_rows(ex)) == count, WAIT, f"{count} history rows")
+    return history_rows(ex)
 
 
 # --- 1. the result area belongs to the selected tool ---------------------------------------------------
@@ -121,12 +121,12 @@ def test_copy_as_python_uses_the_users_variable_and_runs(
     ex: Explorer, session: Session, user_ns: Any
 ) -> None:
     call(ex, "add", {"a": 2, "b": 3})
-    (row,) = _rows(ex, 1)
-    find(row, "mcpnb-copy")[0].click()
+    _rows(ex, 1)
+    history_click(ex, 0, "mcpnb-copy")
     assert ex.code.value == "session.call_tool(\"add\", {'a': 2, 'b': 3})"  # no variable holds it yet
 
     user_ns["demo"] = session
-    find(row, "mcpnb-copy")[0].click()
+    history_click(ex, 0, "mcpnb-copy")
     assert ex.code.value == "demo.call_tool(\"add\", {'a': 2, 'b': 3})"
     again = eval(ex.code.value, user_ns)  # the code runs as written in a new cell
     assert again.structured_content == {"result": 5}
@@ -141,15 +141,17 @@ def test_history_rows_show_the_arguments_on_one_short_line(ex: Explorer) -> None
     text = 'two\nlines "quoted" <b>' + "x" * 300
     call(ex, "echo", {"text": text})
     newest, oldest = _rows(ex, 2)
-    wait_for(lambda: "echo(" in newest.children[2].value, WAIT, "the newest row")
-    assert "add(a=2, b=3)" in oldest.children[2].value
-    line = newest.children[2].value
+    wait_for(lambda: "echo(" in history_rows(ex)[0].text, WAIT, "the newest row")
+    newest, oldest = _rows(ex, 2)
+    assert "add(a=2, b=3)" in oldest.text
+    line = newest.text
     assert 'echo(text="two\\nlines \\"quoted\\" <b>xxx' in line  # escaped, one line
     assert "\n" not in line
     assert len(line) <= 160
     assert "…" in line
-    assert json.loads(newest.children[2].tooltip) == {"text": text}  # all of it in the tooltip
-    # The rows are the same widgets as before the calls: none was made for them.
+    assert json.loads(newest.tooltip) == {"text": text}  # all of it in the tooltip
+    assert "<b>" not in newest.raw  # the markup is escaped in the table
+    # The list is the same widgets as before the calls: none was made for them.
     assert {id(w) for w in walk(ex.history_list)} <= rows_before
     from mcp_notebook.widgets._explorer_history import arguments_line  # here: the test runs on old code too
 
@@ -256,8 +258,8 @@ def test_the_resources_tab_lists_each_resource_once(session: Session) -> None:
 def test_durations_read_short(ex: Explorer) -> None:
     call(ex, "add", {"a": 1, "b": 2})
     (row,) = _rows(ex, 1)
-    took = row.children[2].value.rsplit("  ", 1)[-1]
-    assert DURATION.match(took), row.children[2].value
+    took = row.text.rsplit("  ", 1)[-1]
+    assert DURATION.match(took), row.text
     assert took == short_duration(ex.calls()[-1]["duration"])
     assert DURATION.match(ex.status.value.removeprefix("done in ")), ex.status.value
     assert duration(0.0074) == "7 ms"

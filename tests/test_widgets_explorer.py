@@ -32,7 +32,7 @@ from mcp_notebook.widgets._tool_source import python_code
 
 from .conftest import demo_server
 from .fakes import wait_until
-from .widget_helpers import find, walk
+from .widget_helpers import find, history_click, history_rows, walk
 from .widget_helpers import markup as html_of
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -291,19 +291,19 @@ def test_a_tool_added_at_run_time_appears(ex):
 
 def test_history_rerun_copy_and_frame(ex):
     call(ex, "add", {"a": 2, "b": 3})
-    rows = wait_for(lambda: find(ex.history, "mcpnb-history-entry"))
+    rows = wait_for(lambda: history_rows(ex))
     assert len(rows) == 1
-    find(rows[0], "mcpnb-copy")[0].click()
+    history_click(ex, 0, "mcpnb-copy")
     (code,) = find(ex.widget, "mcpnb-code")
     assert code.value == "session.call_tool(\"add\", {'a': 2, 'b': 3})"
     assert code.layout.display != "none"
 
     ex.select("echo")  # re-run goes back to the tool of the entry
-    find(rows[0], "mcpnb-rerun")[0].click()
+    history_click(ex, 0, "mcpnb-rerun")
     assert ex.selected.name == "add"
     assert ex.form.value == {"a": 2, "b": 3}
     assert ex.wait().structured_content == {"result": 5}
-    wait_for(lambda: len(find(ex.history, "mcpnb-history-entry")) == 2)
+    wait_for(lambda: len(history_rows(ex)) == 2)
 
     frame = ex.history_frame()
     assert list(frame["name"]) == ["add", "add"]

@@ -44,3 +44,30 @@ def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{what}: not within {timeout} s")
         time.sleep(0.01)
+
+
+class HistoryRow:
+    """One row of the explorer's history table: its call line and its tooltip, entities decoded."""
+
+    def __init__(self, raw: str) -> None:
+        import html
+        import re
+
+        self.raw = raw
+        title = re.search(r'title="([^"]*)"', raw)
+        self.tooltip = html.unescape(title.group(1)) if title else ""
+        self.text = html.unescape(re.findall(r"<td[^>]*>([^<]*)</td>", raw)[-1])
+
+
+def history_rows(explorer: Any) -> list[HistoryRow]:
+    """The explorer's history rows, newest first."""
+    import re
+
+    table = explorer._history.table.value
+    return [HistoryRow(row) for row in re.findall(r'<tr class="mcpnb-history-entry".*?</tr>', table, re.S)]
+
+
+def history_click(explorer: Any, index: int, css: str) -> None:
+    """Pick the ``index``-th history row (0 is the newest) and click its ``css`` button."""
+    explorer._history.choose(index)
+    find(explorer.history, css)[0].click()

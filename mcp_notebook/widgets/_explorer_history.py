@@ -1,13 +1,13 @@
-"""The explorer's list of the last calls: a fixed set of rows whose values change (issue #28).
+"""The explorer's list of the last calls: one HTML table and four controls, made once (issues #28, #29).
 
 Why: the list used to be rebuilt from new widgets on every call (about 200 widget models for 20
-rows, never closed), so a loop of calls with an explorer on screen ran at a few calls a second and
-grew the kernel by megabytes. Now the ``rows`` rows are made once, with the list (so a flood of
-calls creates no widget model, not even the first ones), and a redraw only sets the values that
-changed; redraws go through the notebook's one rate limiter (:class:`~..notebook._coalesce.Coalescer`):
-at most ``1 / interval`` a second (4 by default: each redraw of a busy list sends one message a
-row, and a kernel's threads share one GIL), off the caller's thread, always ending on the final
-state.
+rows, never closed), then it was 20 fixed rows of 4 models, made up front (80 models, which a saved
+notebook stores, closed or not: issue #29). Now the rows are one escaped HTML table (newest first,
+``class="mcpnb-history-entry"``, the whole arguments in each row's ``title``) and one Dropdown picks
+the row that "re-run" and "copy as Python" act on: the list is a fixed handful of widget models, a
+flood of calls creates none, and a redraw sends one HTML value and the Dropdown's options. Redraws
+go through the notebook's one rate limiter (:class:`~..notebook._coalesce.Coalescer`): at most
+``1 / interval`` a second (4 by default), off the caller's thread, always ending on the final state.
 
 Each row reads ``12:03:04  add(a=2, b=3)  ok  7 ms``: the call's arguments in one short line (JSON
 values, so a newline or a quote in a string shows escaped; cut at :data:`ARGUMENTS_WIDTH`), the
@@ -24,12 +24,12 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as W
-from ipywidgets.widgets.widget_string import LabelStyle
 
 from ..display._durations import short_duration
-from ..display._html import short
+from ..display._html import escape, short
 from ..notebook._coalesce import Coalescer
 from ._buttons import set_enabled
+from ._lean import lean
 from ._result_view import html_widget
 
 __all__ = ["ARGUMENTS_WIDTH", "HistoryRows", "arguments_line", "call_line"]
@@ -60,56 +60,34 @@ def call_line(entry: _Entry, width: int = 200) -> str:
 
 
 _RERUN_TIP = "load these arguments and call again"
+_NO_CALLS = "<i>No calls yet.</i>"
+_CELL = "text-align:left;white-space:pre;font-family:monospace"
+_TABLE = "border-collapse:collapse"
 
 
-class _Shared:
-    """The layout and style models every row uses (ipywidgets lets widgets share them): a row is
-    then four widget models, not eleven."""
-
-    def __init__(self) -> None:
-        self.row = W.Layout(align_items="center")
-        self.button = W.Layout()
-        self.button_style = W.ButtonStyle()
-        self.label = W.Layout()
-        self.label_style = LabelStyle()
-
-    def widgets(self) -> list[W.Widget]:
-        return [self.row, self.button, self.button_style, self.label, self.label_style]
+def _table(entries: list[_Entry]) -> str:
+    """The rows, newest first, numbered as the Dropdown numbers them; everything escaped."""
+    rows = "".join(
+        f'<tr class="mcpnb-history-entry" title="{_attribute(_tooltip(e))}">'
+        f'<td style="color:#888;padding-right:0.6em">{n}</td>'
+        f'<td style="{_CELL}">{escape(call_line(e, 160))}</td></tr>'
+        for n, e in enumerate(entries, 1)
+    )
+    return f'<table class="mcpnb-history-table" style="{_TABLE}">{rows}</table>' if rows else _NO_CALLS
 
 
-class _Row:
-    """One line of the list: re-run, copy as Python, and the call's text; ``entry`` is what it shows."""
+def _attribute(text: str) -> str:
+    """Escaped for an attribute, ``=`` too (no ``src=`` or ``onx=`` shape even inside the value)."""
+    return str(escape(text)).replace("=", "&#61;")
 
-    def __init__(
-        self, shared: _Shared, on_rerun: Callable[[_Entry], Any], on_copy: Callable[[_Entry], Any]
-    ) -> None:
-        self.entry: _Entry = {}
-        self.label = W.Label(layout=shared.label, style=shared.label_style)
-        looks = {"layout": shared.button, "style": shared.button_style}
-        self.rerun = W.Button(description="re-run", icon="repeat", tooltip=_RERUN_TIP, **looks)
-        self.rerun.add_class("mcpnb-rerun")
-        self.rerun.on_click(lambda _: on_rerun(self.entry))
-        self.copy = W.Button(
-            description="copy as Python", icon="copy", tooltip="show this call as Python code", **looks
-        )
-        self.copy.add_class("mcpnb-copy")
-        self.copy.on_click(lambda _: on_copy(self.entry))
-        self.box = W.HBox([self.rerun, self.copy, self.label], layout=shared.row)
-        self.box.add_class("mcpnb-history-entry")
 
-    def show(self, entry: _Entry) -> None:
-        if entry is self.entry:
-            return
-        self.entry = entry
-        # Traits sync only when a value changes: an unchanged tooltip or state sends nothing.
-        self.label.tooltip = short(json.dumps(entry.get("arguments"), default=str), 1000)
-        self.label.value = call_line(entry, 160)
-        recorded = isinstance(entry.get("arguments"), dict)
-        set_enabled(self.rerun, recorded, tip=_RERUN_TIP, why="the arguments were not recorded")
+def _tooltip(entry: _Entry) -> str:
+    return short(json.dumps(entry.get("arguments"), default=str), 1000)
 
 
 class HistoryRows:
-    """``box`` lists the newest ``rows`` calls that ``recent(rows)`` returns (newest first)."""
+    """``box`` lists the newest ``rows`` calls that ``recent(rows)`` returns (newest first); ``pick``
+    chooses the one the ``rerun`` and ``copy`` buttons act on (the newest unless the user picks)."""
 
     def __init__(
         self,
@@ -121,37 +99,78 @@ class HistoryRows:
         interval: float = 0.25,
     ) -> None:
         self._recent = recent
-        self._on_rerun = on_rerun
-        self._on_copy = on_copy
         self._size = rows
-        self._shared = _Shared()
-        # Every row now: live widget models stay flat from the first call on.
-        self._rows = [_Row(self._shared, on_rerun, on_copy) for _ in range(rows)]
-        self._lock = threading.Lock()
-        self.empty = html_widget("<i>No calls yet.</i>")
-        self.box = W.VBox([self.empty])
+        #: The entries shown, newest first (what the table's rows and the Dropdown's options are).
+        self.entries: list[_Entry] = []
+        self._lock = threading.RLock()  # the Dropdown calls back into selected() while redraw holds it
+        self.table = html_widget(_NO_CALLS, "mcpnb-history-rows")
+        self.pick = lean(W.Dropdown, {"width": "auto", "max_width": "60%"}, options=[], description="call")
+        self.pick.add_class("mcpnb-history-pick")
+        self.pick.observe(lambda _: self._enable(), names="value")
+        self.rerun = lean(W.Button, description="re-run", icon="repeat", tooltip=_RERUN_TIP)
+        self.rerun.add_class("mcpnb-rerun")
+        self.rerun.on_click(lambda _: self._act(on_rerun))
+        self.copy = lean(
+            W.Button, description="copy as Python", icon="copy", tooltip="show this call as Python code"
+        )
+        self.copy.add_class("mcpnb-copy")
+        self.copy.on_click(lambda _: self._act(on_copy))
+        self.controls = lean(W.HBox, {"align_items": "center"}, children=[self.pick, self.rerun, self.copy])
+        self.box = lean(W.VBox, children=[self.table])
         self.redraws = Coalescer(self.redraw, interval, what="the explorer's history")
+        self._enable()
+
+    def selected(self) -> _Entry | None:
+        """The entry the buttons act on: the picked row, else the newest."""
+        with self._lock:
+            index = self.pick.index
+            entries = self.entries
+            if entries and isinstance(index, int) and 0 <= index < len(entries):
+                return entries[index]
+            return entries[0] if entries else None
+
+    def choose(self, index: int) -> None:
+        """Pick the ``index``-th row shown (0 is the newest)."""
+        self.pick.index = index
+
+    def _act(self, action: Callable[[_Entry], Any]) -> None:
+        entry = self.selected()
+        if entry is not None:
+            action(entry)
+
+    def _enable(self) -> None:
+        entry = self.selected()
+        recorded = entry is not None and isinstance(entry.get("arguments"), dict)
+        why = "no call yet" if entry is None else "the arguments were not recorded"
+        set_enabled(self.rerun, recorded, tip=_RERUN_TIP, why=why)
 
     def changed(self) -> None:
         """The history grew: redraw soon (cheap; from any thread)."""
         self.redraws.poke()
 
     def redraw(self) -> None:
-        """Show the newest calls now."""
-        entries = self._recent(self._size)
+        """Show the newest calls now (the picked call stays picked while it is shown)."""
+        entries = list(self._recent(self._size))
         with self._lock:
-            for row, entry in zip(self._rows, entries, strict=False):
-                row.show(entry)
-            shown = tuple(row.box for row in self._rows[: len(entries)]) or (self.empty,)
+            if [id(e) for e in entries] == [id(e) for e in self.entries]:
+                return
+            picked = self.entries[self.pick.index] if self.entries and self.pick.index is not None else None
+            self.entries = entries
+            table = _table(entries)
+            if self.table.value != table:
+                self.table.value = table
+            where = next((n for n, e in enumerate(entries) if e is picked), 0)
+            with self.pick.hold_sync():
+                self.pick.options = [(f"{n}  {call_line(e, 80)}", n - 1) for n, e in enumerate(entries, 1)]
+                self.pick.index = where if entries else None
+            shown = (self.table, self.controls) if entries else (self.table,)
             if self.box.children != shown:
                 self.box.children = shown
+        self._enable()
 
     def widgets(self) -> list[W.Widget]:
         """Every widget this list made (for closing)."""
-        made: list[W.Widget] = [self.empty, self.box]
-        for row in self._rows:
-            made += [row.rerun, row.copy, row.label, row.box]
-        return made + self._shared.widgets()
+        return [self.table, self.pick, self.rerun, self.copy, self.controls, self.box]
 
     def close(self) -> None:
         self.redraws.close()

@@ -7,6 +7,10 @@ An explorer over 15 tools stored 200 of them (issue #29: executed notebook 02 he
 759 KB). A widget whose layout and style never change after it is built shares one ``Layout`` per
 distinct setting and one style per style class, through :func:`lean`.
 
+A shared layout or style also opens with only the settings that differ from the defaults
+(:class:`_Sparse`): the front end fills in the rest from the same defaults (ipywidgets' own
+``embed`` stores state that way), so a stored ``Layout`` is a few dozen bytes, not 1 KB.
+
 Never for a widget whose ``layout`` or ``style`` is changed later (hidden, resized, recoloured):
 the change would reach every widget sharing it. Replacing ``widget.layout`` with a new object is fine.
 """
@@ -26,6 +30,25 @@ _layouts: dict[tuple[tuple[str, str], ...], W.Layout] = {}
 _styles: dict[type, W.Widget] = {}
 
 
+class _Sparse:
+    """Opens (and stores) only its non-default traits; a later change still sends its value."""
+
+    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict[str, Any]:
+        full: dict[str, Any] = super().get_state(key, drop_defaults)  # type: ignore[misc]
+        if key is not None:
+            return full
+        # the model's names (``_model_name``...) always: a front end and nbclient look the model up by them
+        sparse: dict[str, Any] = super().get_state(None, True)  # type: ignore[misc]
+        return {k: v for k, v in full.items() if k.startswith("_") or k in sparse}
+
+
+class _SparseLayout(_Sparse, W.Layout):
+    pass
+
+
+_sparse_styles: dict[type, type] = {}
+
+
 def _alive(widget: W.Widget | None) -> bool:
     return widget is not None and getattr(widget, "comm", None) is not None
 
@@ -36,7 +59,7 @@ def shared_layout(**settings: str) -> W.Layout:
     with _lock:
         found = _layouts.get(key)
         if not _alive(found):
-            found = _layouts[key] = W.Layout(**settings)
+            found = _layouts[key] = _SparseLayout(**settings)
         return found
 
 
@@ -44,7 +67,8 @@ def _shared_style(cls: type) -> Any:
     with _lock:
         found = _styles.get(cls)
         if not _alive(found):
-            found = _styles[cls] = cls()
+            sparse = _sparse_styles.setdefault(cls, type(f"_Sparse{cls.__name__}", (_Sparse, cls), {}))
+            found = _styles[cls] = sparse()
         return found
 
 
