@@ -286,9 +286,9 @@ def test_the_picture_and_the_frame_agree(result: ToolResult) -> None:
 
 
 def test_map_tool_and_the_pictures_share_the_wrapper() -> None:
+    from mcp_notebook.dask import _rows  # map_tool's row loop, shared with the cluster's (no dask import)
     from mcp_notebook.display._shapes import unwrapped
-    from mcp_notebook.notebook import _map
 
-    assert _map.unwrapped is unwrapped
+    assert _rows.unwrapped is unwrapped
     assert unwrapped({"result": "x"}) == "x"
     assert unwrapped({"result": 1, "n": 2}) == {"result": 1, "n": 2}
