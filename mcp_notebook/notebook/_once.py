@@ -29,6 +29,7 @@ from typing import Any
 
 from ._registry import REGISTRY, Entry, Given, same_value
 from ._session import Session
+from ._uipoll import running_kernel
 
 __all__ = ["call_site", "connect_once", "current_run"]
 
@@ -84,10 +85,7 @@ def current_run() -> Any:
 
 
 def _parent_message() -> Any:
-    ipython = sys.modules.get("IPython")  # never imported here: only if it is running
-    get_ipython = getattr(ipython, "get_ipython", None)
-    shell = get_ipython() if callable(get_ipython) else None
-    get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
+    get_parent = getattr(running_kernel(), "get_parent", None)
     if not callable(get_parent):
         return None
     try:

@@ -54,6 +54,7 @@ __all__ = [
     "dialogs_open",
     "in_kernel",
     "keep_kernel_busy",
+    "running_kernel",
     "ui_poller",
     "wait",
 ]
@@ -102,7 +103,7 @@ def dialogs_open() -> int:
 # --- the kernel ---------------------------------------------------------------------------------
 
 
-def _kernel() -> Any:
+def running_kernel() -> Any:
     """The running ipykernel, or None (IPython is never imported here: no IPython, no kernel)."""
     ipython_module = sys.modules.get("IPython")
     if ipython_module is None:
@@ -116,7 +117,7 @@ def _kernel() -> Any:
 
 def in_kernel() -> bool:
     """True inside a Jupyter kernel (an IPython shell with a kernel), from any thread."""
-    return _kernel() is not None
+    return running_kernel() is not None
 
 
 def _main_shell_stream(kernel: Any) -> Any:
@@ -207,7 +208,7 @@ def ui_poller() -> Iterator[Callable[[int], None] | None]:
     Only on the kernel's main thread, inside ``with``: leaving it restores the kernel as it was.
     """
     poller: Any = None
-    kernel = _kernel() if threading.current_thread() is threading.main_thread() else None
+    kernel = running_kernel() if threading.current_thread() is threading.main_thread() else None
     if kernel is not None:
         stream = _main_shell_stream(kernel)
         try:
@@ -286,7 +287,7 @@ def keep_kernel_busy() -> None:
     """Keep the kernel Busy while a cell runs (see :class:`_BusyKeeper`); once per kernel, from
     any thread; nothing outside a kernel."""
     global _busy_kept
-    kernel = _kernel()
+    kernel = running_kernel()
     if kernel is None or not hasattr(kernel, "_publish_status"):
         return
     with _lock:
