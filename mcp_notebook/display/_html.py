@@ -38,6 +38,7 @@ __all__ = [
     "Markup",
     "code_block",
     "content_block_html",
+    "counted",
     "decode_base64",
     "display_url",
     "escape",
@@ -79,6 +80,11 @@ STATE_COLOURS = {
     "closed": "#6a737d",
 }
 _OTHER_STATE = "#6a737d"
+
+
+def counted(number: int, noun: str) -> str:
+    """``2,000 rows``, ``1 row``: every picture counts things the same way."""
+    return f"{number:,} {noun}{'s' if number != 1 else ''}"
 
 
 def escape(value: Any) -> Markup:
@@ -443,7 +449,8 @@ def html_table(
     table = grid(head, rows[:max_rows], css_class=css_class)
     more = len(rows) - max_rows
     if more > 0:  # inside the table, after the body
-        words = f"{more:,} more row{'s' if more != 1 else ''}"
-        tail = Markup('<tr><td colspan="{}">… {}</td></tr></tbody></table>').format(len(head), words)
+        tail = Markup('<tr><td colspan="{}">… {}</td></tr></tbody></table>').format(
+            len(head), counted(more, "more row")
+        )
         table = Markup(table.removesuffix("</tbody></table>")) + tail
     return table

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..protocol._printable import printable
 from . import _html
-from ._html import Markup
+from ._html import Markup, counted
 from ._shapes import Preview, Shape, contents_shape, is_markdown, preview, result_shape, wrapped_text
 
 __all__ = [
@@ -81,19 +81,14 @@ _HTML_CELL = 200
 # --- shared -------------------------------------------------------------------------------------
 
 
-def _count(number: int, noun: str) -> str:
-    """``2,000 rows``, ``1 row``."""
-    return f"{number:,} {noun}{'s' if number != 1 else ''}"
-
-
 def _size(preview: Preview) -> str:
     """``2,000 rows × 5 columns`` (a single object: ``1 row × 12 columns``)."""
-    return f"{_count(preview.total_rows, 'row')} × {_count(len(preview.columns), 'column')}"
+    return f"{counted(preview.total_rows, 'row')} × {counted(len(preview.columns), 'column')}"
 
 
 def _hidden_rows(preview: Preview) -> str:
     """``1,980 more rows`` (a single object: ``30 more keys``)."""
-    return _count(preview.hidden, "more key" if preview.key_value else "more row")
+    return counted(preview.hidden, "more key" if preview.key_value else "more row")
 
 
 def _source(shape: Shape) -> str:
@@ -144,7 +139,7 @@ def _table(preview: Preview, shape: Shape) -> Markup:
     ).format(_size(preview), _source(shape), shown)
     notes = [_hidden_rows(preview)] if preview.hidden > 0 else []
     if not preview.key_value and len(preview.columns) > len(head):
-        notes.append(_count(len(preview.columns) - len(head), "more column"))
+        notes.append(counted(len(preview.columns) - len(head), "more column"))
     if notes:
         more = Markup('<div class="mcpnb-more" style="font-size:0.85em">… {}</div>')
         table += more.format(", ".join(notes))
@@ -190,7 +185,7 @@ def _blocks_html(blocks: Sequence[Any]) -> Markup:
     if len(blocks) > options.max_blocks:
         more = len(blocks) - options.max_blocks
         shown.append(
-            Markup("<div><em>… {} ({:,} in all)</em></div>").format(_count(more, "more block"), len(blocks))
+            Markup("<div><em>… {} ({:,} in all)</em></div>").format(counted(more, "more block"), len(blocks))
         )
     return Markup("").join(shown)
 
@@ -236,7 +231,7 @@ def result_html(
         if structured_content is not None and content:
             # the text blocks usually repeat the structured data: one click away
             blocks = _blocks_html(content)
-            parts.append(_details(f"content ({_count(len(content), 'block')})", blocks, "mcpnb-content"))
+            parts.append(_details(f"content ({counted(len(content), 'block')})", blocks, "mcpnb-content"))
     elif shape.value:  # no table: the blocks (a {"result": text} wrapper's text as one)
         parts.append(_blocks_html(shape.value))
     else:
@@ -299,7 +294,7 @@ def _text_table(preview: Preview, shape: Shape) -> list[str]:
     if preview.hidden > 0:
         notes.append(_hidden_rows(preview))
     if hidden_columns > 0:
-        notes.append(_count(hidden_columns, "more column"))
+        notes.append(counted(hidden_columns, "more column"))
     if notes:
         lines.append("… " + ", ".join(notes))
     if shape.envelope:
@@ -318,7 +313,7 @@ def _block_text(block: Any, budget: int) -> list[str]:
         kept = [_html.short(printable(t, multiline=True), _TEXT_WIDTH) for t in lines[: max(budget, 1)]]
         shown = sum(len(t) for t in kept)
         if len(lines) > len(kept) or shown < len(text) - len(lines):  # lines left out, or cut
-            more = f"{_count(len(lines) - len(kept), 'more line')}, " if len(lines) > len(kept) else ""
+            more = f"{counted(len(lines) - len(kept), 'more line')}, " if len(lines) > len(kept) else ""
             kept.append(f"… ({more}{len(text):,} characters in all)")
         return kept
     if kind == "image" and (host := _html.remote_image_host(block.get("data") or block.get("uri"))):
@@ -345,7 +340,7 @@ def _blocks_text(blocks: Sequence[Any], budget: int) -> list[str]:
     for index, block in enumerate(blocks):
         left = budget - len(lines)
         if left <= 1:
-            lines.append(f"… {_count(len(blocks) - index, 'more block')} ({len(blocks):,} in all)")
+            lines.append(f"… {counted(len(blocks) - index, 'more block')} ({len(blocks):,} in all)")
             break
         lines.extend(_block_text(block, left - 1))
     return lines
@@ -353,7 +348,7 @@ def _blocks_text(blocks: Sequence[Any], budget: int) -> list[str]:
 
 def _bounded(lines: list[str]) -> str:
     if len(lines) > MAX_TEXT_LINES:
-        lines = [*lines[: MAX_TEXT_LINES - 1], f"… {_count(len(lines) - MAX_TEXT_LINES + 1, 'more line')}"]
+        lines = [*lines[: MAX_TEXT_LINES - 1], f"… {counted(len(lines) - MAX_TEXT_LINES + 1, 'more line')}"]
     return "\n".join(lines)
 
 
