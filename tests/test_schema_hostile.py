@@ -33,6 +33,7 @@ from mcp_notebook.protocol._json_schema import _compile, compile_pattern, schema
 from tests.raises import raises_mcp
 
 from .conftest import python_server
+from .raw_http import RawRequest, Reply, raw_http_server
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -239,6 +240,67 @@ async def test_ordinary_patterns_still_validate(tmp_path: Path) -> None:
                 with raises_mcp("invalid", match=rf"{where} violates pattern="):
                     await client.call_tool("ordinary", bad, timeout=5)
     assert called(tmp_path) == ["ordinary"]
+
+
+# --- the same over HTTP: the rule is the client's, whatever the transport --------------------------
+
+
+class SchemaHttpServer:
+    """Legacy Streamable HTTP with JSON answers (``tests/raw_http.py``): the same tools and answers
+    as ``schema_server.py``, with a count of the tools called."""
+
+    def __init__(self, tools: list[dict[str, Any]], answers: dict[str, Any]) -> None:
+        self.tools = tools
+        self.answers = answers
+        self.called: list[str] = []
+
+    async def __call__(self, request: RawRequest, reply: Reply) -> None:
+        message = json.loads(request.body) if request.method == "POST" and request.path == "/mcp" else {}
+        method, request_id = message.get("method"), message.get("id")
+        if method is None or request_id is None:
+            await reply.send(202 if message else 405, b"")
+            return
+        if method == "server/discover":
+            error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32600, "message": "legacy"}}
+            await reply.send(400, json.dumps(error).encode())
+            return
+        result: dict[str, Any] = {}
+        if method == "initialize":
+            info = {"name": "schema-http", "version": "1"}
+            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}}}
+            result["serverInfo"] = info
+        elif method == "tools/list":
+            result = {"tools": self.tools}
+        elif method == "tools/call":
+            name = message["params"]["name"]
+            self.called.append(name)
+            result = {"content": [{"type": "text", "text": f"called {name}"}]}
+            if name in self.answers:
+                result["structuredContent"] = self.answers[name]
+        body = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
+        await reply.send(200, body, headers={"Mcp-Session-Id": "schema-1"})
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(180)
+async def test_over_http_no_ref_is_fetched_and_no_pattern_holds_the_call() -> None:
+    with Listener().running() as listener:
+        tools = [
+            tool("plain_ref", takes_x({"$ref": f"{listener.url}/x.json"})),
+            tool("output_ref", {"type": "object"}, takes_x({"$ref": f"{listener.url}/out.json"})),
+            tool("redos_out", {"type": "object"}, takes_x({"type": "string", "pattern": REDOS})),
+        ]
+        server = SchemaHttpServer(tools, {"output_ref": {"x": 1}, "redos_out": {"x": EVIL}})
+        async with raw_http_server(server) as url, Client(f"{url}/mcp") as client:
+            with anyio.fail_after(GUARD):
+                with raises_mcp("invalid", match="inputSchema of tool 'plain_ref' refers outside itself"):
+                    await client.call_tool("plain_ref", {"x": 1}, timeout=5)
+                with raises_mcp("protocol", match="outputSchema of tool 'output_ref' refers outside itself"):
+                    await client.call_tool("output_ref", {}, timeout=5)
+                with raises_mcp("protocol", match=r"structuredContent\.x violates pattern="):
+                    await client.call_tool("redos_out", {}, timeout=5)
+        assert listener.connections == 0
+    assert server.called == ["output_ref", "redos_out"]
 
 
 # --- the rule's table: what RE2 judges, and what it leaves to the server -------------------------
