@@ -19,6 +19,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from mcp_notebook.protocol._json_schema import compile_pattern
+
 #: A representative of each JSON type; a wrong-type near-miss draws among those the schema refuses.
 #: ``1`` vs ``True`` and ``1.5`` vs ``1`` are the confusions a Python checker is prone to.
 _SAMPLES: dict[str, list[Any]] = {
@@ -95,8 +97,11 @@ def _valid_of_type(kind: str, spec: dict[str, Any]) -> st.SearchStrategy[Any]:
     if kind == "string":
         low, high = spec.get("minLength", 0), spec.get("maxLength", 8)
         if "pattern" in spec:
+            # hypothesis draws from Python's dialect; the package matches by RE2 (ECMA's ``$``
+            # refuses a final newline that Python's accepts), so keep what the package's rule finds.
             regex = re.compile(spec["pattern"])
-            return st.from_regex(regex).filter(lambda s: low <= len(s) <= high)
+            found = compile_pattern(spec["pattern"])
+            return st.from_regex(regex).filter(lambda s: low <= len(s) <= high and found.finds(s))
         return st.text(min_size=low, max_size=high)
     if kind in ("integer", "number"):
         low = spec.get("minimum", spec.get("exclusiveMinimum", -1000))
@@ -183,12 +188,12 @@ def _misses_of(spec: Any) -> list[tuple[str, st.SearchStrategy[Any]]]:
                 ("maxLength", st.text(min_size=spec["maxLength"] + 1, max_size=spec["maxLength"] + 3))
             )
         if "pattern" in spec:
-            regex = re.compile(spec["pattern"])
+            regex = compile_pattern(spec["pattern"])
             misses.append(
                 (
                     "pattern",
                     st.text(max_size=spec.get("maxLength", 6)).filter(
-                        lambda s: not regex.search(s) and len(s) >= spec.get("minLength", 0)
+                        lambda s: not regex.finds(s) and len(s) >= spec.get("minLength", 0)
                     ),
                 )
             )

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from mcp_notebook import McpError
 from mcp_notebook.client._arguments import ArgumentValidator, OutputValidator, _quick_check
 from mcp_notebook.protocol._errors import INVALID_PARAMS
+from mcp_notebook.protocol._json_schema import schema_validator, validation_errors
 
 from .schema_strategies import near_miss, valid_arguments
 
@@ -64,9 +65,9 @@ def _ids(schema: dict[str, Any]) -> str:
 
 
 def _judge(schema: dict[str, Any], arguments: dict[str, Any]) -> list[Any]:
-    """jsonschema's verdict: the list of violations (empty: valid)."""
-    validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return list(validator_class(schema).iter_errors(arguments))
+    """jsonschema's verdict, by the package's one rule (patterns by RE2: ECMA's ``$`` is the very
+    end, where Python's ``re`` also accepts a final newline): the list of violations (empty: valid)."""
+    return validation_errors(schema_validator(schema), arguments)
 
 
 _CHECKER = ArgumentValidator()  # one, as a session has: it caches a compiled validator per tool

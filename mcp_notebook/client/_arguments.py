@@ -4,21 +4,22 @@ A refused call costs nothing and says exactly which argument is wrong; a result 
 tool's declared ``outputSchema`` is an error on that call (the spec says clients SHOULD validate
 ``structuredContent``), not a silently wrong table downstream. The messages name the path and the
 rule, never the value (arguments may be secret, results may be huge). Schemas default to JSON
-Schema 2020-12; references are resolved only inside the schema itself (never over the network, as
-the spec requires); a schema that is itself broken or unresolvable is not ours to judge, so the
-value goes through unchecked.
+Schema 2020-12 and are judged by :mod:`mcp_notebook.protocol._json_schema` (references only inside
+the schema, never fetched; patterns by RE2, in linear time). A schema that is itself broken is not
+ours to judge, so the value goes through unchecked; one whose reference cannot be resolved inside it
+refuses the call (arguments: nothing is sent) naming the reference, since the value cannot be checked.
 """
 
 from __future__ import annotations
 
 import difflib
 import logging
-import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..protocol._errors import INVALID_PARAMS, McpError
+from ..protocol._json_schema import UnresolvableRef, compile_pattern, schema_validator, validation_errors
 
 __all__ = [
     "ArgumentValidator",
@@ -68,7 +69,11 @@ class SchemaValidator:
                 return
             if not isinstance(instance, dict):
                 instance = dict(instance)
-        self._judge(tool_name, schema, instance, self._violations(tool_name, schema, instance))
+        try:
+            errors = self._violations(tool_name, schema, instance)
+        except UnresolvableRef as exc:
+            raise self._unresolvable(tool_name, exc) from None
+        self._judge(tool_name, schema, instance, errors)
 
     def _judge(self, tool_name: str, schema: dict[str, Any], instance: Any, errors: list[Any]) -> None:
         """Raise for ``errors`` (jsonschema's, most relevant first), if any."""
@@ -76,23 +81,30 @@ class SchemaValidator:
             raise self._refuse(tool_name, _details(errors, self.subject))
 
     def _violations(self, tool_name: str, schema: dict[str, Any], instance: Any) -> list[Any]:
-        """jsonschema's errors for ``instance``, most relevant first; none when uncheckable."""
+        """jsonschema's errors for ``instance``, most relevant first; none when uncheckable.
+
+        Raises :class:`UnresolvableRef` when the check needs a reference the schema does not hold.
+        """
         validator = self._validator(tool_name, schema)
         if validator is None:
             return []
         import jsonschema.exceptions
 
         try:
-            return sorted(validator.iter_errors(instance), key=jsonschema.exceptions.relevance)
-        except jsonschema.exceptions.SchemaError:
-            return []
-        except Exception as exc:  # unresolvable $ref and the like: the schema's problem, not the caller's
+            return sorted(validation_errors(validator, instance), key=jsonschema.exceptions.relevance)
+        except UnresolvableRef:
+            raise
+        except Exception as exc:  # a keyword jsonschema itself fails on: the schema's problem
             logger.debug("could not validate %s of %r: %s", self.subject, tool_name, type(exc).__name__)
             return []
 
     def _refuse(self, tool_name: str, details: str) -> McpError:
         message = f"{self.subject} of tool {tool_name!r} break its {self.schema_name}: {details}"
         return McpError("invalid", message)
+
+    def _unresolvable(self, tool_name: str, exc: UnresolvableRef) -> McpError:
+        what = f"the {self.schema_name} of tool {tool_name!r} {exc}, so its {self.subject} cannot be checked"
+        return McpError("invalid", what)
 
     def _quick_for(self, tool_name: str, schema: dict[str, Any]) -> _Quick | None:
         cached = self._quick.get(tool_name)
@@ -107,13 +119,8 @@ class SchemaValidator:
         if cached is not None and cached[0] is schema:
             return cached[1]
         validator = None
-        import jsonschema.validators
-
         try:
-            default = jsonschema.validators.Draft202012Validator
-            cls = jsonschema.validators.validator_for(schema, default=default)
-            cls.check_schema(schema)
-            validator = cls(schema, format_checker=None)
+            validator = schema_validator(schema)
         except Exception:
             logger.debug("tool %r has an invalid %s; it is not checked", tool_name, self.schema_name)
         self._compiled[tool_name] = (schema, validator)
@@ -164,6 +171,14 @@ class ArgumentValidator(SchemaValidator):
         return McpError(
             "invalid",
             f"arguments for tool {tool_name!r} do not match its inputSchema: {details}; "
+            "nothing was sent (pass validate=False to send anyway)",
+            code=INVALID_PARAMS,
+        )
+
+    def _unresolvable(self, tool_name: str, exc: UnresolvableRef) -> McpError:
+        return McpError(
+            "invalid",
+            f"the inputSchema of tool {tool_name!r} {exc}, so its arguments cannot be checked; "
             "nothing was sent (pass validate=False to send anyway)",
             code=INVALID_PARAMS,
         )
@@ -249,6 +264,14 @@ class OutputValidator(SchemaValidator):
             "protocol",
             f"tool {tool_name!r} returned structuredContent that does not match its outputSchema: "
             f"{details} (pass validate=False to accept it)",
+        )
+
+    def _unresolvable(self, tool_name: str, exc: UnresolvableRef) -> McpError:
+        # The same path as a result that breaks the schema: a promise the client cannot verify.
+        return McpError(
+            "protocol",
+            f"the outputSchema of tool {tool_name!r} {exc}, so its structuredContent cannot be "
+            "checked (pass validate=False to accept it)",
         )
 
 
@@ -369,14 +392,13 @@ def _property_test(spec: Any) -> Callable[[Any], bool] | None:
                 return None
             checks.append(_length(accept, bound))
     if "pattern" in spec:
-        # jsonschema itself judges "pattern" with re.search, so the verdict here is the same one;
-        # without it, a tool with a pattern paid jsonschema's import (1-2 s in a Jupyter install,
-        # which compiles a URI grammar) on its first call.
-        try:
-            regex = re.compile(spec["pattern"])
-        except (re.error, TypeError):
+        # The same RE2 match the full check makes (linear time, whatever the server's pattern), so
+        # the verdict here is the same one; without it, a tool with a pattern paid jsonschema's
+        # import (1-2 s in a Jupyter install, which compiles a URI grammar) on its first call.
+        regex = compile_pattern(spec["pattern"])
+        if regex is None:
             return None
-        checks.append(lambda v: type(v) is not str or regex.search(v) is not None)
+        checks.append(lambda v: type(v) is not str or regex.finds(v))
     return lambda value: all(check(value) for check in checks)
 
 

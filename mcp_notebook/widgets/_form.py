@@ -9,10 +9,13 @@ objects (a bordered sub-form) and local ``$ref``. What a form cannot express (``
 ``patternProperties``, ``$ref`` cycles, several types) becomes a JSON text field, and a "JSON"
 switch turns the whole form into one JSON editor for users who prefer it.
 
-The final judgement is jsonschema's (:meth:`SchemaForm.errors`), never fetching a remote ``$ref``;
-the messages name the field and the rule, never the value (arguments may be secret). Empty optional
-fields are left out of :attr:`SchemaForm.value`, so the server applies its own defaults. The
-controls, and which control a schema gets, live in :mod:`._form_fields`; this module is the form.
+The final judgement is jsonschema's (:meth:`SchemaForm.errors`), by the client's own rule
+(:mod:`mcp_notebook.protocol._json_schema`: references only inside the schema, never fetched, and
+patterns by RE2); a reference out of the document is one message naming it, as the call would be
+refused for it. The messages name the field and the rule, never the value (arguments may be
+secret). Empty optional fields are left out of :attr:`SchemaForm.value`, so the server applies its
+own defaults. The controls, and which control a schema gets, live in :mod:`._form_fields`; this
+module is the form.
 
 Every server string (titles, descriptions, enum labels) reaches the page only through text
 controls (``Label``, options, placeholders, tooltips) or :func:`mcp_notebook.display._html.escape`.
@@ -28,6 +31,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..display._html import short
+from ..protocol._json_schema import UnresolvableRef, schema_validator, validation_errors
 from ._form_fields import (
     Context,
     Field,
@@ -224,19 +228,16 @@ def form_for(schema: dict[str, Any] | None, **values: Any) -> SchemaForm:
 def schema_errors(schema: dict[str, Any], value: Any) -> list[str]:
     """``value`` checked against ``schema`` by jsonschema (local ``$ref`` only), as messages.
 
-    A schema that is itself broken or refers outside the document is not the user's fault: it
-    yields no messages, and the server decides.
+    A schema that is itself broken is not the user's fault: it yields no messages, and the server
+    decides. One whose reference cannot be resolved inside it yields one message naming it (the
+    call would be refused for it unless sent with ``validate=False``).
     """
-    import jsonschema
-    import jsonschema.exceptions
-    import jsonschema.validators
-
     try:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        cls.check_schema(schema)
-        validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
-        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
-    except Exception as exc:  # SchemaError, unresolvable $ref: the schema's problem
+        validator = schema_validator(schema, formats=True)
+        errors = sorted(validation_errors(validator, value), key=lambda e: list(e.absolute_path))
+    except UnresolvableRef as exc:
+        return [f"(schema): {short(str(exc), 300)}"]
+    except Exception as exc:  # SchemaError: the schema's problem
         logger.debug("could not check a form against its schema: %s", type(exc).__name__)
         return []
     messages: list[str] = []
