@@ -8,7 +8,7 @@ and exposes the fields people use as attributes. Each renders in IPython (``_rep
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..display import _html
@@ -16,6 +16,7 @@ from ..display import _pictures as _render
 from ..protocol import _apps
 from ..protocol._errors import McpError
 from ..protocol._printable import printable
+from ..protocol._secrets import NO_SECRETS, Secrets
 
 __all__ = [
     "Completion",
@@ -123,7 +124,12 @@ class Tool:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool returned. ``is_error`` is the tool's own report of failure (not an exception)."""
+    """What a tool returned. ``is_error`` is the tool's own report of failure (not an exception).
+
+    Its text forms (``text``, the repr, the pictures) show the connection's secrets (``env``,
+    headers, a token) as ``***`` should the server echo one; the data (``raw``, ``content``,
+    ``structured_content``, ``data``, ``to_dataframe()``) stays exactly the server's.
+    """
 
     content: list[dict[str, Any]]
     structured_content: Any = None
@@ -132,9 +138,17 @@ class ToolResult:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     #: The tool's outputSchema as the client knew it when the call returned (for typed DataFrames).
     output_schema: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    #: The connection's secrets, masked in the text forms (see protocol/_secrets).
+    _secrets: Secrets = field(default=NO_SECRETS, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], *, output_schema: dict[str, Any] | None = None) -> ToolResult:
+    def from_dict(
+        cls,
+        raw: dict[str, Any],
+        *,
+        output_schema: dict[str, Any] | None = None,
+        secrets: Secrets = NO_SECRETS,
+    ) -> ToolResult:
         content = raw.get("content")
         if content is None:
             content = []
@@ -148,19 +162,34 @@ class ToolResult:
             meta=meta if isinstance(meta, dict) else None,
             raw=raw,
             output_schema=output_schema,
+            _secrets=secrets,
         )
 
     @property
     def text(self) -> str:
-        """The text blocks joined by newlines (empty when there are none)."""
+        """The text blocks joined by newlines (empty when there are none), secrets masked."""
+        return self._secrets.mask(self._text())
+
+    def _text(self) -> str:
         return "\n".join(str(b.get("text", "")) for b in self.content if b.get("type") == "text")
+
+    def _masked(self) -> ToolResult:
+        """This result with its content and structured content masked, for a picture of it (the
+        explorer's view; ``raw`` stays the server's). Itself when there are no secrets."""
+        if not self._secrets:
+            return self
+        return replace(
+            self,
+            content=self._secrets.mask_value(self.content),
+            structured_content=self._secrets.mask_value(self.structured_content),
+        )
 
     @property
     def data(self) -> Any:
         """``structured_content`` if present, else the text parsed as JSON, else the text."""
         if self.structured_content is not None:
             return self.structured_content
-        text = self.text
+        text = self._text()
         try:
             return json.loads(text)
         except ValueError:
@@ -189,15 +218,16 @@ class ToolResult:
         kinds = ", ".join(printable(b.get("type")) for b in self.content)
         flag = ", is_error=True" if self.is_error else ""
         structured = ", structured" if self.structured_content is not None else ""
-        return f"ToolResult([{kinds}]{structured}{flag}): {_short(self.text, 60)!r}"
+        return self._secrets.mask(f"ToolResult([{kinds}]{structured}{flag}): {_short(self.text, 60)!r}")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """A table when the result holds one (its first rows and its size), else its blocks; the same
         picture as the explorer's, bounded whatever the server sent
-        (:mod:`mcp_notebook.display._pictures`)."""
+        (:mod:`mcp_notebook.display._pictures`), secrets masked."""
+        shown = self._masked()
         return {
-            "text/plain": _render.result_text(self.structured_content, self.content, self.is_error),
-            "text/html": _render.result_html(self.structured_content, self.content, self.is_error),
+            "text/plain": _render.result_text(shown.structured_content, shown.content, self.is_error),
+            "text/html": _render.result_html(shown.structured_content, shown.content, self.is_error),
         }
 
 

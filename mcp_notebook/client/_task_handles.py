@@ -578,7 +578,7 @@ class TaskTracker:
             if state.error is None:
                 message = state.status_message or "no reason given"
                 error = McpError("server", f"task {state.task_id!r} failed: {message}")
-            handle._settle(error=error)
+            handle._settle(error=self._connection.secrets.mask_error(error))
 
     def _settle_with(self, handle: TaskHandle, raw: dict[str, Any]) -> None:
         try:
