@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,7 +27,7 @@ from mcp_notebook import Client, McpError
 from mcp_notebook.protocol._errors import short_traceback
 from mcp_notebook.protocol._secrets import MIN_SECRET_CHARS, Secrets
 
-from .conftest import python_server
+from .conftest import SERVERS, python_server
 from .raises import raises_mcp
 from .raw_http import RawRequest, Reply, raw_http_server
 from .widget_helpers import markup, wait_for
@@ -62,7 +64,10 @@ async def test_an_echoed_env_secret_is_masked_in_the_error_the_log_records_and_t
         async with Client(SERVER, env=ENV, protocol="legacy", timeout=WAIT) as client:
             with raises_mcp("server") as failed:
                 await client.call_tool("fail")
-            result = await client.call_tool("leak")
+            progress: list[str | None] = []
+            result = await client.call_tool(
+                "leak", progress=lambda done, total, message: progress.append(message)
+            )
 
     error = failed.value
     assert_masked(str(error), what="str(error)")
@@ -76,6 +81,7 @@ async def test_an_echoed_env_secret_is_masked_in_the_error_the_log_records_and_t
     for record in records:
         assert_masked(record, what="a mcp_notebook.server record")
     assert_masked(caplog.text, what="the captured log")
+    assert progress == ["trying ***"]
 
     assert_masked(repr(result), what="repr(result)")
     assert_masked(result.text, what="result.text")
@@ -135,6 +141,28 @@ def test_an_echoed_env_secret_is_masked_in_the_model_log_the_log_panel_and_the_e
     finally:
         ex.close()
         panel.close()
+
+
+# --- a task's status message --------------------------------------------------------------------
+
+#: In every status message of ``crunch`` with that many steps ("step 1 of 10000000").
+STEPS_SECRET = "of 10000000"
+
+
+@pytest.mark.anyio
+async def test_an_echoed_secret_is_masked_in_a_tasks_status_message(no_leaked_processes: None) -> None:
+    server = [sys.executable, str(SERVERS / "tasks_server.py")]
+    async with Client(server, env={"STEPS": STEPS_SECRET}, timeout=WAIT) as client:
+        handle = await client.start_tool("crunch", {"steps": 10_000_000, "delay": 0.2})
+        with anyio.fail_after(WAIT):
+            while not (handle.state.status_message or "").startswith("step"):  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+        assert STEPS_SECRET in handle.state.status_message  # the server's own state, as sent
+        shown = [handle.status_message or "", repr(handle), handle._repr_html_()]
+        await handle.cancel()
+    for text in shown:
+        assert STEPS_SECRET not in text, text
+    assert re.fullmatch(r"step \d+ \*\*\*", shown[0]), shown[0]
 
 
 # --- over HTTP: a header and a bearer token --------------------------------------------------------

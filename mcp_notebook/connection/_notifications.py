@@ -164,6 +164,9 @@ class NotificationRouter:
                 # only with a callback): a server cannot keep any other call alive by naming its id.
                 pending = self._pending().get(token) if type(token) is int else None
                 if pending is not None and pending.token == token:
+                    if self._secrets and isinstance(params.get("message"), str):
+                        # what the caller's callback shows: a secret the server echoes is masked
+                        params = {**params, "message": self._secrets.mask(params["message"])}
                     pending.add_progress(params, self._clock(), extend=self._extend_on_progress)
                 else:
                     self._counters.dropped_progress += 1

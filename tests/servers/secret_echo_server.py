@@ -4,8 +4,9 @@ Stdlib only. Why it exists: values passed in ``env=`` are secrets (README), and 
 the masking tests need a real process that puts them wherever a client shows a server's text. Each
 value of ``API_KEY`` and ``DB_PASSWORD`` from its environment goes, as it is and JSON-escaped, into:
 
-    leak  -> a ``notifications/message`` (logger and data), then a result whose text block, JSON text
-             block and structuredContent hold them
+    leak  -> a ``notifications/progress`` (when asked for) and a ``notifications/message`` (logger
+             and data), then a result whose text block, JSON text block and structuredContent
+             hold them
     fail  -> a JSON-RPC error whose message and data hold them
 """
 
@@ -29,8 +30,11 @@ def write(message: dict) -> None:
     sys.stdout.flush()
 
 
-def call_tool(request_id: object, name: object) -> None:
+def call_tool(request_id: object, name: object, token: object) -> None:
     if name == "leak":
+        if token is not None:
+            progress = {"progressToken": token, "progress": 1, "message": f"trying {KEY}"}
+            write({"method": "notifications/progress", "params": progress})
         log = {
             "level": "error",
             "logger": f"auth {KEY}",
@@ -73,7 +77,7 @@ def handle(message: dict) -> None:
     elif method == "tools/list":
         write({"id": request_id, "result": {"tools": TOOLS}})
     elif method == "tools/call":
-        call_tool(request_id, params.get("name"))
+        call_tool(request_id, params.get("name"), (params.get("_meta") or {}).get("progressToken"))
     else:
         write({"id": request_id, "error": {"code": -32601, "message": "Method not found"}})
 
