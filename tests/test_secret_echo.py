@@ -68,6 +68,8 @@ async def test_an_echoed_env_secret_is_masked_in_the_error_the_log_records_and_t
             result = await client.call_tool(
                 "leak", progress=lambda done, total, message: progress.append(message)
             )
+            resource = await client.read_resource("secret://config")
+            prompt = await client.get_prompt("login")
 
     error = failed.value
     assert_masked(str(error), what="str(error)")
@@ -92,6 +94,19 @@ async def test_an_echoed_env_secret_is_masked_in_the_error_the_log_records_and_t
     assert result.raw["content"][0]["text"] == f"the key is {KEY}"
     assert result.structured_content["key"] == KEY
     assert json.loads(result.raw["content"][1]["text"])["password"] == PASSWORD
+
+    # A resource's and a prompt's text forms alike.
+    for text, what in (
+        (repr(resource), "repr(resource)"),
+        (resource.text, "resource.text"),
+        *((picture, f"the resource's {mime}") for mime, picture in resource._repr_mimebundle_().items()),
+        (repr(prompt), "repr(prompt)"),
+        (prompt.text, "prompt.text"),
+        (prompt._repr_html_(), "the prompt's HTML"),
+    ):
+        assert_masked(text, what=what)
+    assert json.loads(resource.raw["contents"][0]["text"])[0]["key"] == KEY
+    assert prompt.raw["description"] == f"uses {KEY}"
 
 
 # --- the notebook: the session's model, the log panel and the explorer ------------------------------
@@ -138,6 +153,19 @@ def test_an_echoed_env_secret_is_masked_in_the_model_log_the_log_panel_and_the_e
         assert isinstance(ex.wait(WAIT), McpError)
         assert_masked(markup(ex.result_box), what="the explorer's error view")
         assert_masked(markup(ex), what="the explorer")
+
+        resources = session.resources_widget()
+        resources.select("secret://config")
+        resources.read_button.click()
+        assert resources.contents is not None
+        assert_masked(markup(resources.view), what="the resources panel")
+        prompts = session.prompts_widget()
+        prompts.select("login")
+        prompts.get_button.click()
+        assert prompts.result is not None
+        assert_masked(markup(prompts.messages), what="the prompts panel")
+        resources.close()
+        prompts.close()
     finally:
         ex.close()
         panel.close()

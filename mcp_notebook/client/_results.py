@@ -289,21 +289,30 @@ class ResourceTemplate:
 
 @dataclass(frozen=True, slots=True)
 class ResourceContents:
-    """The result of ``read_resource``: one or more contents (text or base64 ``blob``)."""
+    """The result of ``read_resource``: one or more contents (text or base64 ``blob``).
+
+    Its text forms mask the connection's secrets, as :class:`ToolResult`'s do; the data stays.
+    """
 
     contents: list[dict[str, Any]]
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _secrets: Secrets = field(default=NO_SECRETS, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> ResourceContents:
+    def from_dict(cls, raw: dict[str, Any], *, secrets: Secrets = NO_SECRETS) -> ResourceContents:
         contents = raw.get("contents")
         if not isinstance(contents, list):
             raise McpError("protocol", "the server sent a resource without a 'contents' list")
-        return cls(contents=[c for c in contents if isinstance(c, dict)], raw=raw)
+        return cls(contents=[c for c in contents if isinstance(c, dict)], raw=raw, _secrets=secrets)
 
     @property
     def text(self) -> str:
-        return "\n".join(str(c["text"]) for c in self.contents if "text" in c)
+        """The text contents joined by newlines, secrets masked."""
+        return self._secrets.mask("\n".join(str(c["text"]) for c in self.contents if "text" in c))
+
+    def _masked(self) -> ResourceContents:
+        """These contents masked, for a picture of them (``raw`` stays the server's)."""
+        return replace(self, contents=self._secrets.mask_value(self.contents)) if self._secrets else self
 
     def to_dataframe(self, *, flatten: bool = True) -> Any:
         """These contents as a pandas DataFrame: a JSON or CSV text as its table, anything else one
@@ -314,13 +323,14 @@ class ResourceContents:
 
     def __repr__(self) -> str:
         uris = ", ".join(printable(c.get("uri")) for c in self.contents)
-        return f"ResourceContents([{uris}]): {_short(self.text, 60)!r}"
+        return self._secrets.mask(f"ResourceContents([{uris}]): {_short(self.text, 60)!r}")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """A JSON, CSV or TSV text as its table (first rows and size), anything else as it is."""
+        shown = self._masked().contents
         return {
-            "text/plain": _render.contents_text(self.contents),
-            "text/html": _render.contents_html(self.contents),
+            "text/plain": _render.contents_text(shown),
+            "text/html": _render.contents_html(shown),
         }
 
 
@@ -364,12 +374,16 @@ class Prompt:
 
 @dataclass(frozen=True, slots=True)
 class PromptResult:
+    """What ``get_prompt`` returned. Its text forms mask the connection's secrets, as
+    :class:`ToolResult`'s do; ``messages`` and ``raw`` stay the server's."""
+
     messages: list[dict[str, Any]]
     description: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _secrets: Secrets = field(default=NO_SECRETS, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> PromptResult:
+    def from_dict(cls, raw: dict[str, Any], *, secrets: Secrets = NO_SECRETS) -> PromptResult:
         messages = raw.get("messages")
         if not isinstance(messages, list):
             raise McpError("protocol", "the server sent a prompt without a 'messages' list")
@@ -377,7 +391,15 @@ class PromptResult:
             messages=[m for m in messages if isinstance(m, dict)],
             description=_str_or_none(raw.get("description")),
             raw=raw,
+            _secrets=secrets,
         )
+
+    def _masked(self) -> PromptResult:
+        """These messages masked, for a picture of them (``raw`` stays the server's)."""
+        if not self._secrets:
+            return self
+        description = self._secrets.mask(self.description) if self.description else self.description
+        return replace(self, messages=self._secrets.mask_value(self.messages), description=description)
 
     @property
     def text(self) -> str:
@@ -386,10 +408,10 @@ class PromptResult:
             content = _dict(message.get("content"))
             if content.get("type") == "text":
                 lines.append(f"{message.get('role')}: {content.get('text')}")
-        return "\n".join(lines)
+        return self._secrets.mask("\n".join(lines))
 
     def __repr__(self) -> str:
-        return f"PromptResult({len(self.messages)} messages): {_short(self.text, 60)!r}"
+        return self._secrets.mask(f"PromptResult({len(self.messages)} messages): {_short(self.text, 60)!r}")
 
     def _repr_html_(self) -> str:
         rows = [
@@ -397,7 +419,7 @@ class PromptResult:
                 _html.escape(m.get("role", "")),
                 _html.content_block_html(m.get("content"), remote_images=_render.options.remote_images),
             )
-            for m in self.messages
+            for m in self._masked().messages
         ]
         return _html.table(rows)
 

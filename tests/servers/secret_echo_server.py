@@ -8,6 +8,9 @@ value of ``API_KEY`` and ``DB_PASSWORD`` from its environment goes, as it is and
              and data), then a result whose text block, JSON text block and structuredContent
              hold them
     fail  -> a JSON-RPC error whose message and data hold them
+
+and into the text of its one resource (``secret://config``, JSON) and its one prompt (``login``:
+description and message).
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ def handle(message: dict) -> None:
     if method == "initialize":
         result = {
             "protocolVersion": params.get("protocolVersion"),
-            "capabilities": {"tools": {}, "logging": {}},
+            "capabilities": {"tools": {}, "logging": {}, "resources": {}, "prompts": {}},
             "serverInfo": {"name": "secret-echo", "version": "1"},
         }
         write({"id": request_id, "result": result})
@@ -76,6 +79,19 @@ def handle(message: dict) -> None:
         write({"id": request_id, "result": {}})
     elif method == "tools/list":
         write({"id": request_id, "result": {"tools": TOOLS}})
+    elif method == "resources/list":
+        resource = {"uri": "secret://config", "name": "config", "mimeType": "application/json"}
+        write({"id": request_id, "result": {"resources": [resource]}})
+    elif method == "resources/read":
+        text = json.dumps([{"name": "db", "key": KEY, "password": PASSWORD}])
+        content = {"uri": "secret://config", "mimeType": "application/json", "text": text}
+        write({"id": request_id, "result": {"contents": [content]}})
+    elif method == "prompts/list":
+        write({"id": request_id, "result": {"prompts": [{"name": "login", "arguments": []}]}})
+    elif method == "prompts/get":
+        message = {"role": "user", "content": {"type": "text", "text": f"log in with {KEY} / {PASSWORD}"}}
+        result = {"description": f"uses {KEY}", "messages": [message]}
+        write({"id": request_id, "result": result})
     elif method == "tools/call":
         call_tool(request_id, params.get("name"), (params.get("_meta") or {}).get("progressToken"))
     else:
