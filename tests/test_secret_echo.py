@@ -109,6 +109,16 @@ async def test_an_echoed_env_secret_is_masked_in_the_error_the_log_records_and_t
     assert prompt.raw["description"] == f"uses {KEY}"
 
 
+@pytest.mark.anyio
+async def test_an_echoed_env_secret_is_masked_in_a_refused_handshake(no_leaked_processes: None) -> None:
+    client = Client([*SERVER, "--refuse"], env=ENV, protocol="legacy", timeout=WAIT)
+    with raises_mcp("server") as refused:
+        await client.connect()
+    assert_masked(str(refused.value), what="the connect error")
+    assert client.closed_reason is not None
+    assert_masked(repr(client.closed_reason), what="closed_reason")
+
+
 # --- the notebook: the session's model, the log panel and the explorer ------------------------------
 
 

@@ -66,8 +66,9 @@ class StdioTransport:
     locale, the temp dir and the like: see :mod:`mcp_notebook.transports._env`), so API keys in a
     kernel's environment do not reach it; ``env`` is added on top, and ``inherit_env=True`` passes
     the whole environment instead. ``env`` values are treated as secrets: they never appear in a
-    repr, a log line or an error message, and are masked in the stderr tail that error messages
-    quote.
+    repr, a log line or an error message, and (``secrets``) are masked wherever the server's text
+    is shown, should it echo them: the stderr tail that error messages quote, its errors, logs and
+    results.
     """
 
     def __init__(

@@ -9,7 +9,8 @@ value of ``API_KEY`` and ``DB_PASSWORD`` from its environment goes, as it is and
              hold them
     fail  -> a JSON-RPC error whose message and data hold them
 
-and into the text of its one resource (``secret://config``, JSON) and its one prompt (``login``:
+With ``--refuse`` it refuses the handshake with an error that holds them. They go also into the
+text of its one resource (``secret://config``, JSON) and its one prompt (``login``:
 description and message).
 """
 
@@ -68,7 +69,9 @@ def handle(message: dict) -> None:
         return  # a notification or a response: ignored
     request_id = message["id"]
     params = message.get("params") or {}
-    if method == "initialize":
+    if method == "initialize" and "--refuse" in sys.argv:
+        write({"id": request_id, "error": {"code": -32603, "message": f"bad key {KEY} ({PASSWORD})"}})
+    elif method == "initialize":
         result = {
             "protocolVersion": params.get("protocolVersion"),
             "capabilities": {"tools": {}, "logging": {}, "resources": {}, "prompts": {}},
