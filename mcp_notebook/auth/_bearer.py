@@ -26,6 +26,10 @@ class BearerToken(httpx.Auth):
     def __repr__(self) -> str:
         return "BearerToken(<redacted>)"
 
+    def secret_values(self) -> tuple[str, ...]:
+        """What the transport masks wherever the server's text is shown (a server may echo it)."""
+        return (self._token,)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, BearerToken) and other._token == self._token
 

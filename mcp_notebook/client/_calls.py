@@ -282,7 +282,7 @@ class Calls:
         output_schema = tool.output_schema if tool else None
         if validate and output_schema is not None and raw.get("isError") is not True:
             self._outputs.check(name, output_schema, raw.get("structuredContent", MISSING))
-        tool_result = ToolResult.from_dict(raw, output_schema=output_schema)
+        tool_result = ToolResult.from_dict(raw, output_schema=output_schema, secrets=self._connection.secrets)
         if raise_on_error and tool_result.is_error:
             raise McpError("server", f"tool {name!r} reported an error: {tool_result.text[:1000]}")
         return tool_result

@@ -496,7 +496,7 @@ class Client:
         result = await self._connection.request(
             "resources/read", {"uri": uri}, timeout=timeout, label="resources/read"
         )
-        return ResourceContents.from_dict(result)
+        return ResourceContents.from_dict(result, secrets=self._connection.secrets)
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, timeout: float | None = None
@@ -508,7 +508,7 @@ class Client:
         result = await self._connection.request(
             "prompts/get", params, timeout=timeout, label=f"prompts/get {name!r}"
         )
-        return PromptResult.from_dict(result)
+        return PromptResult.from_dict(result, secrets=self._connection.secrets)
 
     async def complete(
         self,

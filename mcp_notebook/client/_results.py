@@ -8,7 +8,7 @@ and exposes the fields people use as attributes. Each renders in IPython (``_rep
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..display import _html
@@ -16,6 +16,7 @@ from ..display import _pictures as _render
 from ..protocol import _apps
 from ..protocol._errors import McpError
 from ..protocol._printable import printable
+from ..protocol._secrets import NO_SECRETS, Secrets
 
 __all__ = [
     "Completion",
@@ -123,7 +124,12 @@ class Tool:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool returned. ``is_error`` is the tool's own report of failure (not an exception)."""
+    """What a tool returned. ``is_error`` is the tool's own report of failure (not an exception).
+
+    Its text forms (``text``, the repr, the pictures) show the connection's secrets (``env``,
+    headers, a token) as ``***`` should the server echo one; the data (``raw``, ``content``,
+    ``structured_content``, ``data``, ``to_dataframe()``) stays exactly the server's.
+    """
 
     content: list[dict[str, Any]]
     structured_content: Any = None
@@ -132,9 +138,17 @@ class ToolResult:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     #: The tool's outputSchema as the client knew it when the call returned (for typed DataFrames).
     output_schema: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    #: The connection's secrets, masked in the text forms (see protocol/_secrets).
+    _secrets: Secrets = field(default=NO_SECRETS, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], *, output_schema: dict[str, Any] | None = None) -> ToolResult:
+    def from_dict(
+        cls,
+        raw: dict[str, Any],
+        *,
+        output_schema: dict[str, Any] | None = None,
+        secrets: Secrets = NO_SECRETS,
+    ) -> ToolResult:
         content = raw.get("content")
         if content is None:
             content = []
@@ -148,19 +162,34 @@ class ToolResult:
             meta=meta if isinstance(meta, dict) else None,
             raw=raw,
             output_schema=output_schema,
+            _secrets=secrets,
         )
 
     @property
     def text(self) -> str:
-        """The text blocks joined by newlines (empty when there are none)."""
+        """The text blocks joined by newlines (empty when there are none), secrets masked."""
+        return self._secrets.mask(self._text())
+
+    def _text(self) -> str:
         return "\n".join(str(b.get("text", "")) for b in self.content if b.get("type") == "text")
+
+    def _masked(self) -> ToolResult:
+        """This result with its content and structured content masked, for a picture of it (the
+        explorer's view; ``raw`` stays the server's). Itself when there are no secrets."""
+        if not self._secrets:
+            return self
+        return replace(
+            self,
+            content=self._secrets.mask_value(self.content),
+            structured_content=self._secrets.mask_value(self.structured_content),
+        )
 
     @property
     def data(self) -> Any:
         """``structured_content`` if present, else the text parsed as JSON, else the text."""
         if self.structured_content is not None:
             return self.structured_content
-        text = self.text
+        text = self._text()
         try:
             return json.loads(text)
         except ValueError:
@@ -189,15 +218,16 @@ class ToolResult:
         kinds = ", ".join(printable(b.get("type")) for b in self.content)
         flag = ", is_error=True" if self.is_error else ""
         structured = ", structured" if self.structured_content is not None else ""
-        return f"ToolResult([{kinds}]{structured}{flag}): {_short(self.text, 60)!r}"
+        return self._secrets.mask(f"ToolResult([{kinds}]{structured}{flag}): {_short(self.text, 60)!r}")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """A table when the result holds one (its first rows and its size), else its blocks; the same
         picture as the explorer's, bounded whatever the server sent
-        (:mod:`mcp_notebook.display._pictures`)."""
+        (:mod:`mcp_notebook.display._pictures`), secrets masked."""
+        shown = self._masked()
         return {
-            "text/plain": _render.result_text(self.structured_content, self.content, self.is_error),
-            "text/html": _render.result_html(self.structured_content, self.content, self.is_error),
+            "text/plain": _render.result_text(shown.structured_content, shown.content, self.is_error),
+            "text/html": _render.result_html(shown.structured_content, shown.content, self.is_error),
         }
 
 
@@ -259,21 +289,30 @@ class ResourceTemplate:
 
 @dataclass(frozen=True, slots=True)
 class ResourceContents:
-    """The result of ``read_resource``: one or more contents (text or base64 ``blob``)."""
+    """The result of ``read_resource``: one or more contents (text or base64 ``blob``).
+
+    Its text forms mask the connection's secrets, as :class:`ToolResult`'s do; the data stays.
+    """
 
     contents: list[dict[str, Any]]
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _secrets: Secrets = field(default=NO_SECRETS, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> ResourceContents:
+    def from_dict(cls, raw: dict[str, Any], *, secrets: Secrets = NO_SECRETS) -> ResourceContents:
         contents = raw.get("contents")
         if not isinstance(contents, list):
             raise McpError("protocol", "the server sent a resource without a 'contents' list")
-        return cls(contents=[c for c in contents if isinstance(c, dict)], raw=raw)
+        return cls(contents=[c for c in contents if isinstance(c, dict)], raw=raw, _secrets=secrets)
 
     @property
     def text(self) -> str:
-        return "\n".join(str(c["text"]) for c in self.contents if "text" in c)
+        """The text contents joined by newlines, secrets masked."""
+        return self._secrets.mask("\n".join(str(c["text"]) for c in self.contents if "text" in c))
+
+    def _masked(self) -> ResourceContents:
+        """These contents masked, for a picture of them (``raw`` stays the server's)."""
+        return replace(self, contents=self._secrets.mask_value(self.contents)) if self._secrets else self
 
     def to_dataframe(self, *, flatten: bool = True) -> Any:
         """These contents as a pandas DataFrame: a JSON or CSV text as its table, anything else one
@@ -284,13 +323,14 @@ class ResourceContents:
 
     def __repr__(self) -> str:
         uris = ", ".join(printable(c.get("uri")) for c in self.contents)
-        return f"ResourceContents([{uris}]): {_short(self.text, 60)!r}"
+        return self._secrets.mask(f"ResourceContents([{uris}]): {_short(self.text, 60)!r}")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         """A JSON, CSV or TSV text as its table (first rows and size), anything else as it is."""
+        shown = self._masked().contents
         return {
-            "text/plain": _render.contents_text(self.contents),
-            "text/html": _render.contents_html(self.contents),
+            "text/plain": _render.contents_text(shown),
+            "text/html": _render.contents_html(shown),
         }
 
 
@@ -334,12 +374,16 @@ class Prompt:
 
 @dataclass(frozen=True, slots=True)
 class PromptResult:
+    """What ``get_prompt`` returned. Its text forms mask the connection's secrets, as
+    :class:`ToolResult`'s do; ``messages`` and ``raw`` stay the server's."""
+
     messages: list[dict[str, Any]]
     description: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _secrets: Secrets = field(default=NO_SECRETS, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> PromptResult:
+    def from_dict(cls, raw: dict[str, Any], *, secrets: Secrets = NO_SECRETS) -> PromptResult:
         messages = raw.get("messages")
         if not isinstance(messages, list):
             raise McpError("protocol", "the server sent a prompt without a 'messages' list")
@@ -347,7 +391,15 @@ class PromptResult:
             messages=[m for m in messages if isinstance(m, dict)],
             description=_str_or_none(raw.get("description")),
             raw=raw,
+            _secrets=secrets,
         )
+
+    def _masked(self) -> PromptResult:
+        """These messages masked, for a picture of them (``raw`` stays the server's)."""
+        if not self._secrets:
+            return self
+        description = self._secrets.mask(self.description) if self.description else self.description
+        return replace(self, messages=self._secrets.mask_value(self.messages), description=description)
 
     @property
     def text(self) -> str:
@@ -356,10 +408,10 @@ class PromptResult:
             content = _dict(message.get("content"))
             if content.get("type") == "text":
                 lines.append(f"{message.get('role')}: {content.get('text')}")
-        return "\n".join(lines)
+        return self._secrets.mask("\n".join(lines))
 
     def __repr__(self) -> str:
-        return f"PromptResult({len(self.messages)} messages): {_short(self.text, 60)!r}"
+        return self._secrets.mask(f"PromptResult({len(self.messages)} messages): {_short(self.text, 60)!r}")
 
     def _repr_html_(self) -> str:
         rows = [
@@ -367,7 +419,7 @@ class PromptResult:
                 _html.escape(m.get("role", "")),
                 _html.content_block_html(m.get("content"), remote_images=_render.options.remote_images),
             )
-            for m in self.messages
+            for m in self._masked().messages
         ]
         return _html.table(rows)
 

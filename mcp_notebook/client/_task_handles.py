@@ -109,7 +109,10 @@ class TaskHandle:
 
     @property
     def status_message(self) -> str | None:
-        return self._state.status_message
+        """The server's status message, secrets it echoes masked (``state.status_message`` is
+        the server's own)."""
+        message = self._state.status_message
+        return message if message is None else self._tracker.secrets.mask(message)
 
     @property
     def ttl(self) -> float | None:
@@ -305,6 +308,8 @@ class TaskTracker:
 
     def __init__(self, connection: Connection, finish: Finisher) -> None:
         self._connection = connection
+        #: The connection's secrets, masked in what a task's server text shows (protocol/_secrets).
+        self.secrets = connection.secrets
         self._finish = finish
         self._handles: dict[str, TaskHandle] = {}
         self._followed: set[TaskHandle] = set()
@@ -578,7 +583,7 @@ class TaskTracker:
             if state.error is None:
                 message = state.status_message or "no reason given"
                 error = McpError("server", f"task {state.task_id!r} failed: {message}")
-            handle._settle(error=error)
+            handle._settle(error=self.secrets.mask_error(error))
 
     def _settle_with(self, handle: TaskHandle, raw: dict[str, Any]) -> None:
         try:

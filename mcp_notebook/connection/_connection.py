@@ -46,7 +46,7 @@ from ..protocol._jsonrpc import (
 from ..protocol._negotiation import Pin
 from ..protocol._printable import printable
 from ..protocol._versions import Era
-from ..transports._base import Channel, RequestFailed, Transport
+from ..transports._base import Channel, RequestFailed, Transport, secrets_of
 from ._deadlines import DeadlinePause, DeadlineSweeper
 from ._handlers import ClientHandlers
 from ._log_budget import LogBudget
@@ -82,6 +82,9 @@ class _Attempt:
 class Connection:
     def __init__(self, transport: Transport, options: ConnectionOptions, handlers: ClientHandlers) -> None:
         self._transport = transport
+        #: The values given to reach the server (env, headers, a token): masked in every error
+        #: this connection raises and every log record it makes of the server's text.
+        self.secrets = secrets_of(transport)
         self._opts = options
         self._handlers = handlers
         self._caps: dict[Era, dict[str, Any]] = {
@@ -157,6 +160,7 @@ class Connection:
             warnings=self._warnings,
             server_logs=self._server_logs,
             clock=lambda: self._clock(),
+            secrets=self.secrets,
             pending=lambda: self._pending,
             streams=self._streams,
             scopes=self._serving.scopes,
@@ -380,6 +384,7 @@ class Connection:
 
     def _end_attempt(self, attempt: _Attempt, reason: McpError, *, fatal: bool = False) -> None:
         """The channel is finished: fail its requests now, stop negotiating, wake the attempt."""
+        self.secrets.mask_error(reason)  # (the reason may quote the server: its stderr, its error)
         if reason.kind != "closed":
             self._last_error = reason
         if attempt.reason is None:
@@ -474,8 +479,10 @@ class Connection:
                 failure = classify_failure(exc, negotiated, method)
                 recovery = allowed_recovery(failure, used, reconnect=self._opts.reconnect)
                 if recovery is None or not await self._recover(recovery, exc, session, deadline):
+                    # An error may quote the server, which may echo a secret it was given.
                     if isinstance(exc, NotSent):
-                        raise exc.error from None
+                        raise self.secrets.mask_error(exc.error) from None
+                    self.secrets.mask_error(exc)
                     raise
                 used |= {recovery}
                 continue
@@ -680,7 +687,7 @@ class Connection:
                 logging.WARNING,
                 "error without id",
                 "the server could not process a message from us: %s",
-                printable(error.get("message")),
+                self.secrets.mask(printable(error.get("message"))),
             )
             return
         self._counters.late_responses += 1

@@ -20,6 +20,7 @@ import anyio.abc
 from ..protocol._errors import INVALID_REQUEST, McpError
 from ..protocol._jsonrpc import FrameError, Notification, RequestId, json_number, probable_response_id
 from ..protocol._printable import printable
+from ..protocol._secrets import NO_SECRETS, Secrets
 from ..transports._base import OversizedFrame, RequestFailed
 from ._log_budget import LogBudget
 from ._pending import PendingRequest
@@ -110,6 +111,7 @@ class NotificationRouter:
         warnings: LogBudget,
         server_logs: LogBudget,
         clock: Callable[[], float],
+        secrets: Secrets = NO_SECRETS,
         pending: Callable[[], dict[RequestId, PendingRequest]],
         streams: set[RequestId],
         scopes: dict[RequestId, anyio.CancelScope],
@@ -119,6 +121,7 @@ class NotificationRouter:
         self._warnings = warnings
         self._server_logs = server_logs
         self._clock = clock
+        self._secrets = secrets
         self._pending = pending
         self._streams = streams
         self._scopes = scopes
@@ -161,6 +164,9 @@ class NotificationRouter:
                 # only with a callback): a server cannot keep any other call alive by naming its id.
                 pending = self._pending().get(token) if type(token) is int else None
                 if pending is not None and pending.token == token:
+                    if self._secrets and isinstance(params.get("message"), str):
+                        # what the caller's callback shows: a secret the server echoes is masked
+                        params = {**params, "message": self._secrets.mask(params["message"])}
                     pending.add_progress(params, self._clock(), extend=self._extend_on_progress)
                 else:
                     self._counters.dropped_progress += 1
@@ -206,7 +212,10 @@ class NotificationRouter:
         if not server_log.isEnabledFor(level):
             return  # nobody would see it: spare the escaping
         # One line per record, escapes shown: a server cannot forge log lines or drive a terminal.
-        source, data = printable(params.get("logger") or "server"), printable(params.get("data"))
+        source, data = params.get("logger") or "server", params.get("data")
+        if self._secrets:  # the server may echo a value it was given (see protocol/_secrets)
+            source, data = self._secrets.mask_value(source), self._secrets.mask_value(data)
+        source, data = printable(source), printable(data)
         self._server_logs.log(level, f"{name} message", "%s: %s", source, data)
 
     def _malformed(self, what: str) -> None:
@@ -250,7 +259,7 @@ class NotificationRouter:
             "bad frame",
             "skipped a line from the server that is not JSON-RPC (%s): %r",
             error.reason,
-            error.head[:120],
+            self._secrets.mask_bytes(error.head)[:120],
         )
         failed = self._pending().pop(error.id, None) if error.id is not None else None
         if failed is not None:  # it answers one of our requests: fail that one now, not at its deadline

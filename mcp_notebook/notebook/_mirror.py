@@ -130,9 +130,12 @@ class Mirror:
         self.model.update(tasks=rows)
 
     async def follow_notifications(self) -> None:
+        # The rows are what the log view shows: a secret the server echoes is masked in them
+        # (protocol/_secrets); the client's own listeners still get the server's messages as sent.
+        secrets = self.client.connection.secrets
         async with self.client.notifications(maxsize=10_000) as queue:
             async for notification in queue:
-                params = notification.params or {}
+                params = secrets.mask_value(notification.params or {})
                 if notification.method == "notifications/message":
                     entry = {
                         "time": time.time(),

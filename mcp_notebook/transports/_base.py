@@ -29,9 +29,18 @@ from typing import Any, Protocol
 
 from ..protocol._errors import CONNECTION_CLOSED, McpError, McpTransportError
 from ..protocol._jsonrpc import FrameError, Message, RequestId
+from ..protocol._secrets import NO_SECRETS, Secrets
 from ..protocol._versions import Era
 
-__all__ = ["Channel", "NotDelivered", "OversizedFrame", "RequestFailed", "Transport", "on_asyncio"]
+__all__ = [
+    "Channel",
+    "NotDelivered",
+    "OversizedFrame",
+    "RequestFailed",
+    "Transport",
+    "on_asyncio",
+    "secrets_of",
+]
 
 
 class NotDelivered(McpTransportError):
@@ -147,3 +156,11 @@ class Transport(Protocol):
         ``server/discover`` again; ``None`` means "probe as usual".
         """
         ...
+
+
+def secrets_of(transport: object) -> Secrets:
+    """The values ``transport`` was given to reach its server (env, headers, a token), to be masked
+    wherever the server's text is shown; a transport without any (in-memory, a user's own
+    without a ``secrets`` attribute) has none."""
+    secrets = getattr(transport, "secrets", None)
+    return secrets if isinstance(secrets, Secrets) else NO_SECRETS

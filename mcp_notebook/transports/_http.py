@@ -68,6 +68,7 @@ from ..protocol._jsonrpc import (
     encode,
 )
 from ..protocol._negotiation import era_rules
+from ..protocol._secrets import Secrets, header_secrets
 from ..protocol._sse import EventTooLarge, SseDecoder
 from ..protocol._versions import Era
 from ._base import OversizedFrame, RequestFailed, on_asyncio
@@ -185,6 +186,17 @@ class HttpTransport:
             hide_queries_in_httpx_logs()
         self._headers = dict(headers or {})
         self._auth = auth
+        #: The header values, the token and the URL's query values, masked wherever the server's
+        #: text is shown (the rule: protocol/_secrets). An ``httpx.Auth`` names its own values
+        #: through a ``secret_values()`` method (``BearerToken`` does).
+        auth_values = getattr(auth, "secret_values", None)
+        self.secrets = Secrets(
+            [
+                *header_secrets(self._headers),
+                *(auth_values() if callable(auth_values) else ()),
+                *(value for _, value in parsed.params.multi_items()),
+            ]
+        )
         self._http_client = http_client
         self._verify = verify
         self._proxy = proxy

@@ -32,6 +32,7 @@ import anyio.to_thread
 from ..protocol._errors import McpError
 from ..protocol._jsonrpc import FrameError, Message, decode, encode
 from ..protocol._printable import printable
+from ..protocol._secrets import Secrets
 from ..protocol._versions import Era
 from ._base import NotDelivered, OversizedFrame
 from ._env import child_env
@@ -65,8 +66,9 @@ class StdioTransport:
     locale, the temp dir and the like: see :mod:`mcp_notebook.transports._env`), so API keys in a
     kernel's environment do not reach it; ``env`` is added on top, and ``inherit_env=True`` passes
     the whole environment instead. ``env`` values are treated as secrets: they never appear in a
-    repr, a log line or an error message, and are masked in the stderr tail that error messages
-    quote.
+    repr, a log line or an error message, and (``secrets``) are masked wherever the server's text
+    is shown, should it echo them: the stderr tail that error messages quote, its errors, logs and
+    results.
     """
 
     def __init__(
@@ -93,8 +95,8 @@ class StdioTransport:
             raise ValueError(f"shutdown_timeout={shutdown_timeout} must be >= 0")
         self.argv: list[str] = argv
         self._env = dict(env) if env else {}
-        # The values masked wherever server output is quoted (shorter ones would mask ordinary text).
-        self._secrets = [value for value in self._env.values() if len(value) >= 4]
+        #: The env values, masked wherever the server's text is shown (the rule: protocol/_secrets).
+        self.secrets = Secrets(self._env.values())
         self.cwd = os.fspath(cwd) if cwd is not None else None
         self.inherit_env = inherit_env
         self.max_message_bytes = max_message_bytes
@@ -125,15 +127,10 @@ class StdioTransport:
         if text.strip():
             self._stdout.append(text)
 
-    def _redact(self, text: str) -> str:
-        for value in self._secrets:
-            text = text.replace(value, "***")
-        return text
-
     def mask_frame_error(self, error: FrameError) -> FrameError:
         """Mask env values in the bytes a skipped frame keeps for the log (a server may echo them)."""
-        for value in self._secrets:
-            error.head = error.head.replace(value.encode(), b"***")
+        if self.secrets:
+            error.head = self.secrets.mask_bytes(error.head)
         return error
 
     def _child_env(self) -> dict[str, str]:
@@ -239,7 +236,7 @@ class StdioTransport:
         return what
 
     def _quote(self, line: str) -> str:
-        text = self._redact(line)
+        text = self.secrets.mask(line)
         cut = text[:_QUOTED_CHARS] + ("..." if len(text) > _QUOTED_CHARS else "")
         return printable(cut)
 

@@ -274,9 +274,10 @@ class PromptsWidget(Fallback, W.VBox):
             self.get_button.disabled = False
         self.result = result
         children: list[W.Widget] = []
-        if result.description:
-            children.append(_html(f"<i>{escape(short(result.description, 2000))}</i>"))
-        children.append(messages_widget(result.messages))
+        shown = result._masked()  # secrets the server echoes: *** (protocol/_secrets)
+        if shown.description:
+            children.append(_html(f"<i>{escape(short(shown.description, 2000))}</i>"))
+        children.append(messages_widget(shown.messages))
         self.messages.children = tuple(children)
         return result
 

@@ -139,6 +139,7 @@ def contents_widget(contents: ResourceContents) -> W.VBox:
     """A resource's contents: a JSON, CSV or TSV text as its table (the same as the repr's), other
     text escaped, raster images shown, other blobs summarised."""
     children: list[W.Widget] = []
+    contents = contents._masked()  # secrets the server echoes: *** (protocol/_secrets)
     table = contents_table_html(contents.contents)
     for content in contents.contents:
         mime = content.get("mimeType")

@@ -201,7 +201,7 @@ def result_widget(result: ToolResult | BaseException, *, code: str = "result") -
     if isinstance(result, BaseException):
         children: list[W.Widget] = [error_widget(result)]
     elif isinstance(result, ToolResult):
-        children = _result_children(result, code)
+        children = _result_children(result._masked(), code)  # secrets the server echoed: ***
     else:
         children = [_pre(repr(result), "mcpnb-text")]
     box = lean(W.VBox, {"width": "100%"}, children=children)
