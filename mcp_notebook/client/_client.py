@@ -143,6 +143,7 @@ class Client:
                 "resource_templates": ResourceTemplate.from_dict,
                 "prompts": Prompt.from_dict,
             },
+            options=self._options,
             eager=eager_lists,
             window=list_changed_window,
         )
