@@ -330,10 +330,12 @@ class Calls:
     def _refuse_unknown(self, name: str, known: list[str]) -> None:
         """A tool the server does not list (a list we have, fresh): refused before sending, with
         the closest names, instead of the server's error result a round trip later."""
+        advice = "; nothing was sent (pass validate=False to send anyway)"
         raise McpError(
             "invalid",
-            f"{unknown_tool(name, known)}; nothing was sent (pass validate=False to send anyway)",
+            unknown_tool(name, known) + advice,
             code=INVALID_PARAMS,
+            full_message=unknown_tool(name, known, full=True) + advice,
         )
 
     def _unchecked(self, name: str, reason: str, validate: bool) -> None:

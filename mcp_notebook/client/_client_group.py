@@ -631,8 +631,11 @@ class ClientGroup:
             if exc.data is not None or not isinstance(name, str) or not name:
                 raise
             known = [self.qualify(s, t.name) for s in self.members for t in self._known_tools(s)]
+            advice = f"; name tools SERVER{self.separator}TOOL"
             raise McpError(
-                "invalid", f"{unknown_tool(name, known)}; name tools SERVER{self.separator}TOOL"
+                "invalid",
+                unknown_tool(name, known) + advice,
+                full_message=unknown_tool(name, known, full=True) + advice,
             ) from None
 
     def _offers(self, server: str, tool: str) -> bool:

@@ -88,12 +88,19 @@ def list_page(request_id: object, key: str, cursor: object) -> None:
     result(request_id, page)
 
 
+def listed(tool: str) -> bool:
+    if TOOL_NAMES is not None:
+        return tool in TOOL_NAMES
+    number = tool.removeprefix("tool_").rstrip("x")
+    return number.isdigit() and tool == name("tool", int(number)) and (FOREVER or int(number) < ITEMS)
+
+
 def call_tool(request_id: object, params: dict) -> None:
     tool = params.get("name")
     arguments = params.get("arguments") or {}
     if tool == "fail":
         error(request_id, -32603, "E" * int(arguments.get("size", 10)))
-    elif isinstance(tool, str) and (TOOL_NAMES is None or tool in TOOL_NAMES):
+    elif isinstance(tool, str) and listed(tool):
         result(request_id, {"content": [{"type": "text", "text": f"{LABEL}:{tool}"}]})
     else:
         error(request_id, -32602, f"Unknown tool: {tool}")
