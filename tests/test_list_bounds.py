@@ -66,3 +66,21 @@ def test_max_list_items_is_validated_like_the_other_options():
         Client(server(), max_list_items=0)
     with pytest.raises(TypeError, match="max_list_items"):
         Client(server(), max_list_items=1.5)
+
+
+@pytest.mark.timeout(HANG_GUARD)  # only stops a hang: four lists of pages without end took 200 s
+def test_a_notebook_session_lists_through_the_same_bounds(no_leaked_processes):
+    import mcp_notebook
+
+    forever = server("--forever", "--page", "2", "--delay", "0.05")
+    session = mcp_notebook.connect(forever, timeout=1, show_progress=False)
+    try:
+        # The lists fetched when the session opened ended by the deadline: none shown as whole.
+        assert session.model.tools == []
+        assert session.client.cached_tools is None
+        with raises_mcp("timeout", match="for the whole list passed"):
+            session.list_tools()
+        with raises_mcp("timeout", match="for the whole list passed"):
+            session.list_prompts()
+    finally:
+        session.close()
