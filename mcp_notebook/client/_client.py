@@ -356,6 +356,10 @@ class Client:
     ) -> list[Tool]:
         """All tools (every page), from the cache while it is fresh unless ``refresh``.
 
+        ``timeout`` is one deadline for all the pages, and a list may hold at most
+        ``max_list_items`` items (the same for every list); past either an McpError says which
+        (``timeout``, ``protocol``) and nothing of the list is returned or cached.
+
         Tools only an MCP App's View may call (``_meta.ui.visibility == ["app"]``) are left out
         unless ``include_app_only``; they stay in the cache and :meth:`call_tool` still calls them.
         """

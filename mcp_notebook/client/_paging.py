@@ -6,8 +6,8 @@ under ``list_tools(timeout=3)`` took 52 s, and 20,000 tools a page reached 2.5 G
 one walk has one deadline for all its pages (the caller's ``timeout``, or the client's default)
 and keeps at most ``max_items`` items (the ``max_list_items`` option); past either it raises an
 McpError that says which, and drops what it read: a list cut short is never handed on, or cached,
-as if it were whole. A cursor the server repeats ends the walk where it is, with a warning (a
-server that loops is not lying about its items; it only forgot to stop).
+as if it were whole. A cursor the server repeats ends the walk with the items read and a warning,
+as it did before these bounds (the loop is caught; whether such a list is whole, the server alone knows).
 
 Pure of any client state: the caller passes how one page is asked for, so the tool, resource,
 template and prompt lists (:mod:`._live`) and ``tasks/list`` (:mod:`._calls`) walk alike.
