@@ -36,6 +36,13 @@ def test_nested_server_names_are_refused_naming_both():
     assert "separator='/'" in message  # what to do instead
 
 
+def test_names_that_meet_through_a_longer_separator_are_refused():
+    # "a"'s tool "_t" and "a_"'s tool "t" would both list as "a___t".
+    with pytest.raises(ValueError, match=r"servers 'a' and 'a_' cannot share a group with separator '__'"):
+        ClientGroup({"a": "cmd-a", "a_": "cmd-b"}, separator="__")
+    ClientGroup({"a": "cmd-a", "a_": "cmd-b"}, separator=".")  # with "." they never meet
+
+
 def test_the_notebook_group_is_refused_too(no_leaked_processes):
     from mcp_notebook.notebook import Group
 

@@ -16,7 +16,8 @@ member's client reconnects by itself like any client. :meth:`ClientGroup.reconne
 at once, or starts over after the group gave up.
 
 Names are unambiguous: every listed ``SERVER.TOOL`` calls the tool it lists. A server named like
-another server followed by the separator (``a`` and ``a.b``) would break that: ``a``'s tool
+another server followed by the separator (``a`` and ``a.b``; with a separator of several
+characters also ``a`` and ``a_`` under ``"__"``) would break that: ``a``'s tool
 ``b.c`` and ``a.b``'s tool ``c`` would both list as ``a.b.c``, and tool names change at any time
 (``list_changed``), so no escaping chosen when the group forms could stay safe. Such a group is
 refused when it forms, naming both servers and a separator that would work (``separator="/"``);
@@ -183,15 +184,16 @@ _OTHER_SEPARATORS = ("/", ":", "__", "|", "~")
 
 
 def _nested_pair(names: Sequence[str], separator: str) -> tuple[str, str] | None:
-    """The first ``(outer, inner)`` where server ``inner`` is ``outer + separator + ...``, if any:
-    then ``inner``'s tool ``T`` and ``outer``'s tool ``REST + separator + T`` list alike."""
-    known = set(names)
-    for name in names:
-        at = name.find(separator)
-        while at > 0:
-            if name[:at] in known:
-                return name[:at], name
-            at = name.find(separator, at + 1)
+    """The first ``(outer, inner)`` whose listed names can meet, if any: ``inner + separator``
+    begins with ``outer + separator``, so ``inner``'s tool ``T`` and ``outer``'s tool ``REST + T``
+    list alike (``a`` and ``a.b`` with "."; also ``a`` and ``a_`` with "__", as ``a___t``), and
+    the longer name wins. No such pair, no two listed names are equal."""
+    by_length = sorted(set(names), key=len)
+    for i, outer in enumerate(by_length):
+        prefix = outer + separator
+        for inner in by_length[i + 1 :]:
+            if len(inner) > len(outer) and (inner + separator).startswith(prefix):
+                return outer, inner
     return None
 
 
@@ -201,7 +203,7 @@ def _refuse_nested_names(names: Sequence[str], separator: str) -> None:
     if pair is None:
         return
     outer, inner = pair
-    rest = inner[len(outer) + len(separator) :]
+    rest = (inner + separator)[len(outer) + len(separator) :]
 
     def shown(name: str) -> str:
         return printable(clip(name))
@@ -211,7 +213,7 @@ def _refuse_nested_names(names: Sequence[str], separator: str) -> None:
     raise ValueError(
         f"servers {shown(outer)!r} and {shown(inner)!r} cannot share a group with separator "
         f"{separator!r}: {shown(inner + separator)}TOOL would name both the tool TOOL of "
-        f"{shown(inner)!r} and the tool {shown(rest + separator)}TOOL of {shown(outer)!r}, so a "
+        f"{shown(inner)!r} and the tool {shown(rest)}TOOL of {shown(outer)!r}, so a "
         f"listed name could call the wrong tool; {remedy}"
     )
 
