@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..protocol._errors import INVALID_PARAMS, McpError
+from ..protocol._errors import INVALID_PARAMS, MAX_NAME_CHARS, McpError, clip
 from ..protocol._json_schema import UnresolvableRef, compile_pattern, schema_validator, validation_errors
 
 __all__ = [
@@ -204,40 +204,73 @@ def _details(errors: list[Any], subject: str) -> str:
 # --- names: one wording for the core, the magics, the explorer and groups -------------------------
 
 
-def suggest(name: str, choices: Sequence[str], what: str, *, limit: int = 12) -> str:
-    """``"; did you mean 'x'? (<what>: a, b, c)"`` for an unknown ``name`` (listing at most ``limit``)."""
+def suggest(name: str, choices: Sequence[str], what: str, *, limit: int = 12, full: bool = False) -> str:
+    """``"; did you mean 'x'? (<what>: a, b, c)"`` for an unknown ``name`` (listing at most ``limit``).
+
+    Each name is shown cut to :data:`MAX_NAME_CHARS` (``full=True``: whole, for an error's
+    ``full_message``): a server's 200,000-character tool names made a 2.4 MB error."""
     choices = list(dict.fromkeys(choices))
     if not choices:
         return f" (there are no {what})"
-    close = difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    shown = ", ".join(sorted(choices)[:limit]) + (", …" if len(choices) > limit else "")
+    show = _whole if full else _quoted
+    hint = " or ".join(show(c) for c in _close_matches(name, choices))
+    hint = f"; did you mean {hint}?" if hint else ""
+    listed = sorted(choices)[:limit]
+    shown = ", ".join(listed if full else map(clip, listed)) + (", …" if len(choices) > limit else "")
     return f"{hint} ({what}: {shown})"
+
+
+def _close_matches(name: str, choices: list[str]) -> list[str]:
+    """The (at most 3) choices closest to ``name``, judged by their first characters: difflib's cost
+    grows with the names' lengths (seconds for a dozen 200,000-character names), and it is a
+    name's head that a person reads and mistypes."""
+    heads: dict[str, str] = {}
+    for choice in choices:
+        heads.setdefault(choice[:_COMPARED], choice)
+    close = difflib.get_close_matches(name[:_COMPARED], list(heads), n=3, cutoff=0.6)
+    return [heads[head] for head in close]
+
+
+_COMPARED = 4 * MAX_NAME_CHARS
+
+
+def _quoted(name: str) -> str:
+    return repr(clip(name))
+
+
+def _whole(name: str) -> str:
+    return repr(name)
 
 
 def unknown_arguments(tool: str, keys: Sequence[str], names: Sequence[str]) -> str:
     """``"tool 'add' has no argument 'x'; did you mean 'a'? (arguments: a, b)"``: what the core,
     ``%mcp call`` and the explorer say of argument names a tool does not declare."""
-    owner = f"tool {tool!r}"
+    owner = f"tool {_quoted(tool)}"
     if not names:
-        return f"{owner} takes no arguments, got {', '.join(repr(k) for k in keys)}"
+        return f"{owner} takes no arguments, got {', '.join(_quoted(k) for k in keys)}"
     if len(keys) == 1:
-        return f"{owner} has no argument {keys[0]!r}{suggest(keys[0], names, 'arguments')}"
+        return f"{owner} has no argument {_quoted(keys[0])}{suggest(keys[0], names, 'arguments')}"
     close = [
-        f"{match!r} for {key!r}"
-        for key in keys
-        for match in difflib.get_close_matches(key, list(names), n=1, cutoff=0.6)
+        f"{_quoted(match)} for {_quoted(key)}"
+        for key in keys[:_MAX_KEYS]
+        for match in _close_matches(key, list(names))[:1]
     ]
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     listed = suggest("", names, "arguments")
-    return f"{owner} has no arguments {', '.join(repr(k) for k in keys)}{hint}{listed}"
+    more = ", …" if len(keys) > _MAX_KEYS else ""
+    return f"{owner} has no arguments {', '.join(_quoted(k) for k in keys[:_MAX_KEYS])}{more}{hint}{listed}"
 
 
-def unknown_tool(name: str, known: Sequence[str], where: str = "") -> str:
+_MAX_KEYS = 12
+
+
+def unknown_tool(name: str, known: Sequence[str], where: str = "", *, full: bool = False) -> str:
     """``"no tool 'sales_record' on 'demo'; did you mean 'sales_records'? (tools: ...)"``: what the
-    core, the magics, the explorer and groups say of a tool name the server does not list."""
-    on = f" on {where!r}" if where else ""
-    return f"no tool {name!r}{on}{suggest(name, known, 'tools')}"
+    core, the magics, the explorer and groups say of a tool name the server does not list (names
+    cut as :func:`suggest` cuts them; ``full=True`` for the whole text)."""
+    show = _whole if full else _quoted
+    on = f" on {show(where)}" if where else ""
+    return f"no tool {show(name)}{on}{suggest(name, known, 'tools', full=full)}"
 
 
 class OutputValidator(SchemaValidator):

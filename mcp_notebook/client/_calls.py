@@ -30,6 +30,7 @@ from ..protocol._task_shapes import (
 )
 from ._arguments import MISSING, ArgumentValidator, OutputValidator, unknown_tool
 from ._live import LiveState
+from ._paging import every_page
 from ._results import Tool, ToolResult
 from ._task_handles import TaskHandle, TaskTracker
 
@@ -42,7 +43,6 @@ logger = logging.getLogger("mcp_notebook.client")
 _LIST_SHARE = 0.5
 #: Time spent on the list below which a timeout's message does not mention the list.
 _LISTED = 0.01
-_MAX_TASK_PAGES = 1000
 
 #: The port back to the client: its tool listing (``list_tools(timeout=within)``), which leaves
 #: out the tools only an App's View may call.
@@ -138,21 +138,19 @@ class Calls:
                 "this server does not list tasks (tasks/list is a 2025-11-25 feature the server must "
                 "declare); attach to a known task with get_task(task_id)",
             )
-        handles: list[TaskHandle] = []
-        cursor: str | None = None
-        for _ in range(_MAX_TASK_PAGES):
-            result = await self._connection.request(
-                "tasks/list", {"cursor": cursor} if cursor else None, timeout=timeout
-            )
-            tasks = result.get("tasks")
-            if not isinstance(tasks, list):
-                raise McpError("protocol", "tasks/list answered without a 'tasks' list")
-            for raw in tasks:
-                handles.append(self.tracker.adopt(parse_task(raw, flavour), None, flavour, follow=False))
-            cursor = result.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor:
-                break
-        return handles
+
+        async def ask(params: dict[str, Any] | None, left: float) -> dict[str, Any]:
+            return await self._connection.request("tasks/list", params, timeout=left)
+
+        # One deadline and one bound for every page, as for the other lists (._paging).
+        tasks = await every_page(
+            ask,
+            "tasks/list",
+            "tasks",
+            timeout=self._options.request_timeout(timeout),
+            max_items=self._options.max_list_items,
+        )
+        return [self.tracker.adopt(parse_task(raw, flavour), None, flavour, follow=False) for raw in tasks]
 
     def task_mode(self, tool: str | Tool) -> str | None:
         """:meth:`Client.task_mode`."""
@@ -332,10 +330,12 @@ class Calls:
     def _refuse_unknown(self, name: str, known: list[str]) -> None:
         """A tool the server does not list (a list we have, fresh): refused before sending, with
         the closest names, instead of the server's error result a round trip later."""
+        advice = "; nothing was sent (pass validate=False to send anyway)"
         raise McpError(
             "invalid",
-            f"{unknown_tool(name, known)}; nothing was sent (pass validate=False to send anyway)",
+            unknown_tool(name, known) + advice,
             code=INVALID_PARAMS,
+            full_message=unknown_tool(name, known, full=True) + advice,
         )
 
     def _unchecked(self, name: str, reason: str, validate: bool) -> None:

@@ -143,6 +143,7 @@ class Client:
                 "resource_templates": ResourceTemplate.from_dict,
                 "prompts": Prompt.from_dict,
             },
+            options=self._options,
             eager=eager_lists,
             window=list_changed_window,
         )
@@ -354,6 +355,10 @@ class Client:
         self, *, refresh: bool = False, timeout: float | None = None, include_app_only: bool = False
     ) -> list[Tool]:
         """All tools (every page), from the cache while it is fresh unless ``refresh``.
+
+        ``timeout`` is one deadline for all the pages, and a list may hold at most
+        ``max_list_items`` items (the same for every list); past either an McpError says which
+        (``timeout``, ``protocol``) and nothing of the list is returned or cached.
 
         Tools only an MCP App's View may call (``_meta.ui.visibility == ["app"]``) are left out
         unless ``include_app_only``; they stay in the cache and :meth:`call_tool` still calls them.

@@ -15,6 +15,14 @@ is left (and, for a server that was up, once its client stopped reconnecting). O
 member's client reconnects by itself like any client. :meth:`ClientGroup.reconnect` retries one
 at once, or starts over after the group gave up.
 
+Names are unambiguous: every listed ``SERVER.TOOL`` calls the tool it lists. A server named like
+another server followed by the separator (``a`` and ``a.b``; with a separator of several
+characters also ``a`` and ``a_`` under ``"__"``) would break that: ``a``'s tool
+``b.c`` and ``a.b``'s tool ``c`` would both list as ``a.b.c``, and tool names change at any time
+(``list_changed``), so no escaping chosen when the group forms could stay safe. Such a group is
+refused when it forms, naming both servers and a separator that would work (``separator="/"``);
+without nested names no two listed names can be equal, and each resolves back to its own server.
+
 Servers come from a mapping (name to a command, URL, :class:`Client`, config entry, or an entry
 as a config file spells it: ``{"command": ..., "args": [...]}``), or from the config files people
 already have (:meth:`ClientGroup.from_config`, see :mod:`mcp_notebook.config`); a config file's
@@ -31,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from ..connection import ConnectionOptions
-from ..protocol._errors import UNRETRIED_KINDS, McpError
+from ..protocol._errors import UNRETRIED_KINDS, McpError, clip
 from ..protocol._printable import printable
 from ._arguments import unknown_tool
 from ._client import Client
@@ -171,6 +179,45 @@ def resolve_tool_name(
     )
 
 
+#: Separators offered when server names nest under the one asked for.
+_OTHER_SEPARATORS = ("/", ":", "__", "|", "~")
+
+
+def _nested_pair(names: Sequence[str], separator: str) -> tuple[str, str] | None:
+    """The first ``(outer, inner)`` whose listed names can meet, if any: ``inner + separator``
+    begins with ``outer + separator``, so ``inner``'s tool ``T`` and ``outer``'s tool ``REST + T``
+    list alike (``a`` and ``a.b`` with "."; also ``a`` and ``a_`` with "__", as ``a___t``), and
+    the longer name wins. No such pair, no two listed names are equal."""
+    by_length = sorted(set(names), key=len)
+    for i, outer in enumerate(by_length):
+        prefix = outer + separator
+        for inner in by_length[i + 1 :]:
+            if len(inner) > len(outer) and (inner + separator).startswith(prefix):
+                return outer, inner
+    return None
+
+
+def _refuse_nested_names(names: Sequence[str], separator: str) -> None:
+    """Refuse a group in which two servers' prefixed tool names could be equal (ValueError)."""
+    pair = _nested_pair(names, separator)
+    if pair is None:
+        return
+    outer, inner = pair
+    rest = (inner + separator)[len(outer) + len(separator) :]
+
+    def shown(name: str) -> str:
+        return printable(clip(name))
+
+    works = next((s for s in _OTHER_SEPARATORS if _nested_pair(names, s) is None), None)
+    remedy = f"pass separator={works!r} or rename one" if works else "rename one of them"
+    raise ValueError(
+        f"servers {shown(outer)!r} and {shown(inner)!r} cannot share a group with separator "
+        f"{separator!r}: {shown(inner + separator)}TOOL would name both the tool TOOL of "
+        f"{shown(inner)!r} and the tool {shown(rest)}TOOL of {shown(outer)!r}, so a "
+        f"listed name could call the wrong tool; {remedy}"
+    )
+
+
 class GroupMember:
     """One server of a group: its current client, or why it has none."""
 
@@ -289,7 +336,9 @@ class ClientGroup:
     works too, and its bad entries become members that show their error (as do ``errors``,
     server name to the reason it could not be loaded). ``options`` are every
     client's (``timeout``, ``protocol``, ``backoff_initial``, ...); an entry's own (env, headers)
-    come on top. ``separator`` joins server and tool names.
+    come on top. ``separator`` joins server and tool names; a server named like another one plus
+    the separator (``a`` and ``a.b``) is refused with a ValueError naming both, because ``a``'s
+    tool ``b.c`` and ``a.b``'s tool ``c`` would list alike (see the module's docstring).
     """
 
     def __init__(
@@ -315,6 +364,7 @@ class ClientGroup:
             self.members[name] = GroupMember(name, spec, self._options)
         for name, error in {**specs.errors, **(errors or {})}.items():
             self.members[name] = GroupMember(name, None, self._options, error=error)
+        _refuse_nested_names(list(self.members), separator)
         self._hooks: list[Callable[[GroupMember], None]] = []
         self._owned: OwnedTask | None = None
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -631,8 +681,11 @@ class ClientGroup:
             if exc.data is not None or not isinstance(name, str) or not name:
                 raise
             known = [self.qualify(s, t.name) for s in self.members for t in self._known_tools(s)]
+            advice = f"; name tools SERVER{self.separator}TOOL"
             raise McpError(
-                "invalid", f"{unknown_tool(name, known)}; name tools SERVER{self.separator}TOOL"
+                "invalid",
+                unknown_tool(name, known) + advice,
+                full_message=unknown_tool(name, known, full=True) + advice,
             ) from None
 
     def _offers(self, server: str, tool: str) -> bool:

@@ -32,19 +32,19 @@ from typing import Any, Literal
 import anyio
 import anyio.abc
 
-from ..connection import Connection, ConnectionEvent, ConnectionState, NotificationQueue
+from ..connection import Connection, ConnectionEvent, ConnectionOptions, ConnectionState, NotificationQueue
 from ..protocol._envelope import META_SUBSCRIPTION_ID
 from ..protocol._errors import METHOD_NOT_FOUND, McpError
 from ..protocol._headers import split_by_header_rules
 from ..protocol._jsonrpc import Notification, RequestId
 from ._cache import KINDS, CachedList, Freshness, ListKind, ttl_of
+from ._paging import every_page
 
 __all__ = ["Event", "LiveState"]
 
 logger = logging.getLogger("mcp_notebook.live")
 event_log = logging.getLogger("mcp_notebook.events")
 
-_MAX_PAGES = 1000
 _ACK_TIMEOUT = 10.0
 _MAX_LISTENS = 4
 _EVENT_BACKLOG = 10_000
@@ -97,6 +97,7 @@ class LiveState:
         connection: Connection,
         converters: dict[str, Callable[[dict[str, Any]], Any]],
         *,
+        options: ConnectionOptions | None = None,
         eager: bool = False,
         window: float = 0.25,
         min_refresh_interval: float = 1.0,
@@ -104,6 +105,8 @@ class LiveState:
         if window < 0 or min_refresh_interval < 0:
             raise ValueError("list_changed_window and min_refresh_interval must be >= 0")
         self._conn = connection
+        #: The lists' deadline (``timeout``) and bound (``max_list_items``).
+        self._options = options or ConnectionOptions()
         self._converters = converters
         self._eager = eager
         self._window = window
@@ -232,32 +235,26 @@ class LiveState:
     async def _list_all(
         self, kind: ListKind, timeout: float | None
     ) -> tuple[list[dict[str, Any]], float | None]:
-        """Every page; a cursor the server repeats ends the walk (with a warning)."""
-        items: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        cursor: str | None = None
-        ttl: float | None = None
-        for _ in range(_MAX_PAGES):
-            params = {"cursor": cursor} if cursor is not None else None
-            result = await self._conn.request(kind.method, params, timeout=timeout)
-            page = result.get(kind.key)
-            if not isinstance(page, list):
-                raise McpError("protocol", f"{kind.method}: the result has no {kind.key!r} list")
-            items.extend(item for item in page if isinstance(item, dict))
-            page_ttl = ttl_of(result)
-            if page_ttl is not None:
-                ttl = page_ttl if ttl is None else min(ttl, page_ttl)
-            cursor = result.get("nextCursor")
-            if not isinstance(cursor, str) or not cursor:
-                return items, ttl
-            if cursor in seen:
-                logger.warning(
-                    "%s: the server repeated a cursor; stopping after %d items", kind.method, len(items)
-                )
-                return items, ttl
-            seen.add(cursor)
-        logger.warning("%s: stopped after %d pages", kind.method, _MAX_PAGES)
-        return items, ttl
+        """Every page, within one deadline and the ``max_list_items`` bound (:mod:`._paging`)."""
+        ttls: list[float] = []
+
+        def page_ttl(result: dict[str, Any]) -> None:
+            ttl = ttl_of(result)
+            if ttl is not None:
+                ttls.append(ttl)
+
+        async def ask(params: dict[str, Any] | None, left: float) -> dict[str, Any]:
+            return await self._conn.request(kind.method, params, timeout=left)
+
+        items = await every_page(
+            ask,
+            kind.method,
+            kind.key,
+            timeout=self._options.request_timeout(timeout),
+            max_items=self._options.max_list_items,
+            on_page=page_ttl,
+        )
+        return items, min(ttls, default=None)
 
     def _callable_over_http(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Leave out tools whose ``x-mcp-header`` declarations break the rules (§3.5: the HTTP

@@ -32,8 +32,10 @@ from ..protocol._envelope import result_type
 from ..protocol._errors import (
     CONNECTION_CLOSED,
     FATAL_KINDS,
+    MAX_NAME_CHARS,
     REQUEST_TIMEOUT,
     McpError,
+    clip,
 )
 from ..protocol._jsonrpc import (
     ErrorResponse,
@@ -441,7 +443,7 @@ class Connection:
         """
         timeout = self._opts.request_timeout(timeout)
         progress = GuardedProgress.wrap(progress)  # one guard for every resend of this request
-        label = label or method
+        label = clip(label or method, 2 * MAX_NAME_CHARS)  # a server's 200,000-character tool name
         rounds = 0
         used: frozenset[Recovery] = frozenset()  # each recovery at most once per request
         current = params

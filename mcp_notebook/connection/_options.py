@@ -53,6 +53,12 @@ class ConnectionOptions:
     max_concurrent_handlers: int = 8
     #: ``input_required`` rounds one request may take before it fails as a protocol error.
     max_input_rounds: int = 10
+    #: Items one list (tools, resources, templates, prompts, tasks) may hold, over all its pages;
+    #: past it the list is refused with an McpError, never cut short. Why 25,000: published servers
+    #: list tens to a few thousand items, and the explorer opens 20,000 tools at once, so no real
+    #: list comes near it; a server that pages without end stops at ~30 MB of small tools (measured,
+    #: issue #35) instead of gigabytes. Each page is further bounded by ``max_message_bytes``.
+    max_list_items: int = 25_000
     #: Server log level to ask for (modern: per request in ``_meta``; legacy: ``logging/setLevel``).
     log_level: str | None = None
     #: Returns W3C trace context (``traceparent``, ``tracestate``) to put in each request's ``_meta``.
@@ -72,7 +78,7 @@ class ConnectionOptions:
         _check_number("backoff_initial", self.backoff_initial)
         if self.backoff_initial < 0:
             raise ValueError(f"backoff_initial={self.backoff_initial!r} must be >= 0")
-        for name in ("max_in_flight", "max_concurrent_handlers", "max_input_rounds"):
+        for name in ("max_in_flight", "max_concurrent_handlers", "max_input_rounds", "max_list_items"):
             _check_int(name, getattr(self, name), minimum=1)
         for name in ("max_queued", "max_reconnect_attempts"):
             _check_int(name, getattr(self, name), minimum=0)

@@ -12,6 +12,13 @@ In a notebook an McpError draws as one short block (IPython's ``_render_tracebac
 message, the call, what to do and the user's own frames, none of ours); the full traceback is
 ``%mcp tb``, or everywhere with :func:`set_full_tracebacks` or ``MCP_NOTEBOOK_TRACEBACK=full``.
 
+Every message is bounded (:data:`MAX_ERROR_CHARS`): a server can send a megabyte of error text,
+and a 200,000-character tool name quoted with its neighbours made a 2.4 MB error; an error must fit
+a cell. The cut is made here, once, for every McpError: ``message``, ``str()``, ``repr()`` and the
+notebook's short block show the head and tail with how much was cut between, and ``full_message``
+keeps the whole text. Message builders cut names with :func:`clip` (and pass the uncut text as
+``full_message``) so that a long name does not crowd out the rest of the message.
+
 This module must never put a secret into a message: callers build messages from method names, tool
 names, option names and server-provided error text only, never from arguments, headers or env values.
 """
@@ -36,6 +43,8 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "MAX_ERROR_CHARS",
+    "MAX_NAME_CHARS",
     "METHOD_NOT_FOUND",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
@@ -58,6 +67,7 @@ __all__ = [
     "McpTimeout",
     "McpTransportError",
     "McpVersionError",
+    "clip",
     "full_tracebacks",
     "set_full_tracebacks",
     "short_traceback",
@@ -78,6 +88,30 @@ HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 URL_ELICITATION_REQUIRED = -32042  # 2025-11-25 only
+
+#: The most characters an error's message (and ``str()``) shows; the rest is in ``full_message``.
+MAX_ERROR_CHARS = 2_000
+#: The most characters a name (a tool's, an argument's) takes inside a message.
+MAX_NAME_CHARS = 100
+_CUT = " … [{cut:,} characters cut; the whole text is the error's full_message] … "
+
+
+def clip(text: str, limit: int = MAX_NAME_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters, ending with an ellipsis when it was cut: a name
+    as a message quotes it."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def _bounded(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters: its head (three quarters) and its tail (what
+    to do is often said last), with how much was cut between."""
+    if len(text) <= limit:
+        return text
+    room = limit - len(_CUT.format(cut=len(text)))
+    head = room * 3 // 4
+    tail = room - head
+    return text[:head] + _CUT.format(cut=len(text) - head - tail) + text[len(text) - tail :]
+
 
 ErrorKind = Literal[
     "transport",  # the pipe or socket failed, the server died, a frame was unreadable
@@ -113,7 +147,10 @@ class McpError(Exception):
 
     kind: ErrorKind
     code: int | None
+    #: The message, cut to :data:`MAX_ERROR_CHARS` (what ``str()`` and the notebook show).
     message: str
+    #: The whole message, uncut (a server's whole error text, every name in full).
+    full_message: str
     data: Any
     #: The call that failed, in words (``"tools/call 'add' on 'demo'"``), where a layer that knows
     #: it set it; shown in the short traceback.
@@ -130,15 +167,25 @@ class McpError(Exception):
             cls = _CLASS_OF_KIND.get(kind, McpError) if isinstance(kind, str) else McpError
         return super().__new__(cls)
 
-    def __init__(self, kind: ErrorKind, message: str, *, code: int | None = None, data: Any = None) -> None:
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        code: int | None = None,
+        data: Any = None,
+        full_message: str | None = None,
+    ) -> None:
         if kind not in ERROR_KINDS:
             raise ValueError(f"unknown McpError kind {kind!r}")
         if self._KIND is not None and kind != self._KIND:
             raise ValueError(f"{type(self).__name__} is kind {self._KIND!r}, not {kind!r}")
-        super().__init__(message)
+        message = message if isinstance(message, str) else str(message)
+        self.full_message = message if full_message is None else full_message
+        self.message = _bounded(message)
+        super().__init__(self.message)
         self.kind = kind
         self.code = code
-        self.message = message
         self.data = data
 
     @classmethod
@@ -158,7 +205,8 @@ class McpError(Exception):
     def __str__(self) -> str:
         # The message often quotes the server (its error text, its stderr): a traceback or a log
         # line prints this, so a terminal escape in it is shown, not obeyed. ``message`` stays raw.
-        message = printable(self.message, multiline=True)
+        # Escapes can lengthen it (six characters for one): cut again to the bound.
+        message = _bounded(printable(self.message, multiline=True))
         return message if self.code is None else f"{message} (code {self.code})"
 
     def __repr__(self) -> str:
@@ -177,18 +225,27 @@ class McpError(Exception):
     def __reduce__(self) -> tuple[Any, ...]:
         # Exceptions with keyword-only arguments do not pickle by default; notebooks and worker
         # pools pickle exceptions to move them between processes.
-        return (_rebuild, (self.kind, self.message, self.code, self.data))
+        return (_rebuild, (self.kind, self.message, self.code, self.data, self.full_message))
 
 
-def _rebuild(kind: ErrorKind, message: str, code: int | None, data: Any) -> McpError:
-    return McpError(kind, message, code=code, data=data)
+def _rebuild(
+    kind: ErrorKind, message: str, code: int | None, data: Any, full_message: str | None = None
+) -> McpError:
+    return McpError(kind, message, code=code, data=data, full_message=full_message)
 
 
 class _KindError(McpError):
     """An error of one kind: built as ``McpTimeout("message")`` or, like any McpError, with the
     kind first (``McpTimeout("timeout", "message")``)."""
 
-    def __init__(self, *args: Any, code: int | None = None, data: Any = None, **named: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        code: int | None = None,
+        data: Any = None,
+        full_message: str | None = None,
+        **named: Any,
+    ) -> None:
         kind: Any = named.pop("kind", self._KIND) if len(args) < 2 else args[0]
         if len(args) == 2:
             message = args[1]
@@ -202,7 +259,7 @@ class _KindError(McpError):
             raise TypeError(f"{type(self).__name__}() takes the message (or the kind and the message)")
         if named:
             raise TypeError(f"{type(self).__name__}() got unexpected argument(s): {', '.join(sorted(named))}")
-        super().__init__(kind, message, code=code, data=data)
+        super().__init__(kind, message, code=code, data=data, full_message=full_message)
 
 
 class McpTransportError(_KindError):
@@ -303,6 +360,7 @@ _ADVICE: dict[str, str] = {
     "invalid": "nothing was sent: fix the call as the message says",
 }
 _MAX_FRAMES = 4
+_MAX_CALL_CHARS = 300
 _RED, _BOLD, _RESET = "\x1b[0;31m", "\x1b[1m", "\x1b[0m"
 
 
@@ -322,11 +380,11 @@ def short_traceback(err: McpError) -> list[str]:
     the user's own frames (a cell, their modules) and none of ours, the library's or anyio's."""
     lines = [f"{_RED}{type(err).__name__}{_RESET} [{err.kind}]: {err}"]
     if err.call:
-        lines.append(f"  {_BOLD}call:{_RESET} {printable(err.call)}")
+        lines.append(f"  {_BOLD}call:{_RESET} {printable(clip(err.call, _MAX_CALL_CHARS))}")
     lines.append(f"  {_BOLD}what to do:{_RESET} {_ADVICE.get(err.kind, 'see the message')}")
     frames = _user_frames(err.__traceback__)
     for frame in frames[-_MAX_FRAMES:]:
-        lines.append(f"  {_where(frame)}: {frame.line or ''}".rstrip(": "))
+        lines.append(clip(f"  {_where(frame)}: {frame.line or ''}".rstrip(": "), _MAX_CALL_CHARS))
     lines.append(f"  (the full traceback: %mcp tb, or {TRACEBACK_ENV}=full)")
     return lines
 
