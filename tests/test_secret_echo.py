@@ -276,3 +276,19 @@ def test_short_values_are_not_secrets_and_the_rule_is_one_for_text_bytes_and_val
     clean = {"rows": [1, "a"]}
     assert secrets.mask_value(clean) is clean
     assert not Secrets(["short"])
+
+
+def test_a_secret_in_a_long_error_is_masked_in_the_whole_text_and_never_half_shown_at_the_cut() -> None:
+    """An error longer than the shown bound keeps its whole text on ``full_message``: masking covers
+    it too, and the shown message is cut again after masking, so a secret that straddled the cut
+    shows neither half."""
+    secret = "s3cr3t-value-1234"
+    shown = len(str(McpError("server", "x" * 100_000)).split(" … [")[0])
+    # The secret starts a few characters before the head of the shown message ends.
+    error = McpError("server", "x" * (shown - 5) + secret + "y" * 100_000)
+    assert secret[:5] in str(error)  # the cut would show its first half
+    Secrets([secret]).mask_error(error)
+    assert secret not in error.full_message
+    assert "***" in error.full_message
+    assert secret[:5] not in str(error)
+    assert secret[:5] not in error.message

@@ -188,6 +188,15 @@ class McpError(Exception):
         self.code = code
         self.data = data
 
+    def rewrite(self, change: Callable[[str], str]) -> None:
+        """Apply ``change`` (masking secrets, say) to the whole text and cut the message again from
+        the result, so the rule sees every character: a secret that straddled the cut would
+        otherwise show its first half in ``str()`` and stay whole in ``full_message``."""
+        derived = self.message == _bounded(self.full_message)
+        self.full_message = change(self.full_message)
+        self.message = _bounded(self.full_message) if derived else change(self.message)
+        self.args = (self.message, *self.args[1:])
+
     @classmethod
     def from_jsonrpc(cls, error: Any, *, context: str = "") -> McpError:
         """Build a ``server`` error from a JSON-RPC error object, tolerating a malformed one."""

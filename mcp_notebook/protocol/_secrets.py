@@ -143,13 +143,10 @@ class Secrets:
         return value
 
     def mask_error(self, error: McpError) -> McpError:
-        """Mask ``error`` in place (its message and data), so every later form of it (``str``,
+        """Mask ``error`` in place (its message, full_message and data), so every later form of it (``str``,
         ``repr``, the notebook's short traceback, a message that quotes it) is masked; returns it."""
         if self._forms:
-            message = self.mask(error.message)
-            if message != error.message:
-                error.message = message
-                error.args = (message, *error.args[1:])
+            error.rewrite(self.mask)
             error.data = self.mask_value(error.data)
         return error
 
