@@ -30,10 +30,12 @@ from ..client._results import ResourceContents, ResourceTemplate
 from ..display._html import RASTER_IMAGE_TYPES, base64_size, display_url, escape, html_table, short
 from ..display._pictures import contents_table_html
 from ..protocol._errors import McpError
+from ..protocol._printable import printable
 from ._fallback import Fallback, plural
 from ._prompts import Completer, spawn
 from ._result_view import block_widget, error_widget
 from ._result_view import html_widget as _html
+from ._window import Window
 
 __all__ = ["ResourcesWidget", "expand_uri_template", "resources_widget", "template_variables"]
 
@@ -169,7 +171,13 @@ class ResourcesWidget(Fallback, W.VBox):
     def __init__(self, session: Any, *, completion_delay: float = 0.3) -> None:
         self.session = session
         self.completion_delay = completion_delay
-        # resources
+        # resources: a window of them, searched and paged (a server may list 200,000: issue #35)
+        self.resources_window: Window[Any] = Window(
+            noun="resource",
+            text_of=_resource_text,
+            on_window=self._draw_resources,
+            css="mcpnb-resource-window",
+        )
         self.table = _html("", "mcpnb-resource-table")
         # A chooser, not a second list: the table above lists each resource once (issue #29).
         self.resource_list = W.Dropdown(description="Resource", layout=W.Layout(width="100%"))
@@ -208,6 +216,8 @@ class ResourcesWidget(Fallback, W.VBox):
         templates_box.add_class("mcpnb-templates")
         super().__init__(
             [
+                self.resources_window.search,
+                self.resources_window.bar,
                 self.table,
                 self.resource_list,
                 W.HBox([self.read_button, self.subscribe_toggle]),
@@ -239,6 +249,10 @@ class ResourcesWidget(Fallback, W.VBox):
         self._show_resources(change["new"])
 
     def _show_resources(self, resources: list[Any]) -> None:
+        self.resources_window.set_items(resources)
+
+    def _draw_resources(self, resources: list[Any]) -> None:
+        """The window's resources in the table and the chooser (the rest: search, or page)."""
         records = [
             {"name": r.title or r.name, "uri": r.uri, "mime": r.mime_type or "", "size": r.size or ""}
             for r in resources
@@ -250,7 +264,7 @@ class ResourcesWidget(Fallback, W.VBox):
         )
         current = self.resource_list.value
         self.resource_list.options = [
-            (short(f"{r.title or r.name} — {r.uri}", 200), r.uri) for r in resources
+            (printable(short(f"{r.title or r.name} — {r.uri}", 200)), r.uri) for r in resources
         ]
         uris = [r.uri for r in resources]
         if current in uris:
@@ -258,6 +272,8 @@ class ResourcesWidget(Fallback, W.VBox):
         self._sync_toggle()
 
     def select(self, uri: str) -> None:
+        """Choose ``uri`` (paging to it, or clearing a search that hides it)."""
+        self.resources_window.reveal(lambda r: r.uri == uri)
         self.resource_list.value = uri
 
     def _selected(self, change: Any) -> None:
@@ -298,7 +314,8 @@ class ResourcesWidget(Fallback, W.VBox):
     def _show_templates(self, templates: list[ResourceTemplate]) -> None:
         current = self.template_list.value
         self.template_list.options = [
-            (short(f"{t.title or t.name} — {t.uri_template}", 200), t.uri_template) for t in templates
+            (printable(short(f"{t.title or t.name} — {t.uri_template}", 200)), t.uri_template)
+            for t in templates
         ]
         values = [t.uri_template for t in templates]
         if current in values:
@@ -417,7 +434,7 @@ class ResourcesWidget(Fallback, W.VBox):
         model = self.session.model
         templates = plural(len(model.resource_templates), "template")
         counts = f"{plural(len(model.resources), 'resource')}, {templates}"
-        shown = f"; showing {short(self.shown_uri, 120)}" if self.shown_uri else ""
+        shown = f"; showing {short(printable(self.shown_uri), 120)}" if self.shown_uri else ""
         return f"<MCP resources: {short(getattr(self.session, 'name', ''), 80)}, {counts}{shown}>"
 
     def close(self) -> None:
@@ -434,6 +451,12 @@ class ResourcesWidget(Fallback, W.VBox):
         for future in self._background:
             future.cancel()
         super().close()
+
+
+def _resource_text(resource: Any) -> str:
+    """What the resource search looks in: names, URI, MIME type and description."""
+    r = resource
+    return f"{r.name} {r.title or ''} {r.uri} {r.mime_type or ''} {r.description or ''}"
 
 
 def resources_widget(session: Any, **options: Any) -> ResourcesWidget:
