@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+import threading
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ import ipywidgets as W
 
 import mcp_notebook
 from mcp_notebook import ToolResult
+from mcp_notebook.widgets._dialogs import NotebookDialogs
 
 from .conftest import python_server
 from .widget_helpers import find, history_rows, wait_for, walk
@@ -69,7 +71,7 @@ def session() -> Any:
     with mcp_notebook.connect(argv, show_progress=False, dialogs=False) as s:
         model = s.model
         wait_for(
-            lambda: len(model.tools) == 3 and len(model.resources) == 3 and len(model.prompts) == 3,
+            lambda: len(model.tools) == 4 and len(model.resources) == 3 and len(model.prompts) == 3,
             30,
             "lists",
         )
@@ -147,3 +149,28 @@ def test_the_log_panel_shows_a_hostile_log_message_escaped(session: Any) -> None
         assert_escaped(log, where="the log panel")
     finally:
         log.close()
+
+
+def test_an_elicitation_dialog_shows_the_servers_question_escaped() -> None:
+    dialogs = NotebookDialogs("many", output=lambda _widget: None)
+    seen: list[Any] = []
+
+    def answer() -> None:
+        wait_for(lambda: dialogs.open_dialogs, 15, "the dialog")
+        dialog = dialogs.open_dialogs[0]
+        try:
+            assert_escaped(dialog.widget, where="the dialog")  # before it is answered
+            seen.append(dialog)
+        finally:
+            dialog.accept_button.click()
+
+    argv = python_server("many_server.py", "1", "--hostile")
+    with mcp_notebook.connect(argv, show_progress=False, dialogs=dialogs) as s:
+        user = threading.Thread(target=answer, daemon=True)
+        user.start()
+        result = s.call_tool("ask", {}, timeout=30)
+        user.join(15)
+    assert seen, "the dialog did not show the question escaped (see the warning above)"
+    assert '"name": "Lin"' in result.text  # the form was sent as filled in
+    labels = [label for w in walk(seen[0].widget) for label in getattr(w, "_options_labels", ())]
+    assert f"pick{SHOWN}" in labels

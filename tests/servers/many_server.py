@@ -12,7 +12,8 @@ prompts ``prompt_i``. Lists come in pages of :data:`PAGE` items.
 With ``--hostile`` the first tool, resource and prompt carry :data:`HOSTILE` (a right-to-left
 override, a right-to-left mark, NUL and a terminal escape) in their names and descriptions, and so
 does everything the server returns: the text of a call (its arguments echoed too), of a read, of a
-prompt, and a log message sent during each call.
+prompt, and a log message sent during each call; one more tool, ``ask``, asks the client a question
+(a form elicitation) whose message, field titles and choices carry it.
 """
 
 from __future__ import annotations
@@ -72,10 +73,28 @@ def text(value: str) -> dict:
     return {"content": [{"type": "text", "text": value}]}
 
 
+#: the id of an ``ask`` call waiting for the answer to its elicitation
+asking: list[object] = []
+
+
+def ask(request_id: object) -> None:
+    """``ask`` (with --hostile): a form elicitation whose message, field and choices are hostile."""
+    choice = {"type": "string", "enum": ["plain", f"pick{MARK}"], "title": f"choice{MARK}"}
+    name = {"type": "string", "title": f"name{MARK}", "description": f"who{MARK}", "default": "Lin"}
+    schema = {"type": "object", "properties": {"name": name, "choice": choice}}
+    params = {"message": f"Who are you?{MARK}", "requestedSchema": schema}
+    asking.append(request_id)
+    write({"id": "ask-1", "method": "elicitation/create", "params": params})
+
+
 def handle(message: dict) -> None:
     method = message.get("method")
+    if method is None and message.get("id") == "ask-1" and asking:  # the answer to ask's question
+        answer = json.dumps(message.get("result"), ensure_ascii=False)
+        write({"id": asking.pop(), "result": text(f"answered {answer}")})
+        return
     if not isinstance(method, str) or "id" not in message:
-        return  # a notification or a response: ignored
+        return  # a notification or another response: ignored
     request_id = message["id"]
     params = message.get("params") or {}
     if method == "initialize":
@@ -86,13 +105,18 @@ def handle(message: dict) -> None:
     elif method in ("ping", "logging/setLevel"):
         write({"id": request_id, "result": {}})
     elif method == "tools/list":
-        write({"id": request_id, "result": page("tools", tool, TOOLS, params)})
+        result = page("tools", tool, TOOLS, params)
+        if MARK and "nextCursor" not in result:
+            result["tools"].append({"name": "ask", "inputSchema": {"type": "object"}})
+        write({"id": request_id, "result": result})
     elif method == "resources/list":
         write({"id": request_id, "result": page("resources", resource, RESOURCES, params)})
     elif method == "resources/templates/list":
         write({"id": request_id, "result": {"resourceTemplates": []}})
     elif method == "prompts/list":
         write({"id": request_id, "result": page("prompts", prompt, PROMPTS, params)})
+    elif method == "tools/call" and MARK and params.get("name") == "ask":
+        ask(request_id)
     elif method == "tools/call":
         if MARK:
             params_log = {"level": "warning", "logger": f"log{MARK}", "data": f"said{MARK}"}
