@@ -353,7 +353,9 @@ class LogView(Fallback, W.VBox):
                 if value not in values:
                     values.append(value)
         options = [_ALL, *(v for v in values if v != _ALL)]
-        labelled = [(shown(v), v) for v in options]  # a server's value, its controls made visible
+        # a server's value with its controls made visible (plain values stay plain options)
+        labels = [shown(v) for v in options]
+        labelled: list[Any] = options if labels == options else list(zip(labels, options, strict=True))
         if list(self.column_filter.options) != labelled:
             current = self.column_filter.value
             self.column_filter.options = labelled
