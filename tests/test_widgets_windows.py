@@ -37,13 +37,16 @@ def _live() -> int:
 
 @pytest.fixture(scope="module")
 def session() -> Any:
-    argv = python_server("many_server.py", str(N), str(N), str(N))
+    argv = python_server("many_server.py", str(N), str(N), str(N), str(N))
     with mcp_notebook.connect(argv, show_progress=False, dialogs=False) as s:
         model = s.model
         wait_for(
-            lambda: len(model.tools) == N and len(model.resources) == N and len(model.prompts) == N,
+            lambda: (
+                (len(model.tools), len(model.resources), len(model.prompts), len(model.resource_templates))
+                == (N, N, N, N)
+            ),
             60,
-            "the three lists of 20,000",
+            "the four lists of 20,000",
         )
         yield s
 
@@ -124,6 +127,20 @@ def test_the_resource_browser_shows_a_window_of_twenty_thousand_resources(sessio
         assert contents is not None
         assert contents.text == "read mem://r/19000"
         assert _live() - before <= made + 10  # the read view only
+
+        # the templates too: a window of them, each chosen one's fields made and closed
+        assert len(panel.template_list.options) == PAGE_SIZE
+        assert panel.templates_window.label.value == f"1–{PAGE_SIZE} of 20,000 templates"
+        settled = _live()
+        _click(panel, "mcpnb-template-window-next")
+        assert panel.template_list.value == f"mem://t/{PAGE_SIZE}/{{id}}"
+        panel.select_template("mem://t/19999/{id}")
+        assert [uri for _, uri in panel.template_list.options][-1] == "mem://t/19999/{id}"
+        panel.fields["id"].value = "x"
+        assert panel.template_uri.value == "mem://t/19999/x"
+        panel.templates_window.search.value = "tpl_01234"
+        assert len(panel.template_list.options) == 10
+        assert _live() == settled, "paging the templates made new widget models"
     finally:
         panel.close()
 

@@ -187,11 +187,19 @@ class ResourcesWidget(Fallback, W.VBox):
         self.subscribe_toggle = W.ToggleButton(description="Subscribe", icon="bell")
         self.subscribe_toggle.add_class("mcpnb-subscribe")
         # templates
+        self.templates_window: Window[ResourceTemplate] = Window(
+            noun="template",
+            text_of=_template_text,
+            on_window=self._draw_templates,
+            css="mcpnb-template-window",
+            compact=True,
+        )
         self.template_list = W.Dropdown(description="Template", layout=W.Layout(width="100%"))
         self.template_list.add_class("mcpnb-template-list")
         self.template_fields = W.VBox()
         self.template_fields.add_class("mcpnb-template-fields")
         self.fields: dict[str, W.Combobox] = {}
+        self._field_widgets: list[W.Widget] = []
         self.completers: dict[str, Completer] = {}
         self.template_uri = W.Text(description="URI", layout=W.Layout(width="100%"))
         self.template_uri.add_class("mcpnb-template-uri")
@@ -211,7 +219,14 @@ class ResourcesWidget(Fallback, W.VBox):
         self._background: list[Any] = []
 
         templates_box = W.VBox(
-            [self.template_list, self.template_fields, self.template_uri, self.template_read_button]
+            [
+                self.templates_window.search,
+                self.templates_window.bar,
+                self.template_list,
+                self.template_fields,
+                self.template_uri,
+                self.template_read_button,
+            ]
         )
         templates_box.add_class("mcpnb-templates")
         super().__init__(
@@ -312,6 +327,10 @@ class ResourcesWidget(Fallback, W.VBox):
         self._show_templates(change["new"])
 
     def _show_templates(self, templates: list[ResourceTemplate]) -> None:
+        self.templates_window.set_items(templates)
+
+    def _draw_templates(self, templates: list[ResourceTemplate]) -> None:
+        """The window's templates in the chooser (the rest: search, or page)."""
         current = self.template_list.value
         self.template_list.options = [
             (printable(short(f"{t.title or t.name} — {t.uri_template}", 200)), t.uri_template)
@@ -332,24 +351,31 @@ class ResourcesWidget(Fallback, W.VBox):
         return next((t for t in self.session.model.resource_templates if t.uri_template == chosen), None)
 
     def select_template(self, uri_template: str) -> None:
+        """Choose ``uri_template`` (paging to it, or clearing a search that hides it)."""
+        self.templates_window.reveal(lambda t: t.uri_template == uri_template)
         self.template_list.value = uri_template
 
     def _template_selected(self, change: Any) -> None:
         for completer in self.completers.values():
             completer.close()
         self.completers, self.fields = {}, {}
+        for widget in self._field_widgets:  # the last template's: closed, not left behind
+            widget.close()
+        self._field_widgets = []
         template = self.template
         if template is None:
             self.template_fields.children = ()
             return
         rows = []
         for name in template_variables(template.uri_template):
-            field = W.Combobox(ensure_option=False, placeholder=name, layout=W.Layout(width="60%"))
+            field = W.Combobox(ensure_option=False, placeholder=printable(name), layout=W.Layout(width="60%"))
             field.add_class("mcpnb-template-field")
             field.observe(self._expand, names="value")
             label = _html(f"<code>{escape(name)}</code>", "mcpnb-label")
             label.layout = W.Layout(min_width="10em")
-            rows.append(W.HBox([label, field]))
+            row = W.HBox([label, field])
+            rows.append(row)
+            self._field_widgets += [row, label, field, row.layout, label.layout, field.layout, field.style]
             self.fields[name] = field
             self.completers[name] = Completer(
                 self.session, template, name, field, self.template_values, delay=self.completion_delay
@@ -457,6 +483,12 @@ def _resource_text(resource: Any) -> str:
     """What the resource search looks in: names, URI, MIME type and description."""
     r = resource
     return f"{r.name} {r.title or ''} {r.uri} {r.mime_type or ''} {r.description or ''}"
+
+
+def _template_text(template: ResourceTemplate) -> str:
+    """What the template search looks in: names, the URI template and description."""
+    t = template
+    return f"{t.name} {t.title or ''} {t.uri_template} {t.description or ''}"
 
 
 def resources_widget(session: Any, **options: Any) -> ResourcesWidget:

@@ -49,6 +49,7 @@ class Window(Generic[_T]):
         on_window: Callable[[list[_T]], None],
         size: int = PAGE_SIZE,
         css: str = "mcpnb-window",
+        compact: bool = False,
     ) -> None:
         self.noun = noun
         self.size = max(int(size), 1)
@@ -60,7 +61,12 @@ class Window(Generic[_T]):
         self._matches: list[_T] = []
         #: The index (in the matches) of the first item shown.
         self.start = 0
-        self.search = lean(W.Text, {"width": "auto"}, placeholder=f"search {noun}s")
+        #: Hide the search box too while every item fits in one page (a list that is rarely long).
+        self.compact = compact
+        if compact:  # its own layout: it is hidden and shown
+            self.search = W.Text(placeholder=f"search {noun}s", layout=W.Layout(width="auto", display="none"))
+        else:
+            self.search = lean(W.Text, {"width": "auto"}, placeholder=f"search {noun}s")
         self.search.add_class(f"{css}-search")
         self.search.observe(lambda _: self._searched(), names="value")
         self.previous = lean(W.Button, {"width": "2.5em"}, icon="chevron-left", tooltip="previous page")
@@ -161,6 +167,8 @@ class Window(Generic[_T]):
             display = "" if paged or self.search.value.strip() else "none"
             if self.bar.layout.display != display:
                 self.bar.layout.display = display
+            if self.compact and self.search.layout.display != display:
+                self.search.layout.display = display
         self._on_window(shown)
 
     def _range(self, shown: int, total: int) -> str:

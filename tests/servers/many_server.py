@@ -1,13 +1,14 @@
 """A legacy MCP server over stdio with as many tools, resources and prompts as it is told.
 
-Run as ``python many_server.py TOOLS [RESOURCES [PROMPTS]] [--hostile]`` (stdio). Stdlib only, so
+Run as ``python many_server.py TOOLS [RESOURCES [PROMPTS [TEMPLATES]]] [--hostile]`` (stdio). Stdlib only, so
 it starts fast. Why it exists: the panels must stay usable however long a server's lists are (issue
 #35: 20,000 tools took 11.7 s and 60,000 widgets to draw, 200,000 never finished), and they must
 show every string a server sends with its control and bidi characters made visible.
 
 Tool ``i`` is ``tool_i`` (six digits), described as "Tool number i, even." (or "odd."), and answers
 a call with ``called tool_i`` and its arguments as JSON. Resources are ``res_i`` at ``mem://r/i``,
-prompts ``prompt_i``. Lists come in pages of :data:`PAGE` items.
+prompts ``prompt_i``, resource templates ``tpl_i`` at ``mem://t/i/{id}``. Lists come in pages of
+:data:`PAGE` items.
 
 With ``--hostile`` the first tool, resource and prompt carry :data:`HOSTILE` (a right-to-left
 override, a right-to-left mark, NUL and a terminal escape) in their names and descriptions, and so
@@ -26,13 +27,13 @@ HOSTILE = "\u202eevil\u200f\x00\x1b[2J"
 PAGE = 5000
 
 
-def _counts() -> tuple[int, int, int, bool]:
+def _counts() -> tuple[int, int, int, int, bool]:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    numbers = [int(a) for a in args] + [0, 0, 0]
-    return numbers[0], numbers[1], numbers[2], "--hostile" in sys.argv[1:]
+    numbers = [int(a) for a in args] + [0, 0, 0, 0]
+    return numbers[0], numbers[1], numbers[2], numbers[3], "--hostile" in sys.argv[1:]
 
 
-TOOLS, RESOURCES, PROMPTS, HOSTILE_ON = _counts()
+TOOLS, RESOURCES, PROMPTS, TEMPLATES, HOSTILE_ON = _counts()
 MARK = HOSTILE if HOSTILE_ON else ""
 
 
@@ -53,6 +54,10 @@ def resource(i: int) -> dict:
 def prompt(i: int) -> dict:
     mark = MARK if i == 0 else ""
     return {"name": f"prompt_{i:06d}{mark}", "description": f"Prompt number {i}.{mark}", "arguments": []}
+
+
+def template(i: int) -> dict:
+    return {"name": f"tpl_{i:06d}", "uriTemplate": f"mem://t/{i}/{{id}}"}
 
 
 def write(message: dict) -> None:
@@ -112,7 +117,7 @@ def handle(message: dict) -> None:
     elif method == "resources/list":
         write({"id": request_id, "result": page("resources", resource, RESOURCES, params)})
     elif method == "resources/templates/list":
-        write({"id": request_id, "result": {"resourceTemplates": []}})
+        write({"id": request_id, "result": page("resourceTemplates", template, TEMPLATES, params)})
     elif method == "prompts/list":
         write({"id": request_id, "result": page("prompts", prompt, PROMPTS, params)})
     elif method == "tools/call" and MARK and params.get("name") == "ask":
