@@ -81,7 +81,8 @@ class Explorer(Fallback, W.VBox):
 
     Programmatic handles (what the buttons do): :meth:`select`, :meth:`call`, :meth:`cancel`,
     :meth:`validate`, :meth:`rerun`, :meth:`copy_python`, :meth:`history_frame`; state: ``form``,
-    ``result`` (the last ToolResult or exception), ``busy``, ``search``, ``tool_names``, ``as_task``
+    ``result`` (the last ToolResult or exception), ``busy``, ``search``, ``tool_names`` (the tools
+    shown now: a window of 50, which ``tools_window`` pages and searches), ``as_task``
     (the "run as task" checkbox), ``task`` (the SessionTask of the last call that ran as a task).
     """
 
