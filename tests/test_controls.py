@@ -30,9 +30,9 @@ SHOWN = "\\x1b]0;pwned\\x07\\x1b[2J\\u202etxt.exe\\x9b31m"  # the same, made vis
 PIXEL = "https://tracker.example/pixel.png?who=reader"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 #: a raw control or bidi character other than a line break or a tab (a multi-line form keeps those)
-RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 #: the same, a line break or a tab included (a single-line form keeps neither)
-RAW_IN_A_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+RAW_IN_A_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def assert_shown(text: str, *, one_line: bool = False, shown: str = SHOWN) -> None:
@@ -55,6 +55,7 @@ def assert_shown(text: str, *, one_line: bool = False, shown: str = SHOWN) -> No
         ("exe.\u202etxt", False, "exe.\\u202etxt"),  # a bidi override: reads as "exe.txt" reversed
         ("\u202a\u202b\u202c\u202d", False, "\\u202a\\u202b\\u202c\\u202d"),
         ("\u2066\u2067\u2068\u2069", False, "\\u2066\\u2067\\u2068\\u2069"),  # bidi isolates
+        ("ok\u200f 12 ms\u200e\u061c", False, "ok\\u200f 12 ms\\u200e\\u061c"),  # bidi marks (#35)
         ("a\u2028b\u2029c", False, "a\\u2028b\\u2029c"),  # line and paragraph separators
         ("two\nlines\tand\rback", False, "two\\nlines\\tand\\rback"),  # a name stays one line
         ("two\nlines\tkept", True, "two\nlines\tkept"),  # a multi-line form keeps them
@@ -71,7 +72,14 @@ def test_printable_makes_controls_and_bidi_visible(text: Any, multiline: bool, s
 
 
 @pytest.mark.parametrize(
-    "code", [*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+    "code",
+    [
+        *range(0x20),
+        *range(0x7F, 0xA0),
+        *(0x61C, 0x200E, 0x200F, 0x2028, 0x2029),
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+    ],
 )
 def test_no_control_or_bidi_character_survives(code: int) -> None:
     char = chr(code)

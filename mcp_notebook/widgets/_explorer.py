@@ -43,6 +43,7 @@ from ..display._durations import short_duration
 from ..display._html import escape, markdown_html, short
 from ..notebook._session_tasks import SessionTask
 from ..protocol._errors import McpError
+from ..protocol._printable import printable
 from ._buttons import set_enabled
 from ._dialogs import DialogArea
 from ._explorer_history import HistoryRows, call_line
@@ -53,7 +54,9 @@ from ._form import SchemaForm
 from ._lean import lean
 from ._result_view import html_widget as _html
 from ._result_view import result_widget
+from ._shown import Label
 from ._tool_source import SessionTools, ToolEntry, ToolSource, badges_html, python_code
+from ._window import Window
 
 __all__ = ["Explorer", "explorer"]
 
@@ -78,7 +81,8 @@ class Explorer(Fallback, W.VBox):
 
     Programmatic handles (what the buttons do): :meth:`select`, :meth:`call`, :meth:`cancel`,
     :meth:`validate`, :meth:`rerun`, :meth:`copy_python`, :meth:`history_frame`; state: ``form``,
-    ``result`` (the last ToolResult or exception), ``busy``, ``search``, ``tool_names``, ``as_task``
+    ``result`` (the last ToolResult or exception), ``busy``, ``search``, ``tool_names`` (the tools
+    shown now: a window of 50, which ``tools_window`` pages and searches), ``as_task``
     (the "run as task" checkbox), ``task`` (the SessionTask of the last call that ran as a task).
     """
 
@@ -101,8 +105,9 @@ class Explorer(Fallback, W.VBox):
         self._future: concurrent.futures.Future[Any] | None = None
         self._started = 0.0
         self._call_name = ""  # the entry name of the running (or last) call
-        self._lock = threading.Lock()
-        self._entries: dict[str, tuple[ToolEntry, W.Widget, W.Button]] = {}
+        self._lock = threading.RLock()  # the rows are drawn from the engine thread and the kernel's
+        self._rows: list[tuple[W.HBox, W.Button, W.HTML]] = []  # at most the window's size, reused
+        self._row_names: list[str] = []  # the entry name each row shows
         self._history = HistoryRows(source.recent_calls, self.rerun, self.copy_python, rows=_HISTORY_ROWS)
         super().__init__(self._build())
         # each tool's last result, shown again when it is reselected (issue #29)
@@ -130,17 +135,20 @@ class Explorer(Fallback, W.VBox):
 
     def _build(self) -> list[W.Widget]:
         # lean(): shared layouts/styles (widgets/_lean.py); progress, task box, code box change theirs
-        self.search = lean(W.Text, {"width": "auto"}, placeholder="search tools")
+        # a window of tools, not all of them: rows are reused as one pages or searches (issue #35)
+        self.tools_window: Window[ToolEntry] = Window(
+            noun="tool", text_of=_searched_text, on_window=self._draw_rows, css="mcpnb-tool-window"
+        )
+        self.search = self.tools_window.search
         self.search.add_class("mcpnb-tool-search")
-        self.search.observe(lambda change: self._filter(), names="value")
         self.tool_list = lean(W.VBox, {"width": "100%", "max_height": "28em", "overflow": "auto"})
         self.tool_list.add_class("mcpnb-tool-list")
-        self.in_flight = lean(W.Label)
+        self.in_flight = lean(Label)
         self.in_flight.add_class("mcpnb-in-flight")
         left = lean(
             W.VBox,
             {"width": "32%", "min_width": "14em"},
-            children=[self.search, self.tool_list, self.in_flight],
+            children=[self.search, self.tools_window.bar, self.tool_list, self.in_flight],
         )
         left.add_class("mcpnb-tools")
 
@@ -156,7 +164,7 @@ class Explorer(Fallback, W.VBox):
             value=0.0, min=0.0, max=1.0, layout=W.Layout(width="60%", visibility="hidden")
         )
         self.progress.add_class("mcpnb-progress")
-        self.status = lean(W.Label)
+        self.status = lean(Label)
         self.status.add_class("mcpnb-call-status")
         self.as_task = W.Checkbox(
             value=False,
@@ -165,7 +173,7 @@ class Explorer(Fallback, W.VBox):
             layout=W.Layout(width="auto", display="none", margin="0 0 0 8px"),
         )
         self.as_task.add_class("mcpnb-as-task")
-        self.task_line = lean(W.Label)
+        self.task_line = lean(Label)
         self.task_line.add_class("mcpnb-call-task")
         buttons = lean(
             W.HBox,
@@ -226,27 +234,29 @@ class Explorer(Fallback, W.VBox):
         calls = plural(len(self.calls()), "call")
         line = f"<MCP explorer: {title}{tools}, {self.source.in_flight()} in flight, {calls}"
         if self.selected_entry is not None:
-            line += f"; selected {short(self.selected_entry.name, 80)}"
+            line += f"; selected {short(printable(self.selected_entry.name), 80)}"
             if self.status.value:
                 line += f" ({short(self.status.value, 80)})"
         return line + ">"
 
     def snapshot_html(self) -> str:
         """The header, the tools as a table, the selected tool with its last result, the history."""
-        entries = self.source.entries()
-        head = f"{self._head()} · {plural(len(entries), 'tool')}"
+        tools = self.tools_window
+        head = f"{self._head()} · {plural(len(tools.items), 'tool')}"
         rows = "".join(
-            f'<tr><td style="text-align:left"><code>{escape(e.name)}</code></td>'
-            f'<td style="text-align:left">{escape(short(e.tool.title or "", 80))}</td>'
-            f'<td style="text-align:left">{escape(short(_first_line(e.tool.description), 200))}</td>'
+            f'<tr><td style="text-align:left"><code>{_shown(e.name)}</code></td>'
+            f'<td style="text-align:left">{_shown(short(e.tool.title or "", 80))}</td>'
+            f'<td style="text-align:left">{_shown(short(_first_line(e.tool.description), 200))}</td>'
             f'<td style="text-align:left">{badges_html(e.tool)}</td></tr>'
-            for e in entries
+            for e in tools.window
         )
         table = (
             '<table class="mcpnb-static-tools"><thead><tr><th>tool</th><th>title</th>'
             f"<th>description</th><th>hints</th></tr></thead><tbody>{rows}</tbody></table>"
         )
         parts = [f"<div>{head}</div>", table]
+        if len(tools.matches) > len(tools.window):  # the window, as the live panel shows it
+            parts.append(f"<div><small>{escape(tools.label.value)}</small></div>")
         if self.selected is not None:
             parts.append(f"<div>{self.title.value}</div>")
             if self.status.value:
@@ -274,28 +284,20 @@ class Explorer(Fallback, W.VBox):
 
     @property
     def tool_names(self) -> list[str]:
-        """The names listed right now (after the search filter)."""
-        return [child.children[0].description for child in self.tool_list.children]
+        """The names listed right now (the window the search and the page choose)."""
+        with self._lock:
+            return list(self._row_names[: len(self.tool_list.children)])
 
-    def _entry(self, entry: ToolEntry) -> tuple[ToolEntry, W.Widget, W.Button]:
-        cached = self._entries.get(entry.name)
-        if cached is not None and cached[0].tool == entry.tool and cached[0].session is entry.session:
-            return cached
-        tool = entry.tool
+    def _row(self, index: int) -> tuple[W.HBox, W.Button, W.HTML]:
+        """The ``index``-th row of the list, made once and reused for whatever tool it shows."""
+        if index < len(self._rows):
+            return self._rows[index]
         # A row is a button and one HTML, with shared layouts/styles (15 rows stored 180 models before)
-        button = lean(
-            W.Button,
-            {"width": "auto", "max_width": "100%"},
-            description=entry.name,
-            tooltip=short(tool.description or entry.name, 1000),
-        )
+        button = lean(W.Button, {"width": "auto", "max_width": "100%"})
         button.add_class("mcpnb-tool")
-        button.on_click(lambda _, name=entry.name: self.select(name))
+        button.on_click(lambda _, n=index: self._clicked(n))
         # The title beside the badges, in one HTML (the button holds the tooltip)
-        title = tool.display_name if tool.display_name != tool.name else ""
-        label = f'<span class="mcpnb-tool-title">{escape(short(title, 80))}</span> '
-        label = label if title else ""
-        badges = _html(label + badges_html(tool), "mcpnb-badges")
+        badges = _html("", "mcpnb-badges")
         # flex "0 0 auto": in the scrolling list a row keeps its height (rows would shrink into
         # each other once the tools outgrow max_height, as a group's many tools do).
         row = lean(
@@ -304,13 +306,39 @@ class Explorer(Fallback, W.VBox):
             children=[button, badges],
         )
         row.add_class("mcpnb-tool-entry")
-        return entry, row, button
+        self._rows.append((row, button, badges))
+        self._row_names.append("")
+        return self._rows[index]
+
+    def _clicked(self, index: int) -> None:
+        with self._lock:
+            name = self._row_names[index] if index < len(self.tool_list.children) else None
+        if name is not None:
+            self.select(name)
+
+    def _draw_rows(self, window: list[ToolEntry]) -> None:
+        """Show ``window`` in the first rows (each a tool's name, tooltip, title and badges)."""
+        with self._lock:
+            for index, entry in enumerate(window):
+                _, button, badges = self._row(index)
+                tool = entry.tool
+                self._row_names[index] = entry.name
+                _set(button, "description", printable(entry.name))
+                _set(
+                    button, "tooltip", printable(short(tool.description or entry.name, 1000), multiline=True)
+                )
+                title = tool.display_name if tool.display_name != tool.name else ""
+                label = f'<span class="mcpnb-tool-title">{escape(short(title, 80))}</span> ' if title else ""
+                _set(badges, "value", label + badges_html(tool))
+            shown = tuple(row for row, _, _ in self._rows[: len(window)])
+            if self.tool_list.children != shown:
+                self.tool_list.children = shown
+            chosen = self.selected_entry
+        self._mark(chosen.name if chosen is not None else None)
 
     def _refresh_tools(self) -> None:
         entries = self.source.entries()
-        with self._lock:
-            self._entries = {e.name: self._entry(e) for e in entries}
-        self._filter()
+        self.tools_window.set_items(entries)
         chosen = self.selected_entry
         if chosen is not None:
             current = next((e for e in entries if e.name == chosen.name), None)
@@ -320,22 +348,6 @@ class Explorer(Fallback, W.VBox):
                 self.select(current.name, keep_values=True)
             else:
                 self._mark(current.name)
-
-    def _filter(self) -> None:
-        words = self.search.value.strip().lower().split()
-        with self._lock:
-            entries = list(self._entries.values())
-        shown = [
-            row
-            for entry, row, _ in entries
-            if all(
-                w
-                in f"{entry.name} {entry.tool.title or ''} {entry.tool.display_name} "
-                f"{entry.tool.description or ''}".lower()
-                for w in words
-            )
-        ]
-        self.tool_list.children = shown
 
     def _on_tools(self, change: Any) -> None:
         self._refresh_tools()
@@ -348,12 +360,14 @@ class Explorer(Fallback, W.VBox):
         self.in_flight.value = f"{count} request{'s' if count != 1 else ''} in flight" if count else ""
 
     def _mark(self, name: str | None) -> None:
-        for entry, _, button in self._entries.values():
-            if entry.name == name:
-                button.button_style = "info"
+        with self._lock:
+            rows = list(zip(self._rows[: len(self.tool_list.children)], self._row_names, strict=False))
+        for (_, button, _), shown in rows:
+            if shown == name:
+                _set(button, "button_style", "info")
                 button.add_class("mcpnb-tool-selected")
             else:
-                button.button_style = ""
+                _set(button, "button_style", "")
                 button.remove_class("mcpnb-tool-selected")
 
     # --- the selected tool --------------------------------------------------------------------
@@ -372,13 +386,15 @@ class Explorer(Fallback, W.VBox):
         self.form_box.children = [self.form.widget]
         title = f"<b>{escape(tool.display_name)}</b> <code>{escape(entry.name)}</code> {badges_html(tool)}"
         self.title.value = title
-        text = markdown_html(tool.description or "")
+        text = markdown_html(printable(tool.description or "", multiline=True))  # before Markdown eats NUL
         self.description.value = f'<div class="mcpnb-markdown" style="font-size:0.9em">{text}</div>'
         self.validation.value = ""
         self._show_task_choice(tool, keep=keep_values)
         if not keep_values:
             self._last.show(entry.name, busy=self.busy)
         self._idle_buttons()
+        # its page of the list, marked (a search the user typed stays)
+        self.tools_window.reveal(lambda e: e.name == entry.name, clear_search=False)
         self._mark(entry.name)
         return tool
 
@@ -662,8 +678,28 @@ class Explorer(Fallback, W.VBox):
             widget.close()
         for widget in self._history.widgets():  # rows not on screen now
             widget.close()
+        for row in self._rows:  # tool rows the window does not use now
+            for widget in row:
+                widget.close()
         self._last.close()  # other tools' last results
         super().close()
+
+
+def _shown(text: Any) -> str:
+    """Server text for HTML: control and bidi characters made visible, then escaped."""
+    return str(escape(printable(text)))
+
+
+def _searched_text(entry: ToolEntry) -> str:
+    """What the search box looks in: the tool's name, titles and description."""
+    tool = entry.tool
+    return f"{entry.name} {tool.title or ''} {tool.display_name} {tool.description or ''}"
+
+
+def _set(widget: W.Widget, trait: str, value: Any) -> None:
+    """Set a trait only when it changes (a reused row sends nothing for what it already shows)."""
+    if getattr(widget, trait) != value:
+        setattr(widget, trait, value)
 
 
 def _first_line(text: Any) -> str:

@@ -28,6 +28,7 @@ import ipywidgets as W
 from ..display._durations import short_duration
 from ..display._html import escape, short
 from ..notebook._coalesce import Coalescer
+from ..protocol._printable import printable
 from ._buttons import set_enabled
 from ._lean import lean
 from ._result_view import html_widget
@@ -52,11 +53,12 @@ def arguments_line(arguments: Any, width: int = ARGUMENTS_WIDTH) -> str:
 
 
 def call_line(entry: _Entry, width: int = 200) -> str:
-    """``12:03:04  add(a=2, b=3)  ok  7 ms``: one call of the history, on one line."""
+    """``12:03:04  add(a=2, b=3)  ok  7 ms``: one call of the history, on one line, its control and
+    bidi characters made visible (a U+202E in an argument would make the rest read "sm 7 ko")."""
     when = time.strftime("%H:%M:%S", time.localtime(entry.get("time") or 0))
     took = short_duration(entry.get("duration"))
     call = f"{entry.get('name')}({arguments_line(entry.get('arguments'))})"
-    return short(f"{when}  {call}  {entry.get('outcome')}  {took}".rstrip(), width)
+    return short(printable(f"{when}  {call}  {entry.get('outcome')}  {took}".rstrip()), width)
 
 
 _RERUN_TIP = "load these arguments and call again"

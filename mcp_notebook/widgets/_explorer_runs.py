@@ -22,6 +22,7 @@ from ..client._results import ToolResult
 from ..display._html import short
 from ..notebook._dialogs import DialogPlace
 from ..notebook._session_tasks import SessionTask
+from ._shown import shown
 
 __all__ = ["OnProgress", "ToolRuns"]
 
@@ -148,7 +149,7 @@ class ToolRuns:
         message = task.status_message
         detail = f" · {short(message, 120)}" if message else ""
         self._task_line.value = f"task {short(task.task_id, 100)} · {task.status}{detail}"
-        self._task_line.tooltip = f"task id: {short(task.task_id, 1000)}"
+        self._task_line.tooltip = f"task id: {shown(short(task.task_id, 1000))}"
         if progress and message and message != self._last_message and not task.done:
             self._last_message = message
             self._task_messages += 1

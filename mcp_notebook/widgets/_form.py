@@ -44,6 +44,7 @@ from ._form_fields import (
     schema_kind,
 )
 from ._lean import lean
+from ._shown import HTML
 
 __all__ = ["SchemaForm", "css_name", "form_for", "schema_errors"]
 
@@ -98,7 +99,7 @@ class SchemaForm:
         self.json_toggle.add_class("mcpnb-json-toggle")
         self.json_toggle.observe(self._switch, names="value")
         empty = self._root is not None and not getattr(self._root, "fields", None)
-        self._note = lean(W.HTML, value="<i>No arguments.</i>" if empty else "")
+        self._note = lean(HTML, value="<i>No arguments.</i>" if empty else "")
         self._toolbar = lean(W.HBox, {"justify_content": "flex-end"}, children=[self.json_toggle])
         self.widget = lean(W.VBox, {"width": "100%"})
         self.widget.add_class("mcpnb-form")

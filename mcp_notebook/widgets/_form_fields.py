@@ -20,6 +20,7 @@ import ipywidgets as W
 
 from ..display._html import escape, short
 from ._lean import lean
+from ._shown import HTML, Label, shown
 
 __all__ = [
     "MISSING",
@@ -146,7 +147,7 @@ class _TextField(Field):
             or "contentMediaType" in schema
             or (isinstance(schema.get("default"), str) and "\n" in schema["default"])
         )
-        placeholder = _PLACEHOLDERS.get(str(fmt), str(fmt) if fmt else "")
+        placeholder = shown(_PLACEHOLDERS.get(str(fmt), str(fmt) if fmt else ""))
         layout = {"width": "auto"}  # stretches to the box; "100%" plus the margin overflows it
         if fmt == "password" or schema.get("writeOnly") is True:
             self.control = lean(W.Password, layout, placeholder=placeholder)
@@ -219,7 +220,7 @@ class _NumberField(Field):
 
 class _CheckboxField(Field):
     def __init__(self, ctx: Context, label: str) -> None:
-        self.control = W.Checkbox(value=False, indent=False, description=label)
+        self.control = W.Checkbox(value=False, indent=False, description=shown(label))
         self.widget = _input(self.control)
         ctx.watch(self.control)
 
@@ -239,7 +240,7 @@ class _ChoiceField(Field):
     def __init__(self, choices: list[tuple[str, Any]], ctx: Context, blank: bool) -> None:
         self.choices = choices
         options: list[tuple[str, int]] = [(_NOT_SET, -1)] if blank else []
-        options += [(short(label, 120), i) for i, (label, _) in enumerate(choices)]
+        options += [(shown(short(label, 120)), i) for i, (label, _) in enumerate(choices)]
         self.control = W.Dropdown(options=options, value=options[0][1] if options else None)
         self.blank = blank
         self.widget = _input(self.control)
@@ -271,7 +272,7 @@ class _MultiChoiceField(Field):
     def __init__(self, choices: list[tuple[str, Any]], ctx: Context, keep_empty: bool) -> None:
         self.choices = choices
         self.keep_empty = keep_empty
-        options = [(short(label, 120), i) for i, (label, _) in enumerate(choices)]
+        options = [(shown(short(label, 120)), i) for i, (label, _) in enumerate(choices)]
         self.control = W.SelectMultiple(options=options, rows=min(6, max(2, len(options))))
         self.widget = _input(self.control)
         ctx.watch(self.control)
@@ -487,17 +488,15 @@ def _row(name: str, schema: dict[str, Any], required: bool, field: Field) -> W.W
     title = schema.get("title") if isinstance(schema.get("title"), str) else ""
     text = f"{title} ({name})" if title and title != name else name
     # Shared layouts and styles (widgets/_lean.py): a form is stored in a saved notebook's state.
-    label = lean(
-        W.Label, value=short(text + (" *" if required else ""), 120), tooltip=short(description, 1000) or None
-    )
+    label = lean(Label, value=short(text + (" *" if required else ""), 120), tooltip=_tip(description))
     label.add_class("mcpnb-label")
     if isinstance(field, _CheckboxField):
-        field.control.tooltip = short(description, 1000) or None
+        field.control.tooltip = _tip(description)
     children: list[W.Widget] = [label, field.widget]
     if description:
         text = escape(short(description, 1000))
         help_text = lean(
-            W.HTML, value=f'<div style="font-size:0.85em;color:#666;white-space:pre-wrap">{text}</div>'
+            HTML, value=f'<div style="font-size:0.85em;color:#666;white-space:pre-wrap">{text}</div>'
         )
         help_text.add_class("mcpnb-help")
         children.append(help_text)
@@ -634,3 +633,8 @@ def _with_default(field: Field, schema: dict[str, Any]) -> Field:
     if "default" in schema and (isinstance(field, _JsonField) or field.fits(schema["default"])):
         field.set(schema["default"])
     return field
+
+
+def _tip(description: Any) -> str | None:
+    """A schema's description as a tooltip (cut, its control and bidi characters made visible)."""
+    return shown(short(description, 1000), multiline=True) or None

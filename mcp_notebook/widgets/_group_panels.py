@@ -23,6 +23,7 @@ from ._explorer import Explorer
 from ._fallback import Fallback, plural
 from ._log import LogView, log_entry
 from ._result_view import html_widget as _html
+from ._shown import HTML, Label
 from ._status import state_class
 from ._tool_source import SessionTools, ToolEntry, ToolSource, tool_calls
 
@@ -48,7 +49,7 @@ _COLUMNS = (
 
 
 def _cell(key: str, width: str) -> W.HTML:
-    cell = W.HTML(layout=W.Layout(width=width or "auto", flex="" if width else "1", margin="0 4px 0 0"))
+    cell = HTML(layout=W.Layout(width=width or "auto", flex="" if width else "1", margin="0 4px 0 0"))
     cell.add_class(f"mcpnb-group-cell-{key.replace('_', '-')}")  # not -status: the board's own class
     return cell
 
@@ -120,7 +121,7 @@ class GroupStatusWidget(Fallback, W.VBox):
         header = W.HBox([*heading, W.Box(layout=W.Layout(width="7em"))], layout=W.Layout(width="100%"))
         self.table = W.VBox([header], layout=W.Layout(width="100%"))
         self.table.add_class("mcpnb-group-board")
-        self.message = W.Label()
+        self.message = Label()
         self.message.add_class("mcpnb-group-message")
         super().__init__(
             [_html("<b>MCP servers</b>", "mcpnb-group-title"), self.table, self.message],

@@ -12,6 +12,8 @@ from typing import Any
 
 import ipywidgets as W
 
+from ._shown import HTML
+
 __all__ = ["LiveViewWidget"]
 
 
@@ -20,9 +22,9 @@ class LiveViewWidget(W.VBox):
 
     def __init__(self, view: Any, header: str = "", body: str = "") -> None:
         self.view = view
-        self.header = W.HTML(header)
+        self.header = HTML(header)
         self.header.add_class("mcpnb-live-header")
-        self.body = W.HTML(body, layout=W.Layout(width="100%", overflow="auto"))
+        self.body = HTML(body, layout=W.Layout(width="100%", overflow="auto"))
         self.body.add_class("mcpnb-live-body")
         super().__init__([self.header, self.body], layout=W.Layout(width="100%"))
         self.add_class("mcpnb-live")

@@ -36,6 +36,7 @@ import ipywidgets as W
 from ..display._html import escape, short, state_badge
 from ..notebook._coalesce import Coalescer
 from ._fallback import Fallback
+from ._shown import HTML, shown
 
 __all__ = ["LEVELS", "REDRAWS_PER_SECOND", "LogView", "LogWidget", "log_entry", "log_widget"]
 
@@ -111,7 +112,7 @@ class _Chunk:
     """One HTML widget of the ring and the rows it shows."""
 
     def __init__(self) -> None:
-        self.widget = W.HTML()
+        self.widget = HTML()
         self.rows: list[str] = []
 
 
@@ -130,8 +131,8 @@ class _Rows(W.VBox):
         self._ring = [_Chunk() for _ in range(-(-self.limit // self.size) + 2)]
         self._shown: deque[_Chunk] = deque()
         self._columns = columns
-        self.head = W.HTML(f"{_TABLE}{columns}<thead>{head}</thead></table>")
-        self.empty = W.HTML(_EMPTY)
+        self.head = HTML(f"{_TABLE}{columns}<thead>{head}</thead></table>")
+        self.empty = HTML(_EMPTY)
         super().__init__([self.empty], layout=W.Layout(width="100%"))
 
     @property
@@ -352,9 +353,12 @@ class LogView(Fallback, W.VBox):
                 if value not in values:
                     values.append(value)
         options = [_ALL, *(v for v in values if v != _ALL)]
-        if list(self.column_filter.options) != options:
+        # a server's value with its controls made visible (plain values stay plain options)
+        labels = [shown(v) for v in options]
+        labelled: list[Any] = options if labels == options else list(zip(labels, options, strict=True))
+        if list(self.column_filter.options) != labelled:
             current = self.column_filter.value
-            self.column_filter.options = options
+            self.column_filter.options = labelled
             self.column_filter.value = current if current in options else _ALL
 
     def refresh(self) -> None:
@@ -440,7 +444,7 @@ class LogWidget(LogView):
         super().__init__(model, ["log", "notifications"], read, row=row, max_entries=max_entries, level=level)
         # When the session closes, the entries stay and a "closed" badge says why no more come
         # (issue #29: a panel keeps its last picture).
-        self.closed_badge = W.HTML("")
+        self.closed_badge = HTML("")
         self.closed_badge.add_class("mcpnb-log-closed")
         controls = self.children[0]
         controls.children = (*controls.children, self.closed_badge)

@@ -22,9 +22,12 @@ import ipywidgets as W
 from ..client._results import Prompt
 from ..display._html import escape, short
 from ..protocol._errors import McpError
+from ..protocol._printable import printable
 from ._fallback import Fallback, plural
 from ._result_view import block_widget, error_widget
 from ._result_view import html_widget as _html
+from ._shown import shown
+from ._window import Window
 
 __all__ = ["Completer", "PromptsWidget", "messages_widget", "prompts_widget", "spawn"]
 
@@ -122,7 +125,7 @@ class Completer:
             logger.debug("completion of %s failed: %s", self.argument, exc)
             return
         self.suggestions = [str(v) for v in completion.values[:_MAX_SUGGESTIONS]]
-        self.field.options = tuple(self.suggestions)
+        self.field.options = tuple(shown(s) for s in self.suggestions)
         self.answers += 1
 
     def close(self) -> None:
@@ -137,11 +140,17 @@ class PromptsWidget(Fallback, W.VBox):
     def __init__(self, session: Any, *, completion_delay: float = 0.3) -> None:
         self.session = session
         self.completion_delay = completion_delay
+        # a window of prompts, searched and paged (a server may list 200,000: issue #35)
+        self.prompts_window: Window[Prompt] = Window(
+            noun="prompt", text_of=_prompt_text, on_window=self._draw_prompts, css="mcpnb-prompt-window"
+        )
         self.prompt_list = W.Dropdown(description="Prompt", layout=W.Layout(width="100%"))
         self.prompt_list.add_class("mcpnb-prompt-list")
         self.description = _html("", "mcpnb-prompt-description")
         self.arguments_box = W.VBox(layout=W.Layout(width="100%"))
         self.arguments_box.add_class("mcpnb-prompt-arguments")
+        self._no_arguments = _html("<i>No arguments.</i>")
+        self._argument_widgets: list[W.Widget] = []
         self.fields: dict[str, W.Combobox] = {}
         self.completers: dict[str, Completer] = {}
         self.get_button = W.Button(description="Get", icon="play", button_style="primary")
@@ -154,6 +163,8 @@ class PromptsWidget(Fallback, W.VBox):
         self._shown: Prompt | None = None
         super().__init__(
             [
+                self.prompts_window.search,
+                self.prompts_window.bar,
                 self.prompt_list,
                 self.description,
                 self.arguments_box,
@@ -180,8 +191,14 @@ class PromptsWidget(Fallback, W.VBox):
         self._show_prompts(change["new"])
 
     def _show_prompts(self, prompts: list[Prompt]) -> None:
+        self.prompts_window.set_items(prompts)
+
+    def _draw_prompts(self, prompts: list[Prompt]) -> None:
+        """The window's prompts in the chooser (the rest: search, or page)."""
         current = self.prompt_list.value
-        options = [(short(f"{p.title} ({p.name})" if p.title else p.name, 120), p.name) for p in prompts]
+        options = [
+            (printable(short(f"{p.title} ({p.name})" if p.title else p.name, 120)), p.name) for p in prompts
+        ]
         self.prompt_list.options = options
         names = [name for _, name in options]
         if current in names:
@@ -191,6 +208,8 @@ class PromptsWidget(Fallback, W.VBox):
         self._show_prompt()
 
     def select(self, name: str) -> None:
+        """Choose the prompt ``name`` (paging to it, or clearing a search that hides it)."""
+        self.prompts_window.reveal(lambda p: p.name == name)
         self.prompt_list.value = name
 
     def _selected(self, change: Any) -> None:
@@ -210,6 +229,9 @@ class PromptsWidget(Fallback, W.VBox):
             completer.close()
         self.completers = {}
         self.fields = {}
+        for widget in self._argument_widgets:  # the last prompt's: closed, not left behind
+            widget.close()
+        self._argument_widgets = []
         if prompt is None:
             self.description.value = "<i>This server offers no prompts.</i>"
             self.arguments_box.children = ()
@@ -232,15 +254,14 @@ class PromptsWidget(Fallback, W.VBox):
             row = W.HBox([label, field])
             row.add_class("mcpnb-field")
             rows.append(row)
+            self._argument_widgets += [row, label, field, row.layout, label.layout, field.layout, field.style]
             self.fields[name] = field
             if name in typed:
                 field.value = typed[name]
             self.completers[name] = Completer(
                 self.session, prompt, name, field, self.values, delay=self.completion_delay
             )
-        self.arguments_box.children = tuple(rows)
-        if not rows:
-            self.arguments_box.children = (_html("<i>No arguments.</i>"),)
+        self.arguments_box.children = tuple(rows) if rows else (self._no_arguments,)
 
     # --- getting --------------------------------------------------------------------------------
 
@@ -295,6 +316,11 @@ class PromptsWidget(Fallback, W.VBox):
         for completer in self.completers.values():
             completer.close()
         super().close()
+
+
+def _prompt_text(prompt: Prompt) -> str:
+    """What the prompt search looks in: its names and description."""
+    return f"{prompt.name} {prompt.title or ''} {prompt.description or ''}"
 
 
 def prompts_widget(session: Any, **options: Any) -> PromptsWidget:

@@ -30,10 +30,12 @@ from ..client._results import ResourceContents, ResourceTemplate
 from ..display._html import RASTER_IMAGE_TYPES, base64_size, display_url, escape, html_table, short
 from ..display._pictures import contents_table_html
 from ..protocol._errors import McpError
+from ..protocol._printable import printable
 from ._fallback import Fallback, plural
 from ._prompts import Completer, spawn
 from ._result_view import block_widget, error_widget
 from ._result_view import html_widget as _html
+from ._window import Window
 
 __all__ = ["ResourcesWidget", "expand_uri_template", "resources_widget", "template_variables"]
 
@@ -170,7 +172,13 @@ class ResourcesWidget(Fallback, W.VBox):
     def __init__(self, session: Any, *, completion_delay: float = 0.3) -> None:
         self.session = session
         self.completion_delay = completion_delay
-        # resources
+        # resources: a window of them, searched and paged (a server may list 200,000: issue #35)
+        self.resources_window: Window[Any] = Window(
+            noun="resource",
+            text_of=_resource_text,
+            on_window=self._draw_resources,
+            css="mcpnb-resource-window",
+        )
         self.table = _html("", "mcpnb-resource-table")
         # A chooser, not a second list: the table above lists each resource once (issue #29).
         self.resource_list = W.Dropdown(description="Resource", layout=W.Layout(width="100%"))
@@ -180,11 +188,19 @@ class ResourcesWidget(Fallback, W.VBox):
         self.subscribe_toggle = W.ToggleButton(description="Subscribe", icon="bell")
         self.subscribe_toggle.add_class("mcpnb-subscribe")
         # templates
+        self.templates_window: Window[ResourceTemplate] = Window(
+            noun="template",
+            text_of=_template_text,
+            on_window=self._draw_templates,
+            css="mcpnb-template-window",
+            compact=True,
+        )
         self.template_list = W.Dropdown(description="Template", layout=W.Layout(width="100%"))
         self.template_list.add_class("mcpnb-template-list")
         self.template_fields = W.VBox()
         self.template_fields.add_class("mcpnb-template-fields")
         self.fields: dict[str, W.Combobox] = {}
+        self._field_widgets: list[W.Widget] = []
         self.completers: dict[str, Completer] = {}
         self.template_uri = W.Text(description="URI", layout=W.Layout(width="100%"))
         self.template_uri.add_class("mcpnb-template-uri")
@@ -204,11 +220,20 @@ class ResourcesWidget(Fallback, W.VBox):
         self._background: list[Any] = []
 
         templates_box = W.VBox(
-            [self.template_list, self.template_fields, self.template_uri, self.template_read_button]
+            [
+                self.templates_window.search,
+                self.templates_window.bar,
+                self.template_list,
+                self.template_fields,
+                self.template_uri,
+                self.template_read_button,
+            ]
         )
         templates_box.add_class("mcpnb-templates")
         super().__init__(
             [
+                self.resources_window.search,
+                self.resources_window.bar,
                 self.table,
                 self.resource_list,
                 W.HBox([self.read_button, self.subscribe_toggle]),
@@ -240,6 +265,10 @@ class ResourcesWidget(Fallback, W.VBox):
         self._show_resources(change["new"])
 
     def _show_resources(self, resources: list[Any]) -> None:
+        self.resources_window.set_items(resources)
+
+    def _draw_resources(self, resources: list[Any]) -> None:
+        """The window's resources in the table and the chooser (the rest: search, or page)."""
         records = [
             {"name": r.title or r.name, "uri": r.uri, "mime": r.mime_type or "", "size": r.size or ""}
             for r in resources
@@ -251,7 +280,7 @@ class ResourcesWidget(Fallback, W.VBox):
         )
         current = self.resource_list.value
         self.resource_list.options = [
-            (short(f"{r.title or r.name} — {r.uri}", 200), r.uri) for r in resources
+            (printable(short(f"{r.title or r.name} — {r.uri}", 200)), r.uri) for r in resources
         ]
         uris = [r.uri for r in resources]
         if current in uris:
@@ -259,6 +288,8 @@ class ResourcesWidget(Fallback, W.VBox):
         self._sync_toggle()
 
     def select(self, uri: str) -> None:
+        """Choose ``uri`` (paging to it, or clearing a search that hides it)."""
+        self.resources_window.reveal(lambda r: r.uri == uri)
         self.resource_list.value = uri
 
     def _selected(self, change: Any) -> None:
@@ -297,9 +328,14 @@ class ResourcesWidget(Fallback, W.VBox):
         self._show_templates(change["new"])
 
     def _show_templates(self, templates: list[ResourceTemplate]) -> None:
+        self.templates_window.set_items(templates)
+
+    def _draw_templates(self, templates: list[ResourceTemplate]) -> None:
+        """The window's templates in the chooser (the rest: search, or page)."""
         current = self.template_list.value
         self.template_list.options = [
-            (short(f"{t.title or t.name} — {t.uri_template}", 200), t.uri_template) for t in templates
+            (printable(short(f"{t.title or t.name} — {t.uri_template}", 200)), t.uri_template)
+            for t in templates
         ]
         values = [t.uri_template for t in templates]
         if current in values:
@@ -316,24 +352,31 @@ class ResourcesWidget(Fallback, W.VBox):
         return next((t for t in self.session.model.resource_templates if t.uri_template == chosen), None)
 
     def select_template(self, uri_template: str) -> None:
+        """Choose ``uri_template`` (paging to it, or clearing a search that hides it)."""
+        self.templates_window.reveal(lambda t: t.uri_template == uri_template)
         self.template_list.value = uri_template
 
     def _template_selected(self, change: Any) -> None:
         for completer in self.completers.values():
             completer.close()
         self.completers, self.fields = {}, {}
+        for widget in self._field_widgets:  # the last template's: closed, not left behind
+            widget.close()
+        self._field_widgets = []
         template = self.template
         if template is None:
             self.template_fields.children = ()
             return
         rows = []
         for name in template_variables(template.uri_template):
-            field = W.Combobox(ensure_option=False, placeholder=name, layout=W.Layout(width="60%"))
+            field = W.Combobox(ensure_option=False, placeholder=printable(name), layout=W.Layout(width="60%"))
             field.add_class("mcpnb-template-field")
             field.observe(self._expand, names="value")
             label = _html(f"<code>{escape(name)}</code>", "mcpnb-label")
             label.layout = W.Layout(min_width="10em")
-            rows.append(W.HBox([label, field]))
+            row = W.HBox([label, field])
+            rows.append(row)
+            self._field_widgets += [row, label, field, row.layout, label.layout, field.layout, field.style]
             self.fields[name] = field
             self.completers[name] = Completer(
                 self.session, template, name, field, self.template_values, delay=self.completion_delay
@@ -418,7 +461,7 @@ class ResourcesWidget(Fallback, W.VBox):
         model = self.session.model
         templates = plural(len(model.resource_templates), "template")
         counts = f"{plural(len(model.resources), 'resource')}, {templates}"
-        shown = f"; showing {short(self.shown_uri, 120)}" if self.shown_uri else ""
+        shown = f"; showing {short(printable(self.shown_uri), 120)}" if self.shown_uri else ""
         return f"<MCP resources: {short(getattr(self.session, 'name', ''), 80)}, {counts}{shown}>"
 
     def close(self) -> None:
@@ -435,6 +478,18 @@ class ResourcesWidget(Fallback, W.VBox):
         for future in self._background:
             future.cancel()
         super().close()
+
+
+def _resource_text(resource: Any) -> str:
+    """What the resource search looks in: names, URI, MIME type and description."""
+    r = resource
+    return f"{r.name} {r.title or ''} {r.uri} {r.mime_type or ''} {r.description or ''}"
+
+
+def _template_text(template: ResourceTemplate) -> str:
+    """What the template search looks in: names, the URI template and description."""
+    t = template
+    return f"{t.name} {t.title or ''} {t.uri_template} {t.description or ''}"
 
 
 def resources_widget(session: Any, **options: Any) -> ResourcesWidget:

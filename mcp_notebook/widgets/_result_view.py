@@ -30,6 +30,7 @@ from ..display._pictures import result_table_html, text_html
 from ..display._shapes import result_shape
 from ..protocol._errors import McpError
 from ._lean import lean
+from ._shown import HTML
 
 __all__ = ["error_widget", "html_widget", "result_widget"]
 
@@ -45,10 +46,11 @@ _AUDIO_TYPES = {
 _MAX_TEXT = 50_000
 
 
-def html_widget(value: str, *classes: str, **kwargs: Any) -> W.HTML:
+def html_widget(value: str, *classes: str, **kwargs: Any) -> HTML:
     """An HTML widget with CSS classes; ``value`` must already be escaped (see :mod:`display._html`)."""
     # A shared layout and style unless the caller sets its own (widgets/_lean.py: saved state stays small)
-    widget = W.HTML(value=value, **kwargs) if "layout" in kwargs else lean(W.HTML, value=value, **kwargs)
+    # _shown.HTML: control and bidi characters in any value set are made visible (issue #35)
+    widget = HTML(value=value, **kwargs) if "layout" in kwargs else lean(HTML, value=value, **kwargs)
     for css in classes:
         widget.add_class(css)
     return widget

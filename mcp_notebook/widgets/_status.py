@@ -18,6 +18,7 @@ import ipywidgets as W
 from ..display._html import STATE_COLOURS, escape, short, state_badge
 from ..notebook._coalesce import Coalescer
 from ._fallback import Fallback, status_line
+from ._shown import HTML
 
 __all__ = ["StatusWidget", "state_class", "status_widget"]
 
@@ -36,9 +37,9 @@ class StatusWidget(Fallback, W.VBox):
 
     def __init__(self, session: Any) -> None:
         self.session = session
-        self.badge = W.HTML()
+        self.badge = HTML()
         self.badge.add_class("mcpnb-status-badge")
-        self.details = W.HTML()
+        self.details = HTML()
         self.details.add_class("mcpnb-status-details")
         super().__init__([self.badge, self.details], layout=W.Layout(width="100%"))
         self.add_class("mcpnb-status")
