@@ -254,7 +254,7 @@ class NotificationRouter:
         )
         failed = self._pending().pop(error.id, None) if error.id is not None else None
         if failed is not None:  # it answers one of our requests: fail that one now, not at its deadline
-            failed.deliver(McpError("protocol", f"the server's answer was malformed ({error.reason})"))
+            failed.deliver(McpError("protocol", f"refused the server's answer: {error.reason}"))
         if error.request_id is not None and tg is not None:
             # A request of the server's that we cannot read: say so, or it waits for an answer.
             tg.start_soon(
