@@ -11,7 +11,7 @@ from __future__ import annotations
 import collections
 import logging
 import math
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -219,7 +219,7 @@ class NotificationRouter:
     def on_bad_frame(
         self,
         error: FrameError | RequestFailed,
-        reply_error: Callable[[RequestId, int, str], Coroutine[Any, Any, None]],
+        refuse: Callable[[RequestId, int, str, anyio.abc.TaskGroup | None], None],
         tg: anyio.abc.TaskGroup | None,
     ) -> None:
         """A frame that could not be read: fail the request it answers, refuse the request it was."""
@@ -255,14 +255,9 @@ class NotificationRouter:
         failed = self._pending().pop(error.id, None) if error.id is not None else None
         if failed is not None:  # it answers one of our requests: fail that one now, not at its deadline
             failed.deliver(McpError("protocol", f"refused the server's answer: {error.reason}"))
-        if error.request_id is not None and tg is not None:
+        if error.request_id is not None:
             # A request of the server's that we cannot read: say so, or it waits for an answer.
-            tg.start_soon(
-                reply_error,
-                error.request_id,
-                INVALID_REQUEST,
-                f"invalid request: {error.reason}",
-            )
+            refuse(error.request_id, INVALID_REQUEST, f"invalid request: {error.reason}", tg)
 
 
 async def report_progress(callback: GuardedProgress, params: dict[str, Any]) -> None:
