@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from ..protocol._cut import LOG_NAME_CHARS, cut_log_data
 from ..protocol._errors import INVALID_REQUEST, McpError
 from ..protocol._jsonrpc import FrameError, Notification, RequestId, json_number, probable_response_id
 from ..protocol._printable import printable
@@ -205,8 +206,10 @@ class NotificationRouter:
             name, level = "info", logging.INFO
         if not server_log.isEnabledFor(level):
             return  # nobody would see it: spare the escaping
-        # One line per record, escapes shown: a server cannot forge log lines or drive a terminal.
-        source, data = printable(params.get("logger") or "server"), printable(params.get("data"))
+        # One line per record, escapes shown: a server cannot forge log lines or drive a terminal;
+        # and cut (LOG_DATA_BYTES, with a note), so 30 messages of 4 MB do not print 80 MB.
+        source = printable(str(params.get("logger") or "server")[:LOG_NAME_CHARS])
+        data = printable(cut_log_data(params.get("data")).value)
         self._server_logs.log(level, f"{name} message", "%s: %s", source, data)
 
     def _malformed(self, what: str) -> None:
