@@ -7,22 +7,27 @@ connection (``MAX_UNSENT_ANSWERS``, ``MAX_UNSENT_ANSWER_BYTES``); past the bound
 closed for good with ``McpError(kind="protocol")`` saying the server sent requests without reading
 our answers, counted in ``client.stats.unread_answer_closes``. A server that asks as fast but
 reads its answers is never closed. The servers are real stdio processes
-(``tests/servers/hostile_server.py``, ``tests/servers/script_server.py``).
+(``tests/servers/hostile_server.py``, ``tests/servers/script_server.py``) and a raw HTTP server on
+loopback that sends its pings in a call's answer stream and never answers the POSTs of ours.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+from typing import Any
 
+import anyio
 import pytest
 
 from mcp_notebook import Client
 from mcp_notebook.connection._server_requests import MAX_UNSENT_ANSWERS
+from mcp_notebook.transports._http import HttpTransport
 
 from .bomb_http import peak_rss_growth
 from .conftest import python_server
 from .raises import raises_mcp
+from .raw_http import RawRequest, Reply, raw_http_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_leaked_processes")]
 
@@ -58,3 +63,59 @@ async def test_a_server_that_asks_as_fast_but_reads_its_answers_is_never_closed(
         assert client.status == "ready"
         assert client.stats.unread_answer_closes == 0
         assert client.stats.server_requests == MAX_UNSENT_ANSWERS
+
+
+class PingsOverHttp:
+    """Legacy Streamable HTTP: ``tools/call`` answers with an SSE stream of ``count`` pings and no
+    answer; a POST of our answers (a message with no method) is never answered."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    async def __call__(self, request: RawRequest, reply: Reply) -> None:
+        if request.method != "POST":
+            await reply.send(405)
+            return
+        message = json.loads(request.body)
+        method, request_id = message.get("method"), message.get("id")
+        if method is None:
+            await anyio.sleep_forever()  # our answer: never read
+        if request_id is None:
+            await reply.send(202)
+            return
+        result: dict[str, Any] = {}
+        if method == "server/discover":
+            error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32600, "message": "no"}}
+            await reply.send(400, json.dumps(error).encode())
+            return
+        if method == "initialize":
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "pings", "version": "1"},
+            }
+        elif method == "tools/list":
+            result = {"tools": [{"name": "flood_requests", "inputSchema": {"type": "object"}}]}
+        elif method == "tools/call":
+            await reply.start(200, content_type="text/event-stream")
+            for start in range(0, self.count, 1000):
+                pings = (
+                    b'data: {"jsonrpc": "2.0", "id": "r%d", "method": "ping"}\n\n' % n
+                    for n in range(start, min(start + 1000, self.count))
+                )
+                await reply.write(b"".join(pings))
+            await anyio.sleep_forever()
+        body = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
+        await reply.send(200, body, headers={"Mcp-Session-Id": "pings-1"})
+
+
+@pytest.mark.parametrize("engine", ["aiohttp", "httpx"])
+async def test_an_http_server_that_never_reads_our_answers_is_closed_with_the_reason(engine: str) -> None:
+    async with raw_http_server(PingsOverHttp(2 * MAX_UNSENT_ANSWERS)) as url:
+        transport = HttpTransport(f"{url}/mcp", engine=engine, mode="streamable")  # type: ignore[arg-type]
+        async with Client(transport, timeout=20) as client:
+            unread = r"the server sent [\d,]+ requests without reading our answers"
+            with raises_mcp("protocol", match=unread):
+                await client.call_tool("flood_requests", {})
+            assert client.stats.unread_answer_closes == 1
+            assert client.status == "closed"
