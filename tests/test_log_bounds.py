@@ -167,3 +167,17 @@ def test_data_that_fits_is_kept_as_sent_and_other_data_as_its_cut_json() -> None
     assert cut.value.startswith('{"rows":["yyy')
     assert cut.cut == len(text_form(big).encode()) - 1000
     assert len(cut.value.encode()) == 1000 + len(" … cut: 99,310 bytes more".encode())
+
+
+def test_a_group_log_is_bounded_in_bytes_as_well_as_rows() -> None:
+    pytest.importorskip("traitlets")
+    from mcp_notebook.notebook._model import GroupModel
+
+    model = GroupModel(max_log=1000, max_log_bytes=100_000)
+    for index in range(50):
+        model.append_log([{"server": "a", "kind": "log", "time": index, "data": "x" * 10_000}])
+    assert data_bytes(model.log) <= 100_000
+    assert [row["time"] for row in model.log] == list(range(41, 50))  # the newest that fit
+    model.log = []  # set from outside: counted again from what it holds
+    model.append_log([{"server": "a", "kind": "notification", "time": 99, "params": {"uri": "x"}}])
+    assert [row["time"] for row in model.log] == [99]

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from traitlets import All, Bunch, Dict, Float, HasTraits, Int, List, Unicode
 
-from ..protocol._cut import LOG_NAME_CHARS, cut_log_data
+from ..protocol._cut import LOG_NAME_CHARS, cut_log_data, text_form
 from ._bounded import BoundedLog, BoundedLogTrait
 from ._coalesce import Coalescer
 from ._engine import on_engine_thread
@@ -279,14 +279,38 @@ class GroupModel(_Model):
         help="recent log messages and notifications of every server, newest last: {server, time, ...}"
     )
 
-    def __init__(self, *, max_log: int = 1000, **kwargs: Any) -> None:
+    def __init__(self, *, max_log: int = 1000, max_log_bytes: int = MAX_LOG_BYTES, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._max_log = max_log
+        self._max_log_bytes = max_log_bytes
+        self._sizes: deque[int] = deque()  # the bytes each row of ``log`` is counted for
+        self._bytes = 0
 
     def append_log(self, entries: list[dict[str, Any]]) -> None:
-        """Add the sessions' new entries (called on the UI thread, where the sessions publish)."""
-        if entries:
-            _announce(self, "log", [*self.log, *entries][-self._max_log :], entries)
+        """Add the sessions' new entries (called on the UI thread, where the sessions publish),
+        within ``max_log`` rows and ``max_log_bytes`` (their data is already cut by the sessions)."""
+        if not entries:
+            return
+        rows = [*self.log, *entries]
+        if len(self._sizes) != len(rows) - len(entries):  # ``log`` was set from outside: count it again
+            self._sizes = deque(_row_bytes(row) for row in rows[: -len(entries)])
+            self._bytes = sum(self._sizes)
+        for entry in entries:
+            size = _row_bytes(entry)
+            self._sizes.append(size)
+            self._bytes += size
+        first = 0
+        while len(rows) - first > 1 and (
+            len(rows) - first > self._max_log or self._bytes > self._max_log_bytes
+        ):
+            self._bytes -= self._sizes.popleft()
+            first += 1
+        _announce(self, "log", rows[first:], entries)
+
+
+def _row_bytes(row: dict[str, Any]) -> int:
+    """What a merged log row is counted for: its data's text form, and the row around it."""
+    return len(text_form(row.get("data", row.get("params")))) + _ROW_BYTES
 
 
 def _guarded(handler: _Handler) -> _Handler:
