@@ -156,6 +156,7 @@ class Connection:
             warnings=self._warnings,
             pauses=self._pauses,
             channel=lambda: self._channel,
+            give_up=self._give_up_channel,
         )
         self._notes = NotificationRouter(
             counters=self._counters,
@@ -676,7 +677,23 @@ class Connection:
         self._notes.route(message)
 
     def _on_bad_frame(self, error: FrameError | RequestFailed, attempt: _Attempt) -> None:
-        self._notes.on_bad_frame(error, self._serving.reply_error, attempt.task_group)
+        self._notes.on_bad_frame(error, self._serving.refuse, attempt.task_group)
+
+    def _give_up_channel(self, reason: McpError) -> None:
+        """The server misbehaves past a bound (it stopped reading our answers): close, for good.
+
+        Not reconnected: a restarted server would do the same, and a connection that became ready
+        each time would retry it forever.
+        """
+        attempt = self._attempt
+        if attempt is None:
+            return
+        self._end_attempt(attempt, reason, fatal=True)
+        if self._life.ever_ready and not self._closing:
+            # Closed from now on, not only once the server has been stopped (seconds, for one that
+            # does not read): a request meanwhile fails at once with this reason.
+            self._closed_reason = reason
+            self._move("give_up")
 
     def _on_response(self, message: Response | ErrorResponse) -> None:
         pending = self._pending.pop(message.id, None) if message.id is not None else None

@@ -11,12 +11,13 @@ from __future__ import annotations
 import collections
 import logging
 import math
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import anyio.abc
 
+from ..protocol._cut import LOG_NAME_CHARS, cut_log_data
 from ..protocol._errors import INVALID_REQUEST, McpError
 from ..protocol._jsonrpc import FrameError, Notification, RequestId, json_number, probable_response_id
 from ..protocol._printable import printable
@@ -211,11 +212,14 @@ class NotificationRouter:
             name, level = "info", logging.INFO
         if not server_log.isEnabledFor(level):
             return  # nobody would see it: spare the escaping
-        # One line per record, escapes shown: a server cannot forge log lines or drive a terminal.
-        source, data = params.get("logger") or "server", params.get("data")
-        if self._secrets:  # the server may echo a value it was given (see protocol/_secrets)
-            source, data = self._secrets.mask_value(source), self._secrets.mask_value(data)
-        source, data = printable(source), printable(data)
+        # One line per record, escapes shown: a server cannot forge log lines or drive a terminal;
+        # and cut (LOG_DATA_BYTES, with a note), so 30 messages of 4 MB do not print 80 MB. Masked
+        # before the cut, so a secret the server echoes (see protocol/_secrets) is never half shown.
+        source, data = str(params.get("logger") or "server"), params.get("data")
+        if self._secrets:
+            source, data = self._secrets.mask(source), self._secrets.mask_value(data)
+        source = printable(source[:LOG_NAME_CHARS])
+        data = printable(cut_log_data(data).value)
         self._server_logs.log(level, f"{name} message", "%s: %s", source, data)
 
     def _malformed(self, what: str) -> None:
@@ -228,7 +232,7 @@ class NotificationRouter:
     def on_bad_frame(
         self,
         error: FrameError | RequestFailed,
-        reply_error: Callable[[RequestId, int, str], Coroutine[Any, Any, None]],
+        refuse: Callable[[RequestId, int, str, anyio.abc.TaskGroup | None], None],
         tg: anyio.abc.TaskGroup | None,
     ) -> None:
         """A frame that could not be read: fail the request it answers, refuse the request it was."""
@@ -263,15 +267,10 @@ class NotificationRouter:
         )
         failed = self._pending().pop(error.id, None) if error.id is not None else None
         if failed is not None:  # it answers one of our requests: fail that one now, not at its deadline
-            failed.deliver(McpError("protocol", f"the server's answer was malformed ({error.reason})"))
-        if error.request_id is not None and tg is not None:
+            failed.deliver(McpError("protocol", f"refused the server's answer: {error.reason}"))
+        if error.request_id is not None:
             # A request of the server's that we cannot read: say so, or it waits for an answer.
-            tg.start_soon(
-                reply_error,
-                error.request_id,
-                INVALID_REQUEST,
-                f"invalid request: {error.reason}",
-            )
+            refuse(error.request_id, INVALID_REQUEST, f"invalid request: {error.reason}", tg)
 
 
 async def report_progress(callback: GuardedProgress, params: dict[str, Any]) -> None:

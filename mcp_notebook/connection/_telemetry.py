@@ -60,6 +60,9 @@ class ConnectionStats:
     #: (a request that sent no ``progressToken``, one that ended, or a token that was never ours):
     #: such progress never reaches a callback nor extends a deadline.
     dropped_progress: int = 0
+    #: Times the connection was closed because the server sent requests without reading our
+    #: answers (more than 1,000 answers, or 64 MiB of them, waiting to be written).
+    unread_answer_closes: int = 0
 
 
 @dataclass(slots=True)
@@ -75,6 +78,8 @@ class Counters:
     malformed_frames: int = 0
     oversized_frames: int = 0
     dropped_progress: int = 0
+    #: Connections closed because the server's requests outran its reading of our answers.
+    unread_answer_closes: int = 0
     #: Requests answered with a result: the common ending, a plain field to keep the hot path cheap.
     ok: int = 0
     #: Every other ending, by kind (rare, so a dict is fine).
@@ -124,6 +129,7 @@ class Telemetry:
             oversized_frames=c.oversized_frames,
             outcomes={"ok": c.ok, **c.failed},
             dropped_progress=c.dropped_progress,
+            unread_answer_closes=c.unread_answer_closes,
         )
 
     def ended(self, kind: str) -> None:

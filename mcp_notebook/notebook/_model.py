@@ -18,6 +18,11 @@ to the traits one by one: :meth:`SessionModel.append` adds them to a bounded deq
 ten times a second on the UI thread (``_coalesce.py``). One change may then carry several new
 entries, listed in ``change.added`` (as for ``history``); the observers of those traits (widgets,
 user code) run there, never on the engine thread that reads the connection.
+
+Both are bounded in bytes as well as rows: each entry keeps at most ``LOG_DATA_BYTES`` (16 KiB) of
+the server's ``data`` (or a notification's ``params``), cut with a note and the bytes left out in
+the row's ``cut``; and each log holds at most :data:`MAX_LOG_BYTES` of them in all, the oldest
+rows going first. 150 log messages of 16 MB were 2.3 GB in ``model.log``; now a few MB.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from traitlets import All, Bunch, Dict, Float, HasTraits, Int, List, Unicode
 
+from ..protocol._cut import LOG_NAME_CHARS, cut_log_data, text_form
 from ._bounded import BoundedLog, BoundedLogTrait
 from ._coalesce import Coalescer
 from ._engine import on_engine_thread
@@ -54,6 +60,15 @@ PUBLISH_INTERVAL = 0.1
 #: An observer taking longer than this (seconds) is logged, once.
 SLOW_OBSERVER = 0.2
 _STREAMS = ("log", "notifications")
+#: The most bytes of server data (log ``data``, notification ``params``, in their text form) that
+#: ``model.log`` and ``model.notifications`` each hold; past it the oldest rows go.
+MAX_LOG_BYTES = 4 * 1024 * 1024
+#: What a row costs beside its data (time, level, logger), counted against MAX_LOG_BYTES.
+_ROW_BYTES = 200
+#: Of a notification's params that had to be cut, the small members kept as they are (a watch
+#: still finds the ``uri`` of a ``resources/updated``): at most this many, each at most this long.
+_KEPT_MEMBERS = 16
+_KEPT_CHARS = 1024
 
 
 class _Model(HasTraits):
@@ -112,14 +127,24 @@ class SessionModel(_Model):
         "status_message, started, ended, elapsed, error, result}; kept live by the client's poller"
     )
 
-    def __init__(self, *, max_log: int = 500, max_history: int = 10_000, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *,
+        max_log: int = 500,
+        max_history: int = 10_000,
+        max_log_bytes: int = MAX_LOG_BYTES,
+        **kwargs: Any,
+    ) -> None:
         self._max_log = max_log
+        self._max_log_bytes = max_log_bytes
         self._max_history = max_history
         self._in_flight = _Gauge(lambda count: _Model.update(self, in_flight=count), lambda: self.in_flight)
         super().__init__(**kwargs)
         if "history" not in kwargs:
             self.set_trait("history", BoundedLog(maxlen=max_history))
-        self._streams: dict[str, deque[_Row]] = {name: deque(maxlen=max(1, max_log)) for name in _STREAMS}
+        self._streams: dict[str, deque[_Row]] = {name: deque() for name in _STREAMS}
+        self._sizes: dict[str, deque[int]] = {name: deque() for name in _STREAMS}  # each row's bytes
+        self._bytes = dict.fromkeys(_STREAMS, 0)  # the sum of each stream's sizes
         self._stream_lock = threading.Lock()
         self._unpublished = dict.fromkeys(_STREAMS, 0)  # entries appended since the last publish
         self._publisher = Coalescer(self._publish, PUBLISH_INTERVAL, what="the session model's log")
@@ -144,8 +169,16 @@ class SessionModel(_Model):
             self._append_history(entry)
             return
         if name in self._streams:
+            entry, size = _kept(name, entry)
             with self._stream_lock:
-                self._streams[name].append(entry)
+                items, sizes = self._streams[name], self._sizes[name]
+                items.append(entry)
+                sizes.append(size)
+                total = self._bytes[name] + size
+                while len(items) > 1 and (len(items) > self._max_log or total > self._max_log_bytes):
+                    items.popleft()
+                    total -= sizes.popleft()
+                self._bytes[name] = total
                 self._unpublished[name] += 1
             self._publisher.poke()
             return
@@ -169,6 +202,37 @@ class SessionModel(_Model):
         for name, new in fresh.items():
             if new != getattr(self, name):
                 _announce(self, name, new, new[-counts[name] :] if counts[name] else [])
+
+
+def _kept(name: str, entry: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """A log message or notification as the model keeps it (its server data cut to
+    ``LOG_DATA_BYTES``, with a note), and the bytes it is counted for."""
+    if name == "log":
+        cut = cut_log_data(entry.get("data"))
+        logger = entry.get("logger")
+        kept = {**entry, "data": cut.value}
+        if isinstance(logger, str) and len(logger) > LOG_NAME_CHARS:
+            kept["logger"] = logger[:LOG_NAME_CHARS] + "…"
+    else:
+        params = entry.get("params")
+        cut = cut_log_data(params)
+        kept = dict(entry)
+        if cut.cut:
+            small = (
+                [(k, v) for k, v in params.items() if _small(v)][:_KEPT_MEMBERS]
+                if isinstance(params, dict)
+                else []
+            )
+            kept["params"] = {**dict(small), "cut": cut.value}
+    if cut.cut:
+        kept["cut"] = cut.cut
+    return kept, cut.size + _ROW_BYTES
+
+
+def _small(value: Any) -> bool:
+    if isinstance(value, str):
+        return len(value) <= _KEPT_CHARS
+    return value is None or isinstance(value, bool | int | float)
 
 
 def _announce(model: _Model, name: str, new: list[_Row], added: list[_Row]) -> None:
@@ -215,14 +279,38 @@ class GroupModel(_Model):
         help="recent log messages and notifications of every server, newest last: {server, time, ...}"
     )
 
-    def __init__(self, *, max_log: int = 1000, **kwargs: Any) -> None:
+    def __init__(self, *, max_log: int = 1000, max_log_bytes: int = MAX_LOG_BYTES, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._max_log = max_log
+        self._max_log_bytes = max_log_bytes
+        self._sizes: deque[int] = deque()  # the bytes each row of ``log`` is counted for
+        self._bytes = 0
 
     def append_log(self, entries: list[dict[str, Any]]) -> None:
-        """Add the sessions' new entries (called on the UI thread, where the sessions publish)."""
-        if entries:
-            _announce(self, "log", [*self.log, *entries][-self._max_log :], entries)
+        """Add the sessions' new entries (called on the UI thread, where the sessions publish),
+        within ``max_log`` rows and ``max_log_bytes`` (their data is already cut by the sessions)."""
+        if not entries:
+            return
+        rows = [*self.log, *entries]
+        if len(self._sizes) != len(rows) - len(entries):  # ``log`` was set from outside: count it again
+            self._sizes = deque(_row_bytes(row) for row in rows[: -len(entries)])
+            self._bytes = sum(self._sizes)
+        for entry in entries:
+            size = _row_bytes(entry)
+            self._sizes.append(size)
+            self._bytes += size
+        first = 0
+        while len(rows) - first > 1 and (
+            len(rows) - first > self._max_log or self._bytes > self._max_log_bytes
+        ):
+            self._bytes -= self._sizes.popleft()
+            first += 1
+        _announce(self, "log", rows[first:], entries)
+
+
+def _row_bytes(row: dict[str, Any]) -> int:
+    """What a merged log row is counted for: its data's text form, and the row around it."""
+    return len(text_form(row.get("data", row.get("params")))) + _ROW_BYTES
 
 
 def _guarded(handler: _Handler) -> _Handler:

@@ -120,25 +120,120 @@ def _parse(frame: bytes | str, head: bytes) -> Any:
         # orjson insists on UTF-8 without lone surrogates and bounds nesting, like the path below.
         try:
             return _orjson.loads(frame)
-        except _orjson.JSONDecodeError:
-            raise FrameError("not UTF-8 JSON", head) from None
+        except _orjson.JSONDecodeError as exc:
+            raise _refusal(frame, head, str(exc.msg)) from None
     try:
         # Strict UTF-8 first: json.loads(bytes) would guess UTF-16/32 and let lone surrogates in.
         text = frame.decode("utf-8") if isinstance(frame, bytes) else frame
         # NaN and Infinity are not JSON; orjson refuses them, so must this path.
         obj = json.loads(text, parse_constant=_not_json)
-    except UnicodeDecodeError:
-        raise FrameError("not UTF-8", head) from None
-    except ValueError as exc:
-        raise FrameError(f"not JSON ({type(exc).__name__})", head) from None
-    except RecursionError:
-        raise FrameError("JSON nested too deeply", head) from None
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        raise _refusal(frame, head, "") from None
     # A "\ud800" escape decodes to a lone surrogate, which no UTF-8 encoder accepts: a string
     # echoed back to the server (an input_required round's requestState) would fail to send.
     # orjson refuses such frames; here they are looked for only when the text could hold one.
     if _SURROGATE_HINT.search(text) and _holds_lone_surrogate(obj):
-        raise FrameError("not UTF-8 JSON (a lone surrogate)", head)
+        raise _refusal(frame, head, "")
     return obj
+
+
+def _refusal(frame: bytes | str, head: bytes, parser_says: str) -> FrameError:
+    """Why a frame the strict reading refused was refused, and whose frame it was.
+
+    Why a second, lenient reading: a server's answer refused for one value deep inside (a NaN, a
+    lone surrogate, an integer no double holds, nesting past the limit) still names its request in
+    a readable id, and that request should fail now, saying what was refused, instead of waiting
+    for its deadline and reporting a timeout. The lenient reading takes every value the strict one
+    refuses, notes each refusal, and classifies the frame as usual; it runs only for a refused
+    frame, which costs one more parse of a frame already within ``max_message_bytes``.
+    """
+    noted = _Refusals()
+    text = noted.text_of(frame)
+    try:
+        obj = json.loads(
+            text, parse_constant=noted.constant, parse_float=noted.number, parse_int=noted.integer
+        )
+    except RecursionError:
+        return FrameError(_NESTED, head, id=_deep_answer_id(frame))
+    except ValueError as exc:
+        return FrameError(noted.reason() or f"not JSON ({type(exc).__name__})", head)
+    if _SURROGATE_HINT.search(text) and _holds_lone_surrogate(obj):
+        noted.found["a lone surrogate (not UTF-8)"] = None
+    reason = noted.reason()
+    if not reason:
+        nested = "depth" in parser_says or "recursion" in parser_says
+        reason = _NESTED if nested else f"not UTF-8 JSON ({parser_says})" if parser_says else "not UTF-8 JSON"
+    try:
+        message = classify(obj)
+    except FrameError as exc:
+        return FrameError(reason, head, id=exc.id, request_id=exc.request_id)
+    if isinstance(message, Response | ErrorResponse):
+        return FrameError(reason, head, id=message.id)
+    if isinstance(message, Request):
+        return FrameError(reason, head, request_id=message.id)
+    return FrameError(reason, head)
+
+
+class _Refusals:
+    """The lenient reading's hooks: they take what the strict reading refuses and note it."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, None] = {}  # what was refused, in document order, once each
+
+    def reason(self) -> str:
+        return " and ".join(self.found)
+
+    def text_of(self, frame: bytes | str) -> str:
+        if isinstance(frame, str):
+            return frame
+        try:
+            return frame.decode("utf-8")
+        except UnicodeDecodeError:
+            self.found["bytes that are not UTF-8"] = None
+            return frame.decode("utf-8", errors="replace")
+
+    def constant(self, name: str) -> None:
+        self.found[f"{name} (not JSON)"] = None
+
+    def number(self, text: str) -> float:
+        value = float(text)
+        if math.isinf(value):
+            self.found["a number too large for a double"] = None
+            return 0.0
+        return value
+
+    def integer(self, text: str) -> int:
+        digits = len(text) - text.startswith("-")
+        if digits <= _DOUBLE_DIGITS:
+            return int(text)
+        try:  # orjson reads a big integer as a double; past a double's range it is refused
+            value = int(text)  # past sys.get_int_max_str_digits() a ValueError
+            float(value)
+        except (ValueError, OverflowError):
+            self.found[f"an integer of {digits:,} digits"] = None
+            return 0
+        return value
+
+
+_NESTED = "JSON nested too deeply"
+#: Digits beyond which an integer may not fit a double (orjson reads big integers as doubles).
+_DOUBLE_DIGITS = 300
+
+
+def _deep_answer_id(frame: bytes | str) -> RequestId | None:
+    """The id of a response nested too deeply to parse, read from its top-level members.
+
+    Only a frame whose first nested value is the ``result`` or ``error`` member counts: a request
+    of the server's (a ``method`` and ``params``) must never fail one of ours that shares its id.
+    """
+    data = frame if isinstance(frame, bytes) else frame.encode(errors="replace")
+    opening = _TOP_LEVEL_PREFIX.match(data[:_ID_SCAN_BYTES])
+    if opening is None:
+        return None
+    keys = _MEMBER_KEY.findall(opening.group(0))
+    if not keys or keys[-1] not in (b'"result"', b'"error"') or b'"method"' in keys:
+        return None
+    return probable_response_id(data[:_ID_SCAN_BYTES], data[-_ID_SCAN_BYTES:])
 
 
 _SURROGATE_HINT = re.compile("\\\\u[dD][89a-fA-F]|[\ud800-\udfff]")
@@ -264,6 +359,12 @@ _TOP_LEVEL_ID = re.compile(
 
 # ... or at its very end: '"id": X }' closing the frame is a top-level member (one brace, then the end).
 _TRAILING_ID = re.compile(rb'[,{]\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$')
+
+
+# The members of a frame before its first nested value, up to that value's opening bracket.
+_TOP_LEVEL_PREFIX = re.compile(rb'^\s*\{(?:[^{}\[\]"]|"(?:[^"\\]|\\.)*")*?[{\[]')
+_MEMBER_KEY = re.compile(rb'("(?:[^"\\]|\\.)*")\s*:')
+_ID_SCAN_BYTES = 4096
 
 
 def probable_response_id(head: bytes, tail: bytes = b"") -> RequestId | None:

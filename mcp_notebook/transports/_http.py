@@ -616,6 +616,11 @@ class _StreamableChannel:
                     try:
                         message = decode(event.data)
                     except FrameError as exc:
+                        if request is not None and exc.id == request["id"]:
+                            # Its answer, refused for a value in it: the call fails now, saying why.
+                            self._push(exc)  # still logged and counted as a bad frame
+                            exc.id = None
+                            return McpError("protocol", f"refused the server's answer: {exc.reason}")
                         self._push(exc)
                         continue
                     if (

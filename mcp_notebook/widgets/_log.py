@@ -25,7 +25,6 @@ Clear) redraw everything at once.
 from __future__ import annotations
 
 import datetime
-import json
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -35,11 +34,14 @@ import ipywidgets as W
 
 from ..display._html import escape, short, state_badge
 from ..notebook._coalesce import Coalescer
+from ..protocol._cut import already_cut, cut_text, text_form
 from ._fallback import Fallback
 from ._shown import HTML, shown
 
 __all__ = ["LEVELS", "REDRAWS_PER_SECOND", "LogView", "LogWidget", "log_entry", "log_widget"]
 
+#: The most of one entry's data a row shows, in UTF-8 bytes (the model keeps up to 16 KiB of it).
+SHOWN_BYTES = 2000
 #: How often at most a log view redraws while its model changes.
 REDRAWS_PER_SECOND = 4.0
 
@@ -61,13 +63,13 @@ def _clock(timestamp: Any) -> str:
         return "?"
 
 
-def _text(value: Any, limit: int = 2000) -> str:
-    if isinstance(value, str):
-        return short(value, limit)
-    try:
-        return short(json.dumps(value, ensure_ascii=False, default=str), limit)
-    except (TypeError, ValueError):
-        return short(repr(value), limit)
+def _text(value: Any, cut: int = 0, limit: int = SHOWN_BYTES) -> str:
+    """A row's data as shown: its text form within ``limit`` bytes, ending with a note of the bytes
+    left out, those the model already cut (``cut``) included."""
+    text = text_form(value)
+    if cut and isinstance(value, str):
+        text, cut = already_cut(value)
+    return cut_text(text, limit, more=cut)[0]
 
 
 def _rank(level: Any) -> int:
@@ -82,11 +84,14 @@ def log_entry(entry: Any, *, notification: bool) -> dict[str, Any]:
     """
     entry = entry if isinstance(entry, dict) else {}
     if notification:
+        params = entry.get("params")
+        if entry.get("cut") and isinstance(params, dict) and isinstance(params.get("cut"), str):
+            params = params["cut"]  # params the model cut: their text, with its note
         row = {
             "time": entry.get("time"),
             "kind": "notification",
             "source": entry.get("method") or "",
-            "data": entry.get("params"),
+            "data": params,
         }
     else:
         row = {
@@ -393,11 +398,12 @@ class LogView(Fallback, W.VBox):
         if self.column is not None:
             value = escape(short(str(entry.get(self.column, "")), 200))
             extra = f'<td class="mcpnb-log-{escape(self.column)}"><b>{value}</b></td>'
+        data = escape(_text(entry["data"], entry.get("cut", 0)))
         return (
             f'<tr class="mcpnb-log-entry"><td>{_clock(entry["time"])}</td>{extra}'
             f"<td{style}>{escape(short(kind, 40))}</td>"
             f"<td><code>{escape(short(str(entry['source']), 200))}</code></td>"
-            f'<td><pre style="white-space:pre-wrap;margin:0">{escape(_text(entry["data"]))}</pre>'
+            f'<td><pre style="white-space:pre-wrap;margin:0">{data}</pre>'
             "</td></tr>"
         )
 
@@ -409,7 +415,7 @@ class LogView(Fallback, W.VBox):
         lines = [f"<MCP log: {where}{len(entries)} {'entry' if len(entries) == 1 else 'entries'}>"]
         for entry in entries[-3:]:
             column = f" {short(entry.get(self.column, ''), 40)}" if self.column is not None else ""
-            text = " ".join(_text(entry["data"], 200).split())
+            text = " ".join(_text(entry["data"], entry.get("cut", 0), limit=200).split())
             source = short(entry["source"], 60)
             lines.append(f"  {_clock(entry['time'])}{column} {entry['kind']} {source}: {text}")
         return "\n".join(lines)
