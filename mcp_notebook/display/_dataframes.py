@@ -84,8 +84,11 @@ converted to UTC). Nullable types (``["integer", "null"]`` or ``anyOf`` with ``{
 the same way, since all these dtypes hold missing values. Local ``$ref`` (``#/$defs/...``) are
 resolved; anything else (other documents, URLs) is never fetched and the column keeps pandas' own
 dtype, as does any column whose schema states no single type, or whose data does not fit the stated
-type (the schema is a hint for display, not a validator). Integers that pandas first read as floats
-(a column with nulls) are rebuilt from the original values, so ids above 2**53 stay exact.
+type (the schema is a hint for display, not a validator). Walking the schema for columns is bounded
+by ``MAX_SCHEMA_NODES`` (:mod:`mcp_notebook.protocol._schema_walk`): past it, deeper properties are
+not typed, and flattening a record past it keeps the rest of its objects as JSON text in their cells.
+Integers that pandas first read as floats (a column with nulls) are rebuilt from the original values,
+so ids above 2**53 stay exact.
 
 Strings from the server are kept as data, never interpreted. Escaping them is the renderer's job:
 ``DataFrame.to_html()`` and the notebook's HTML repr escape cell text by default (``escape=True``);
@@ -105,8 +108,8 @@ import functools
 import io
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
+from ..protocol._schema_walk import NodeBudget, local_target
 from ._html import base64_size
 from ._shapes import Shape, contents_shape, flat_record, result_shape
 
@@ -122,6 +125,8 @@ BLOCK_COLUMNS = ["type", "text", "mime_type", "uri", "name", "data_size"]
 
 _MAX_REF_HOPS = 64
 _MAX_SCHEMA_DEPTH = 16
+#: a nullable ``anyOf`` is a few branches; a long one is not looked through (it is read per column)
+_MAX_BRANCHES = 8
 # infer_dtype answers for which a column cannot hold a dict (no Python scan needed)
 _SCALAR_KINDS = frozenset(
     {"string", "bytes", "integer", "floating", "mixed-integer-float", "boolean", "empty", "decimal"}
@@ -354,16 +359,30 @@ def _schema_dtype(schema: Any, root: dict[str, Any]) -> str | None:
 
 
 def _schema_columns(
-    props: dict[str, Any], root: dict[str, Any], flatten: bool, prefix: tuple[str, ...] = (), depth: int = 0
+    props: dict[str, Any],
+    root: dict[str, Any],
+    flatten: bool,
+    prefix: tuple[str, ...] = (),
+    depth: int = 0,
+    budget: NodeBudget | None = None,
 ) -> list[tuple[str, tuple[str, ...], Any, bool]]:
-    """(column name, path, schema, is_leaf) for each property; nested ones too when flattening."""
+    """(column name, path, schema, is_leaf) for each property; nested ones too when flattening.
+
+    Every property is a node of one :class:`NodeBudget` (definitions that refer to each other
+    several times expand exponentially): past it, an object's properties are not typed further."""
+    if budget is None:
+        budget = NodeBudget()
+        if not budget.take(len(props)):
+            return []
     columns: list[tuple[str, tuple[str, ...], Any, bool]] = []
     for key, schema in props.items():
         path = (*prefix, key)
         nested = _properties(schema, root) if flatten and depth < _MAX_SCHEMA_DEPTH else {}
+        if nested and not budget.take(len(nested)):
+            nested = {}
         columns.append((".".join(path), path, schema, not nested))
         if nested:
-            columns.extend(_schema_columns(nested, root, flatten, path, depth + 1))
+            columns.extend(_schema_columns(nested, root, flatten, path, depth + 1, budget))
     return columns
 
 
@@ -391,7 +410,7 @@ def _non_null(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
     resolved = _resolve(schema, root)
     for _ in range(_MAX_REF_HOPS):
         branches = resolved.get("anyOf") or resolved.get("oneOf")
-        if not isinstance(branches, list):
+        if not isinstance(branches, list) or len(branches) > _MAX_BRANCHES:
             return resolved
         non_null = [b for b in (_resolve(b, root) for b in branches) if b.get("type") != "null"]
         if len(non_null) != 1:
@@ -407,9 +426,7 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
             return {}
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            if not ref.startswith("#"):
-                return {}  # another document or a URL: never fetched
-            schema = _pointer(root, ref[1:])
+            schema = local_target(root, ref)  # another document or a URL: never fetched
             continue
         all_of = schema.get("allOf")
         if (
@@ -422,24 +439,6 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
             continue
         return schema
     return {}
-
-
-def _pointer(root: Any, pointer: str) -> Any:
-    """A JSON Pointer (RFC 6901, as a URI fragment) into ``root``; ``None`` when it leads nowhere."""
-    if pointer == "":
-        return root
-    if not pointer.startswith("/"):
-        return None  # a named anchor ("#foo"): not supported
-    node = root
-    for token in unquote(pointer[1:]).split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict):
-            node = node.get(token)
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
 
 
 # --------------------------------------------------------------------------- missing values
