@@ -1,4 +1,4 @@
-"""Every walk of a server's schema is bounded (issue #35, item 3).
+"""Every walk of a server's schema is bounded, and frames keep integers exact (issue #35, items 3 and 8).
 
 ``tests/servers/walks_server.py`` is a real stdio server whose 1.7 KB schemas expand to 4**10
 nodes without a cycle (each definition refers to the next one four times). Before the bound, the
@@ -6,6 +6,10 @@ explorer's form built 393,000 widgets for it (92 s, 1 GB), ``to_dataframe()`` of
 typed a million schema columns, and the magics' type lookup never ended. Each test holds a hang
 guard (``pytest.mark.timeout``) so the old code fails by it rather than hanging the run; the
 assertions are on counts (widget models, cells), never on time.
+
+The same server sends integers past 2**53 and past int64: the frame, ``map_tool``'s column and the
+picture must all hold them exactly (pandas alone reads a column of integers with a gap as float64,
+and 9007199254740993 becomes 9007199254740992.0).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import pytest
 import mcp_notebook
 from mcp_notebook.protocol._schema_walk import MAX_SCHEMA_NODES, NOWHERE, NodeBudget, local_target
 from tests.conftest import python_server
-from tests.servers.walks_server import VALUE_LEVELS, fanned
+from tests.servers.walks_server import BEYOND_FLOAT, BEYOND_INT64, VALUE_LEVELS, fanned
 
 pd = pytest.importorskip("pandas")
 
@@ -166,3 +170,45 @@ def test_a_budget_refuses_all_or_nothing_and_remembers_it() -> None:
     assert budget.take(3)
     assert budget.remaining == 0
     assert not budget.take()
+
+
+# --- item 8: exact integers -------------------------------------------------------------------
+
+
+def test_integers_past_float_and_int64_stay_exact_in_the_frame_and_the_picture(session: Any) -> None:
+    result = session.call_tool("big_ints")
+    df = result.to_dataframe()
+    assert df["exact"].tolist() == [BEYOND_FLOAT, 2]
+    assert df["huge"].tolist() == [BEYOND_INT64, 3]
+    assert str(df["gappy"].dtype) == "Int64"  # integers with a gap: nullable, never float64
+    assert df.loc[0, "gappy"] == BEYOND_FLOAT
+    assert df.loc[1, "gappy"] is pd.NA
+    for column in df.columns:
+        assert str(df[column].dtype) not in ("float64", "Float64"), column
+    html = result._repr_mimebundle_()["text/html"]
+    assert str(BEYOND_FLOAT) in html
+    assert str(BEYOND_INT64) in html
+    assert str(BEYOND_FLOAT - 1) not in html
+
+
+def test_map_tool_keeps_integers_exact(session: Any) -> None:
+    rows = pd.DataFrame({"n": pd.Series([BEYOND_FLOAT, 1.5, BEYOND_INT64], dtype=object)})
+    frame = session.map_tool("echo", rows, progress=False)
+    assert frame["result"].tolist() == [BEYOND_FLOAT, 1.5, BEYOND_INT64]
+    gaps = pd.DataFrame({"n": pd.Series([BEYOND_FLOAT, None], dtype=object)})
+    frame = session.map_tool("echo", gaps, progress=False)
+    assert str(frame["result"].dtype) == "Int64"
+    assert frame.loc[0, "result"] == BEYOND_FLOAT
+    assert frame.loc[1, "result"] is pd.NA
+    mixed = pd.DataFrame({"n": pd.Series([BEYOND_FLOAT, 1.5], dtype=object)})
+    frame = session.map_tool("echo", mixed, progress=False)
+    assert frame["result"].tolist() == [BEYOND_FLOAT, 1.5]
+
+
+def test_a_csv_column_of_integers_with_a_gap_stays_exact(session: Any) -> None:
+    df = session.read_resource("walks://ids.csv").to_dataframe()
+    assert df.attrs["rule"] == "csv"
+    assert str(df["id"].dtype) == "Int64"
+    assert df.loc[0, "id"] == BEYOND_FLOAT
+    assert df.loc[1, "id"] is pd.NA
+    assert df["n"].tolist() == [1, 2, 3]

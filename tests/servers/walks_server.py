@@ -12,6 +12,8 @@ is bounded" and "frames keep values exact" tests need a real process that sends
               such definition, :data:`LEVELS` + 2 deep, ending in an integer (the magics' type lookup),
               answering ``{"result": x}``
     echo      ``{"result": n}`` for the argument ``n``, as it came (for ``map_tool``)
+
+and one resource, ``walks://ids.csv``: a CSV whose integer column has a gap (:data:`IDS_CSV`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ BIG_ROWS = [
     {"id": 1, "exact": BEYOND_FLOAT, "huge": BEYOND_INT64, "gappy": BEYOND_FLOAT},
     {"id": 2, "exact": 2, "huge": 3, "gappy": None},
 ]
+
+IDS_CSV = f"id,n\n{BEYOND_FLOAT},1\n,2\n3,3\n"
+RESOURCES = [{"uri": "walks://ids.csv", "name": "ids", "mimeType": "text/csv"}]
 
 TOOLS = [
     {"name": "fanout", "inputSchema": FANOUT_SCHEMA, "outputSchema": FANOUT_SCHEMA},
@@ -95,7 +100,7 @@ def handle(message: dict[str, Any]) -> None:
     if method == "initialize":
         result = {
             "protocolVersion": params.get("protocolVersion"),
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {}, "resources": {}},
             "serverInfo": {"name": "walks", "version": "1"},
         }
         write({"id": request_id, "result": result})
@@ -103,6 +108,11 @@ def handle(message: dict[str, Any]) -> None:
         write({"id": request_id, "result": {}})
     elif method == "tools/list":
         write({"id": request_id, "result": {"tools": TOOLS}})
+    elif method == "resources/list":
+        write({"id": request_id, "result": {"resources": RESOURCES}})
+    elif method == "resources/read":
+        contents = [{**RESOURCES[0], "text": IDS_CSV}]
+        write({"id": request_id, "result": {"contents": contents}})
     elif method == "tools/call":
         arguments = params.get("arguments")
         call_tool(request_id, params.get("name"), arguments if isinstance(arguments, dict) else {})
