@@ -15,6 +15,7 @@ and 9007199254740993 becomes 9007199254740992.0).
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
 
 import pytest
@@ -139,6 +140,31 @@ def test_a_long_default_list_is_one_json_editor_holding_all_of_it() -> None:
     assert _widget_models() - before <= MAX_FORM_WIDGETS
     assert form.value == {"rows": rows}
     assert form.errors() == []
+
+
+@pytest.mark.timeout(60)  # hang guard: a fetch of the listener's URL waits for an answer forever
+def test_the_explorer_form_never_fetches_a_reference_outside_the_schema() -> None:
+    pytest.importorskip("ipywidgets")
+    from mcp_notebook.widgets import explorer
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0)  # accept() below only looks: nothing may be waiting
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/schema.json"
+    try:
+        with mcp_notebook.connect(python_server("walks_server.py", url), show_progress=False) as s:
+            ex = explorer(s)
+            try:
+                ex.select("remote")
+                assert ex.form is not None
+                assert "refers outside itself" in ex.form.widget.children[1].value
+                ex.form.set_value({"x": 1, "n": "one"})
+                assert ex.validate() == ["n: not an integer"]  # judged here; the schema is not fetched
+            finally:
+                ex.close()
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody connected: the schema was never fetched
+    finally:
+        listener.close()
 
 
 @pytest.mark.parametrize(

@@ -258,16 +258,18 @@ def schema_errors(schema: dict[str, Any], value: Any) -> list[str]:
     """``value`` checked against ``schema`` by jsonschema (local ``$ref`` only), as messages.
 
     A schema that is itself broken or refers outside the document is not the user's fault: it
-    yields no messages, and the server decides.
+    yields no messages, and the server decides. The registry is empty and retrieves nothing:
+    jsonschema's default one fetches ``http(s)://`` and ``file://`` references with urllib.
     """
     import jsonschema
     import jsonschema.exceptions
     import jsonschema.validators
+    import referencing
 
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(schema)
-        validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
+        validator = cls(schema, format_checker=cls.FORMAT_CHECKER, registry=referencing.Registry())
         errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
     except Exception as exc:  # SchemaError, unresolvable $ref: the schema's problem
         logger.debug("could not check a form against its schema: %s", type(exc).__name__)

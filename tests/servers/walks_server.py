@@ -14,6 +14,8 @@ is bounded" and "frames keep values exact" tests need a real process that sends
     echo      ``{"result": n}`` for the argument ``n``, as it came (for ``map_tool``)
 
 and one resource, ``walks://ids.csv``: a CSV whose integer column has a gap (:data:`IDS_CSV`).
+Given a URL as its argument, it also offers ``remote``, whose ``inputSchema`` refers to that URL
+(a listener of the test's, which must never be reached).
 """
 
 from __future__ import annotations
@@ -62,6 +64,11 @@ TOOLS = [
     {"name": "big_ints", "inputSchema": {"type": "object"}},
     {"name": "echo", "inputSchema": {"type": "object", "properties": {"n": {}}}},
 ]
+
+
+if len(sys.argv) > 1:
+    remote = {"type": "object", "properties": {"x": {"$ref": sys.argv[1]}, "n": {"type": "integer"}}}
+    TOOLS.append({"name": "remote", "inputSchema": remote})
 
 
 def fanned(levels: int) -> Any:
