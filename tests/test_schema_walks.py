@@ -167,6 +167,25 @@ def test_the_explorer_form_never_fetches_a_reference_outside_the_schema() -> Non
         listener.close()
 
 
+@pytest.mark.timeout(120)  # hang guard
+def test_values_are_shown_exactly_even_where_the_first_build_was_cut() -> None:
+    pytest.importorskip("ipywidgets")
+    from mcp_notebook.widgets import SchemaForm
+
+    from .servers.walks_server import DEFINITIONS
+
+    # "big" spends the first build's budget, so the check of "rows"' default is cut short there;
+    # a later fill (its own budget) must still not put 7 into a text field as "7".
+    item = {"type": "object", "properties": {name: {"type": "string"} for name in "stuvw"}}
+    rows = {"type": "array", "items": item, "default": [{"s": "x"}]}
+    big = {"$ref": "#/$defs/d0"}
+    schema = {"type": "object", "properties": {"big": big, "rows": rows}, "$defs": DEFINITIONS}
+    form = SchemaForm(schema)
+    value = {"rows": [{"s": 7}]}
+    form.set_value(value)
+    assert form.value == value
+
+
 @pytest.mark.parametrize(
     ("ref", "found"),
     [

@@ -33,16 +33,21 @@ NOWHERE: Any = type("_Nowhere", (), {"__repr__": lambda self: "<nowhere>"})()
 class NodeBudget:
     """Nodes a walk may still visit. :meth:`take` spends them or refuses, all or nothing.
 
-    A refusal spends nothing (a small part after a large one may still fit) and is remembered in
-    :attr:`exceeded`, so the walk can say that something was cut.
+    A refusal spends nothing (a small part after a large one may still fit) and is counted in
+    :attr:`refused`, so the walk can say that something was cut.
     """
 
-    __slots__ = ("exceeded", "limit", "used")
+    __slots__ = ("limit", "refused", "used")
 
     def __init__(self, limit: int = MAX_SCHEMA_NODES) -> None:
         self.limit = limit
         self.used = 0
-        self.exceeded = False
+        self.refused = 0
+
+    @property
+    def exceeded(self) -> bool:
+        """Whether some part of the walk was refused (and so cut)."""
+        return self.refused > 0
 
     @property
     def remaining(self) -> int:
@@ -51,7 +56,7 @@ class NodeBudget:
     def take(self, count: int = 1) -> bool:
         """Spend ``count`` nodes; ``False`` (spending none) when fewer than that are left."""
         if count > self.limit - self.used:
-            self.exceeded = True
+            self.refused += 1
             return False
         self.used += count
         return True

@@ -392,6 +392,7 @@ class _ArrayField(Field):
         self.keep_empty = keep_empty
         self.rows: list[tuple[Field, W.Widget]] = []
         self._probe: Field | None = None
+        self._probe_cut = False
         self.box = W.VBox()
         self.add_button = W.Button(
             description="add", icon="plus", tooltip="add an item", layout=W.Layout(width="7em")
@@ -458,8 +459,11 @@ class _ArrayField(Field):
         if self._json is not None:
             return True
         if self._probe is None:  # one spare item field, built once, answers for every item
+            refused = self.ctx.budget.refused
             self._probe = _build(self.items, self.ctx, "", self.seen, self.depth + 1, keep_empty=True)
-        return all(self._probe.fits(v) for v in value)
+            self._probe_cut = self.ctx.budget.refused > refused
+        # A probe cut by the node budget cannot answer for a full item: the value is shown as JSON.
+        return not self._probe_cut and all(self._probe.fits(v) for v in value)
 
 
 def _or_none(value: Any) -> Any:
