@@ -84,8 +84,17 @@ converted to UTC). Nullable types (``["integer", "null"]`` or ``anyOf`` with ``{
 the same way, since all these dtypes hold missing values. Local ``$ref`` (``#/$defs/...``) are
 resolved; anything else (other documents, URLs) is never fetched and the column keeps pandas' own
 dtype, as does any column whose schema states no single type, or whose data does not fit the stated
-type (the schema is a hint for display, not a validator). Integers that pandas first read as floats
-(a column with nulls) are rebuilt from the original values, so ids above 2**53 stay exact.
+type (the schema is a hint for display, not a validator). Walking the schema for columns is bounded
+by ``MAX_SCHEMA_NODES`` (:mod:`mcp_notebook.protocol._schema_walk`): past it, deeper properties are
+not typed, and flattening a record past it keeps the rest of its objects as JSON text in their cells.
+
+Integers stay exact, with or without a schema (issue #35): pandas alone reads a column of integers
+with a gap as float64, rounding every integer past 2**53 (9007199254740993 -> 9007199254740992.0)
+while the table drawn for the same result shows the exact value. Such a column is ``Int64``, or,
+past int64, an object column of Python ints; integers mixed with floats stay float64 only when none
+of them rounds (else the values are kept as they are, in an object column), and a ``number`` schema
+never turns integers a float cannot hold into ``Float64``. ``map_tool``'s ``result`` column follows
+the same rule (:func:`exact_values`).
 
 Strings from the server are kept as data, never interpreted. Escaping them is the renderer's job:
 ``DataFrame.to_html()`` and the notebook's HTML repr escape cell text by default (``escape=True``);
@@ -105,8 +114,8 @@ import functools
 import io
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
+from ..protocol._schema_walk import NodeBudget, local_target
 from ._html import base64_size
 from ._shapes import Shape, contents_shape, flat_record, result_shape
 
@@ -122,6 +131,8 @@ BLOCK_COLUMNS = ["type", "text", "mime_type", "uri", "name", "data_size"]
 
 _MAX_REF_HOPS = 64
 _MAX_SCHEMA_DEPTH = 16
+#: a nullable ``anyOf`` is a few branches; a long one is not looked through (it is read per column)
+_MAX_BRANCHES = 8
 # infer_dtype answers for which a column cannot hold a dict (no Python scan needed)
 _SCALAR_KINDS = frozenset(
     {"string", "bytes", "integer", "floating", "mixed-integer-float", "boolean", "empty", "decimal"}
@@ -208,6 +219,7 @@ def _records_frame(
     if flatten and _has_dicts(df):
         records = [flat_record(record) for record in records]
         df = pd.DataFrame(records)
+    _exact_integers(df, lambda _, name: [r.get(name) if isinstance(r, dict) else None for r in records])
     _apply_schema(df, columns, root, lambda path: [_dig(record, path, flatten) for record in records])
     return df
 
@@ -224,6 +236,7 @@ def _columns_frame(
         props = {key: schema for key, schema in column_schemas.items() if schema}
         return _records_frame(records, props, root, flatten)
     columns = _schema_columns({k: v for k, v in column_schemas.items() if v}, root, False)
+    _exact_integers(df, lambda _, name: data[name])
     _apply_schema(df, columns, root, lambda path: list(data[path[0]]))
     return df
 
@@ -236,7 +249,9 @@ def _rows_frame(rows: list[list[Any]], header: tuple[Any, ...]) -> pd.DataFrame:
     padded = [row if len(row) == width else [*row, *([None] * (width - len(row)))] for row in rows]
     if not padded:
         return pd.DataFrame({name: pd.Series([], dtype=object) for name in header}, columns=list(header))
-    return pd.DataFrame(padded, columns=list(header))
+    df = pd.DataFrame(padded, columns=list(header))
+    _exact_integers(df, lambda position, _: [row[position] for row in padded])
+    return df
 
 
 def _values_frame(values: list[Any], schema: dict[str, Any] | None, root: dict[str, Any]) -> pd.DataFrame:
@@ -245,6 +260,7 @@ def _values_frame(values: list[Any], schema: dict[str, Any] | None, root: dict[s
     df = pd.DataFrame({"value": pd.Series(values, dtype=object)}) if values else pd.DataFrame({"value": []})
     if values and not any(isinstance(v, (dict, list)) for v in values):
         df = df.infer_objects()
+        _exact_integers(df, lambda _, __: values)
     if schema:
         _apply_schema(df, [("value", ("value",), schema, True)], root, lambda path: list(values))
     return df
@@ -282,6 +298,66 @@ def _dig(record: Any, path: tuple[str, ...], flattened: bool) -> Any:
     return record
 
 
+# --------------------------------------------------------------------------- exact integers
+
+#: every integer up to this magnitude is exactly a float64 (2**53); past it, floats round
+_FLOAT_EXACT = 2**53
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _exact_integers(df: pd.DataFrame, values_of: Callable[[int, Any], Sequence[Any]]) -> None:
+    """Give back the JSON integers pandas read into float64, exactly (issue #35).
+
+    pandas reads a column of integers with a gap (``[9007199254740993, None]``), or integers mixed
+    with floats, as float64, which rounds every integer past 2**53: the frame would silently
+    disagree with the table drawn for the same result. ``values_of(position, name)`` gives the
+    column's values as parsed. A column of integers (and gaps) becomes ``Int64``, or, past int64,
+    an object column of Python ints; integers and floats together stay float64 only when no integer
+    rounds, else the values are kept as they are (object). Other columns are left alone.
+    """
+    import pandas as pd
+
+    if not df.columns.is_unique:
+        return
+    for position, name in enumerate(df.columns):
+        column = df[name]
+        if str(column.dtype) != "float64":
+            continue
+        if not column.hasnans and not (column.abs() >= _FLOAT_EXACT).any():
+            continue  # no gap and nothing past 2**53: the floats hold the values exactly
+        exact = exact_values(values_of(position, name))
+        if exact is not None:
+            df[name] = pd.Series(exact, index=df.index)
+
+
+def exact_values(values: Sequence[Any]) -> Any:
+    """``values`` (JSON scalars, ``None`` for missing) as a pandas array that keeps every integer
+    exact, or ``None`` when float64 already does (no integers, or none that rounds and no gaps to
+    make nullable). Used wherever a frame column is built from server values (frames, map_tool)."""
+    import pandas as pd
+
+    integers = floats = False
+    widest = 0
+    for value in values:
+        if value is None or value is pd.NA:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None  # not a numeric column: pandas' own reading stands
+        if isinstance(value, int):
+            integers = True
+            widest = max(widest, abs(value))
+        else:
+            floats = True
+    if not integers:
+        return None
+    if not floats:
+        if _INT64[0] <= -widest and widest <= _INT64[1]:
+            return pd.array([None if v is pd.NA else v for v in values], dtype="Int64")
+    elif widest <= _FLOAT_EXACT:
+        return None
+    return pd.array([pd.NA if v is None else v for v in values], dtype=object)
+
+
 # --------------------------------------------------------------------------- schema -> dtypes
 
 
@@ -315,6 +391,8 @@ def _convert(series: pd.Series, dtype: str, original: Callable[[], list[Any]]) -
     if dtype in ("Int64", "Float64"):
         if is_bool_dtype(series.dtype) or kind not in _NUMBER_KINDS:
             return None
+        if dtype == "Float64" and not is_float_dtype(series.dtype) and series.abs().max() > _FLOAT_EXACT:
+            return None  # integers a float cannot hold: "number" is a hint, not a reason to round them
         if dtype == "Int64" and is_float_dtype(series.dtype) and series.abs().max() >= 2**53:
             # pandas read integers with nulls as float64: rebuild from the JSON values to stay exact
             return pd.Series(pd.array(original(), dtype="Int64"), index=series.index)
@@ -354,16 +432,30 @@ def _schema_dtype(schema: Any, root: dict[str, Any]) -> str | None:
 
 
 def _schema_columns(
-    props: dict[str, Any], root: dict[str, Any], flatten: bool, prefix: tuple[str, ...] = (), depth: int = 0
+    props: dict[str, Any],
+    root: dict[str, Any],
+    flatten: bool,
+    prefix: tuple[str, ...] = (),
+    depth: int = 0,
+    budget: NodeBudget | None = None,
 ) -> list[tuple[str, tuple[str, ...], Any, bool]]:
-    """(column name, path, schema, is_leaf) for each property; nested ones too when flattening."""
+    """(column name, path, schema, is_leaf) for each property; nested ones too when flattening.
+
+    Every property is a node of one :class:`NodeBudget` (definitions that refer to each other
+    several times expand exponentially): past it, an object's properties are not typed further."""
+    if budget is None:
+        budget = NodeBudget()
+        if not budget.take(len(props)):
+            return []
     columns: list[tuple[str, tuple[str, ...], Any, bool]] = []
     for key, schema in props.items():
         path = (*prefix, key)
         nested = _properties(schema, root) if flatten and depth < _MAX_SCHEMA_DEPTH else {}
+        if nested and not budget.take(len(nested)):
+            nested = {}
         columns.append((".".join(path), path, schema, not nested))
         if nested:
-            columns.extend(_schema_columns(nested, root, flatten, path, depth + 1))
+            columns.extend(_schema_columns(nested, root, flatten, path, depth + 1, budget))
     return columns
 
 
@@ -391,7 +483,7 @@ def _non_null(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
     resolved = _resolve(schema, root)
     for _ in range(_MAX_REF_HOPS):
         branches = resolved.get("anyOf") or resolved.get("oneOf")
-        if not isinstance(branches, list):
+        if not isinstance(branches, list) or len(branches) > _MAX_BRANCHES:
             return resolved
         non_null = [b for b in (_resolve(b, root) for b in branches) if b.get("type") != "null"]
         if len(non_null) != 1:
@@ -407,9 +499,7 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
             return {}
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            if not ref.startswith("#"):
-                return {}  # another document or a URL: never fetched
-            schema = _pointer(root, ref[1:])
+            schema = local_target(root, ref)  # another document or a URL: never fetched
             continue
         all_of = schema.get("allOf")
         if (
@@ -422,24 +512,6 @@ def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
             continue
         return schema
     return {}
-
-
-def _pointer(root: Any, pointer: str) -> Any:
-    """A JSON Pointer (RFC 6901, as a URI fragment) into ``root``; ``None`` when it leads nowhere."""
-    if pointer == "":
-        return root
-    if not pointer.startswith("/"):
-        return None  # a named anchor ("#foo"): not supported
-    node = root
-    for token in unquote(pointer[1:]).split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict):
-            node = node.get(token)
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
 
 
 # --------------------------------------------------------------------------- missing values
@@ -495,6 +567,8 @@ def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: boo
         except (ValueError, pd.errors.ParserError):
             df = None  # _shapes rules out rows longer than the header; pandas refusing anyway: contents
         if df is not None:
+            text, separator = shape.value, shape.separator
+            _exact_integers(df, lambda position, _: _csv_numbers(text, separator, position))
             df.attrs["rule"] = "csv"
             return _missing_as_na(df)
     elif shape.kind != "contents":
@@ -516,6 +590,25 @@ def resource_to_dataframe(contents: Sequence[Mapping[str, Any]], *, flatten: boo
     df = df.astype({c: "string" for c in CONTENTS_COLUMNS[:-1]} | {"data_size": "Int64"})
     df.attrs["rule"] = "contents"
     return df
+
+
+def _csv_numbers(text: str, separator: str | None, position: int) -> list[Any]:
+    """One numeric CSV column read again as its text, each cell as the JSON number it spells
+    (an integer exactly), missing cells ``None``: for :func:`_exact_integers`."""
+    import pandas as pd
+
+    cells = pd.read_csv(io.StringIO(text), sep=separator, usecols=[position], dtype=str).iloc[:, 0]
+    return [_csv_number(cell) if isinstance(cell, str) else None for cell in cells]
+
+
+def _csv_number(cell: str) -> Any:
+    try:
+        return int(cell)
+    except ValueError:
+        try:
+            return float(cell)
+        except ValueError:
+            return cell  # not a number after all: the column is left as pandas read it
 
 
 # --------------------------------------------------------------------------- content blocks (rule 6)

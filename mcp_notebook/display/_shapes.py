@@ -45,6 +45,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..protocol._schema_walk import NodeBudget
+
 __all__ = [
     "Preview",
     "Shape",
@@ -61,7 +63,7 @@ __all__ = [
 Kind = Literal["records", "columns", "rows", "values", "object", "csv", "blocks", "contents"]
 
 _NOTHING: Any = object()
-#: objects nested deeper than this stay whole in one cell
+#: objects nested deeper than this stay whole in one cell, as JSON text
 MAX_FLATTEN_DEPTH = 64
 _CSV_TYPES = {"text/csv": ",", "application/csv": ",", "text/tab-separated-values": "\t"}
 _CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
@@ -353,19 +355,38 @@ def contents_shape(contents: Sequence[Mapping[str, Any]]) -> Shape:
 
 
 def flat_record(
-    record: Mapping[str, Any], prefix: str = "", out: dict[str, Any] | None = None, depth: int = 0
+    record: Mapping[str, Any],
+    prefix: str = "",
+    out: dict[str, Any] | None = None,
+    depth: int = 0,
+    budget: NodeBudget | None = None,
 ) -> dict[str, Any]:
-    """``{"a": {"b": 1}, "c": 2}`` -> ``{"a.b": 1, "c": 2}``, in key order; empty objects kept, and
-    objects nested deeper than :data:`MAX_FLATTEN_DEPTH` kept as dicts."""
+    """``{"a": {"b": 1}, "c": 2}`` -> ``{"a.b": 1, "c": 2}``, in key order; empty objects kept.
+
+    Each record opens at most ``MAX_SCHEMA_NODES`` (2,000) nested keys (one :class:`NodeBudget`), and
+    no object deeper than :data:`MAX_FLATTEN_DEPTH`: an object not opened stays whole in its cell,
+    as JSON text, so one record never becomes more columns than that, however it nests."""
     if out is None:
         out = {}
+    if budget is None:
+        budget = NodeBudget()
     for key, value in record.items():
         name = f"{prefix}{key}"
-        if isinstance(value, dict) and value and depth < MAX_FLATTEN_DEPTH:
-            flat_record(value, name + ".", out, depth + 1)
-        else:
+        if not isinstance(value, dict) or not value:
             out[name] = value
+        elif depth < MAX_FLATTEN_DEPTH and budget.take(len(value)):
+            flat_record(value, name + ".", out, depth + 1, budget)
+        else:
+            out[name] = _json_text(value)
     return out
+
+
+def _json_text(value: dict[str, Any]) -> Any:
+    """An object kept whole in one cell, as compact JSON text (the dict itself if it cannot be)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return value
 
 
 @dataclass(frozen=True, slots=True)

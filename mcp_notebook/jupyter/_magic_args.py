@@ -39,6 +39,7 @@ from typing import Any
 from ..client._arguments import suggest, unknown_arguments
 from ..notebook._targets import TargetError, split_line
 from ..protocol._printable import printable
+from ..protocol._schema_walk import NodeBudget, local_target
 
 __all__ = [
     "MagicArgError",
@@ -301,29 +302,31 @@ def _required(missing: Sequence[str]) -> str:
 # --------------------------------------------------------------------------- coercion by schema
 
 
-def _resolve(schema: Any, root: Mapping[str, Any]) -> dict[str, Any]:
-    """``schema`` with local ``$ref`` (``#/...``) followed; anything unresolvable gives ``{}``."""
+def _resolve(schema: Any, root: Mapping[str, Any], budget: NodeBudget | None = None) -> dict[str, Any]:
+    """``schema`` with local ``$ref`` (``#/...``) followed, each a node of ``budget``; anything
+    unresolvable (or past the budget) gives ``{}``."""
     for _ in range(_MAX_REF_HOPS):
         if not isinstance(schema, dict):
             return {}
         ref = schema.get("$ref")
         if not isinstance(ref, str):
             return schema
-        if not ref.startswith("#"):
+        if budget is not None and not budget.take():
             return {}
-        target: Any = root
-        for part in ref[1:].split("/"):
-            if not part:
-                continue
-            part = part.replace("~1", "/").replace("~0", "~")
-            target = target.get(part) if isinstance(target, dict) else None
-        schema = target
+        schema = local_target(root, ref)  # another document or a URL: never fetched
     return {}
 
 
-def schema_types(schema: Any, root: Mapping[str, Any], depth: int = 0) -> list[str]:
-    """The JSON types a (sub)schema allows, in the order found (see the module docstring)."""
-    schema = _resolve(schema, root)
+def schema_types(
+    schema: Any, root: Mapping[str, Any], depth: int = 0, budget: NodeBudget | None = None
+) -> list[str]:
+    """The JSON types a (sub)schema allows, in the order found (see the module docstring).
+
+    Branches (``anyOf``/``oneOf``/``allOf``) and references are nodes of one :class:`NodeBudget`:
+    definitions whose branches refer to the next ones several times would otherwise be expanded
+    exponentially."""
+    budget = budget if budget is not None else NodeBudget()
+    schema = _resolve(schema, root, budget)
     if depth > _MAX_DEPTH:
         return []
     found: list[str] = []
@@ -334,9 +337,9 @@ def schema_types(schema: Any, root: Mapping[str, Any], depth: int = 0) -> list[s
         found.extend(t for t in declared if isinstance(t, str))
     for key in ("anyOf", "oneOf", "allOf"):
         branches = schema.get(key)
-        if isinstance(branches, list):
+        if isinstance(branches, list) and budget.take(len(branches)):
             for branch in branches:
-                found.extend(schema_types(branch, root, depth + 1))
+                found.extend(schema_types(branch, root, depth + 1, budget))
     if not found:
         values = schema.get("enum") if isinstance(schema.get("enum"), list) else None
         if values is None and "const" in schema:
@@ -362,14 +365,20 @@ def _json_type(value: Any) -> str:
     return "string"
 
 
-def _items_schema(schema: Any, root: Mapping[str, Any], depth: int = 0) -> Any:
-    schema = _resolve(schema, root)
+def _items_schema(
+    schema: Any, root: Mapping[str, Any], depth: int = 0, budget: NodeBudget | None = None
+) -> Any:
+    budget = budget if budget is not None else NodeBudget()
+    schema = _resolve(schema, root, budget)
     if isinstance(schema.get("items"), dict):
         return schema["items"]
     if depth < _MAX_DEPTH:
         for key in ("anyOf", "oneOf", "allOf"):
-            for branch in schema.get(key) or ():
-                items = _items_schema(branch, root, depth + 1)
+            branches = schema.get(key)
+            if not isinstance(branches, list) or not budget.take(len(branches)):
+                continue
+            for branch in branches:
+                items = _items_schema(branch, root, depth + 1, budget)
                 if items:
                     return items
     return {}

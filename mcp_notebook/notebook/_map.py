@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..dask._rows import Outcome, arguments_maker, call_rows, outcome_of
+from ..display._dataframes import exact_values
 from ..protocol._errors import McpError
 from ._progress import ProgressBar
 
@@ -85,10 +86,13 @@ def map_tool(
     finally:
         if bar is not None:
             bar.close()
-    # Nullable dtypes and pd.NA for what is missing, as in every frame (issue #29).
+    # Nullable dtypes and pd.NA for what is missing, as in every frame (issue #29); integers stay
+    # exact, never a float64 that rounds past 2**53, by the frames' own rule (issue #35).
+    results = [o[0] for o in outcomes]
+    exact = exact_values(results)
     return pd.DataFrame(
         {
-            "result": [pd.NA if o[0] is None else o[0] for o in outcomes],
+            "result": exact if exact is not None else [pd.NA if r is None else r for r in results],
             "is_error": pd.array([o[1] for o in outcomes], dtype="boolean"),
             "error": pd.array([o[2] for o in outcomes], dtype="string"),
         },

@@ -26,6 +26,9 @@ enforced in a schema that also uses ``patternProperties`` (jsonschema evaluates 
 deep inside). ``format: "regex"`` (asserted only where formats are, the form) is judged by
 compiling, never by matching: valid if RE2 or ``re`` can compile it (compiling is linear).
 
+Walks of a schema's expansion (forms, frames, the magics' types) are bounded and resolve references
+by the same rule in :mod:`._schema_walk`.
+
 jsonschema and referencing are imported on first use: ``import mcp_notebook`` stays cheap.
 """
 

@@ -115,8 +115,16 @@ def decode(frame: bytes | str) -> Message:
         raise
 
 
+#: a run of 19 digits: an integer literal that may not fit 64 bits (or just digits in a string)
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+_LONG_DIGITS_TEXT = re.compile("[0-9]{19}")
+
+
 def _parse(frame: bytes | str, head: bytes) -> Any:
-    if _orjson is not None:
+    # orjson reads an integer past 64 bits as a float (2**70 -> 1.1805916207174113e+21): a frame
+    # that may hold one goes through the standard library, which keeps every integer exact.
+    pattern: Any = _LONG_DIGITS if isinstance(frame, bytes) else _LONG_DIGITS_TEXT
+    if _orjson is not None and not pattern.search(frame):
         # orjson insists on UTF-8 without lone surrogates and bounds nesting, like the path below.
         try:
             return _orjson.loads(frame)

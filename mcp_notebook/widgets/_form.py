@@ -7,7 +7,9 @@ booleans, enums of any type (``enum``, ``const`` and ``oneOf`` of ``const`` with
 values (a "null" toggle), arrays (a row editor; a multi-select for arrays of choices), nested
 objects (a bordered sub-form) and local ``$ref``. What a form cannot express (``oneOf`` of objects,
 ``patternProperties``, ``$ref`` cycles, several types) becomes a JSON text field, and a "JSON"
-switch turns the whole form into one JSON editor for users who prefer it.
+switch turns the whole form into one JSON editor for users who prefer it. So does whatever lies
+past the node budget of one build or fill of the form (``MAX_SCHEMA_NODES``: definitions that
+refer to each other several times expand exponentially), with a note above the form saying so.
 
 The final judgement is jsonschema's (:meth:`SchemaForm.errors`), by the client's own rule
 (:mod:`mcp_notebook.protocol._json_schema`: references only inside the schema, never fetched, and
@@ -23,6 +25,7 @@ controls (``Label``, options, placeholders, tooltips) or :func:`mcp_notebook.dis
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable
@@ -30,8 +33,9 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..display._html import short
+from ..display._html import escape, short
 from ..protocol._json_schema import UnresolvableRef, schema_validator, validation_errors
+from ..protocol._schema_walk import MAX_SCHEMA_NODES
 from ._form_fields import (
     Context,
     Field,
@@ -53,6 +57,17 @@ logger = logging.getLogger("mcp_notebook.widgets")
 OnChange = Callable[[dict[str, Any]], Any]
 
 
+def _one_operation(method: Callable[..., None]) -> Callable[..., None]:
+    """Run a form method as one operation of its node budget (see ``Context.operation``)."""
+
+    @functools.wraps(method)
+    def run(self: SchemaForm, *args: Any, **kwargs: Any) -> None:
+        with self._ctx.operation():
+            method(self, *args, **kwargs)
+
+    return run
+
+
 # --- the form -----------------------------------------------------------------------------------
 
 
@@ -72,15 +87,18 @@ class SchemaForm:
         self._ctx = Context(self.schema, self._changed)
         self._quiet += 1
         try:
-            root, _ = self._ctx.resolve(self.schema, ())
-            expressible = (
-                root is not None and expressible_object(root) and schema_kind(root) in ("object", None)
-            )
-            self._root: Field | None = (
-                ObjectField(root, self._ctx, (), 0, keep_empty=True)
-                if expressible and root is not None
-                else None
-            )
+            with self._ctx.operation():  # the whole build, defaults included, within one node budget
+                root, _ = self._ctx.resolve(self.schema, ())
+                expressible = (
+                    root is not None and expressible_object(root) and schema_kind(root) in ("object", None)
+                )
+                properties = root.get("properties") if root is not None else None
+                affordable = self._ctx.budget.take(len(properties) if isinstance(properties, dict) else 0)
+                self._root: Field | None = (
+                    ObjectField(root, self._ctx, (), 0, keep_empty=True)
+                    if expressible and affordable and root is not None
+                    else None
+                )
         finally:
             self._quiet -= 1
         # Shared layouts and styles (widgets/_lean.py): every form opened stays in a saved notebook.
@@ -98,8 +116,8 @@ class SchemaForm:
         )
         self.json_toggle.add_class("mcpnb-json-toggle")
         self.json_toggle.observe(self._switch, names="value")
-        empty = self._root is not None and not getattr(self._root, "fields", None)
-        self._note = lean(HTML, value="<i>No arguments.</i>" if empty else "")
+        self._empty = self._root is not None and not getattr(self._root, "fields", None)
+        self._note = lean(HTML, value="")
         self._toolbar = lean(W.HBox, {"justify_content": "flex-end"}, children=[self.json_toggle])
         self.widget = lean(W.VBox, {"width": "100%"})
         self.widget.add_class("mcpnb-form")
@@ -125,6 +143,7 @@ class SchemaForm:
         value = self._root.get()
         return value if isinstance(value, dict) else {}
 
+    @_one_operation
     def set_value(self, values: dict[str, Any] | None) -> None:
         """Show ``values`` (fields not named are cleared). Values the form cannot show switch it to JSON."""
         values = dict(values or {})
@@ -181,6 +200,7 @@ class SchemaForm:
             except Exception:
                 logger.exception("a SchemaForm on_change callback raised; ignored")
 
+    @_one_operation
     def _switch(self, change: dict[str, Any]) -> None:
         self._quiet += 1
         try:
@@ -203,7 +223,20 @@ class SchemaForm:
         self._layout()
         self._changed()
 
+    def _cut_note(self) -> str:
+        """Why parts of the form are JSON editors, when the schema is to blame (escaped)."""
+        notes = []
+        if self._ctx.cut:
+            notes.append(
+                f"The schema expands past {MAX_SCHEMA_NODES:,} nodes: the rest of it is edited as JSON."
+            )
+        if self._ctx.outside:
+            refs = ", ".join(escape(short(ref, 80)) for ref in self._ctx.outside)
+            notes.append(f"It refers outside itself ({refs}): never fetched; those fields take JSON.")
+        return "<br>".join(f"<i>{note}</i>" for note in notes)
+
     def _layout(self) -> None:
+        self._note.value = "<i>No arguments.</i>" if self._empty else self._cut_note()
         toolbar = self._toolbar
         body = self._json if self.json_mode or self._root is None else self._root.widget
         self.widget.children = [toolbar, self._note, body] if self._note.value else [toolbar, body]

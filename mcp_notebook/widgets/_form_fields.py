@@ -11,14 +11,16 @@ controls (``Label``, options, placeholders, tooltips) or :func:`mcp_notebook.dis
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import ipywidgets as W
 
 from ..display._html import escape, short
+from ..protocol._schema_walk import MAX_SCHEMA_NODES, NOWHERE, NodeBudget, local_target
 from ._lean import lean
 from ._shown import HTML, Label, shown
 
@@ -38,6 +40,10 @@ __all__ = [
 MISSING: Any = type("_Missing", (), {"__repr__": lambda self: "<missing>"})()
 _MAX_DEPTH = 8
 _MAX_CHOICES = 500
+#: what :func:`_choices` returns for more entries than a drop-down should hold
+_TOO_MANY: list[tuple[str, Any]] = [("", None)]
+#: the placeholder of a part shown as JSON because the form reached its node budget
+_CUT_NOTE = f"the schema is too large for a form here (over {MAX_SCHEMA_NODES:,} nodes)"
 _LONG_NAMES = frozenset(
     {"text", "body", "content", "prompt", "message", "code", "query", "sql", "script", "note"}
 )
@@ -61,28 +67,51 @@ def css_name(name: Any) -> str:
 
 
 class Context:
-    """What every field builder needs: the root schema (for ``$ref``) and the change signal."""
+    """What every field builder needs: the root schema (for ``$ref``), the change signal, and the
+    node budget of the operation under way (:meth:`operation`)."""
 
     def __init__(self, root: dict[str, Any], notify: Callable[[], None]) -> None:
         self.root = root
         self.notify = notify
+        self.budget = NodeBudget()
+        #: some part of the form became a JSON editor because an operation ran out of nodes
+        self.cut = False
+        #: references that leave the document (shown as JSON fields, never fetched), first few
+        self.outside: list[str] = []
+        self._depth = 0
+
+    @contextlib.contextmanager
+    def operation(self) -> Iterator[None]:
+        """One build or fill of the form (the first build, a set_value, an "add" click) spends at
+        most :data:`MAX_SCHEMA_NODES` nodes; nested operations share the outer one's budget."""
+        if self._depth == 0:
+            self.budget = NodeBudget()
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            self.cut = self.cut or self.budget.exceeded
 
     def watch(self, widget: W.Widget, name: str = "value") -> None:
         widget.observe(lambda change: self.notify(), names=name)
 
     def resolve(self, schema: Any, seen: tuple[str, ...]) -> tuple[dict[str, Any] | None, tuple[str, ...]]:
-        """Follow local ``$ref`` (``None`` for a cycle or a reference out of the document)."""
+        """Follow local ``$ref`` (``None`` for a cycle, a reference out of the document, or one
+        past the node budget: each reference followed is a node)."""
         if schema is True or schema is None:
             return {}, seen
         if not isinstance(schema, dict):
             return None, seen
         while isinstance(schema.get("$ref"), str):
             ref = schema["$ref"]
-            if not ref.startswith("#") or ref in seen:
+            if ref in seen or not self.budget.take():
                 return None, seen
             seen = (*seen, ref)
-            target = _pointer(self.root, ref[1:])
+            target = local_target(self.root, ref)
             if not isinstance(target, dict):
+                if target is NOWHERE and len(self.outside) < 3 and ref not in self.outside:
+                    self.outside.append(ref)
                 return None, seen
             siblings = {k: v for k, v in schema.items() if k != "$ref"}
             schema = {**target, **siblings}
@@ -93,19 +122,6 @@ class Context:
                 return None, seen
             schema = {**inner, **{k: v for k, v in schema.items() if k != "allOf"}}
         return schema, seen
-
-
-def _pointer(document: Any, pointer: str) -> Any:
-    node = document
-    for raw in pointer.split("/")[1:] if pointer else []:
-        key = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-            node = node[int(key)]
-        else:
-            return None
-    return node
 
 
 # --- fields -------------------------------------------------------------------------------------
@@ -296,9 +312,10 @@ class _MultiChoiceField(Field):
 class _JsonField(Field):
     """Raw JSON for a value the form cannot express."""
 
-    def __init__(self, schema: dict[str, Any] | None, ctx: Context, keep_empty: bool) -> None:
+    def __init__(self, schema: dict[str, Any] | None, ctx: Context, keep_empty: bool, note: str = "") -> None:
         self.keep_empty = keep_empty
-        self.control = W.Textarea(placeholder="JSON", rows=3, layout=W.Layout(width="100%"))
+        placeholder = f"JSON ({note})" if note else "JSON"
+        self.control = W.Textarea(placeholder=placeholder, rows=3, layout=W.Layout(width="100%"))
         self.control.add_class("mcpnb-json-field")
         self.widget = _input(self.control)
         ctx.watch(self.control)
@@ -376,14 +393,21 @@ class _ArrayField(Field):
         self.keep_empty = keep_empty
         self.rows: list[tuple[Field, W.Widget]] = []
         self._probe: Field | None = None
+        self._probe_cut = False
         self.box = W.VBox()
         self.add_button = W.Button(
             description="add", icon="plus", tooltip="add an item", layout=W.Layout(width="7em")
         )
         self.add_button.add_class("mcpnb-add")
-        self.add_button.on_click(lambda _: self.add())
+        self.add_button.on_click(lambda _: self._click())
+        #: the whole list as one JSON editor, when its rows would pass the node budget
+        self._json: _JsonField | None = None
         self.widget = W.VBox([self.box, self.add_button])
         self.widget.add_class("mcpnb-array")
+
+    def _click(self) -> None:
+        with self.ctx.operation():  # each click builds one item, within its own budget
+            self.add()
 
     def add(self, value: Any = MISSING) -> None:
         field = _build(self.items, self.ctx, "", self.seen, self.depth + 1, keep_empty=True)
@@ -404,25 +428,43 @@ class _ArrayField(Field):
         self.ctx.notify()
 
     def get(self) -> Any:
+        if self._json is not None:
+            return self._json.get()
         if not self.rows and not self.keep_empty:
             return MISSING
         return [_or_none(f.get()) for f, _ in self.rows]
 
     def set(self, value: Any) -> None:
+        items = value if isinstance(value, list) else []
         self.rows = []
         self.box.children = []
-        for item in value if isinstance(value, list) else []:
+        if not self.ctx.budget.take(len(items)):  # each item's row is a node
+            self._json = _JsonField(None, self.ctx, self.keep_empty, _CUT_NOTE)
+            self._json.set(items)
+            self.widget.children = [self._json.widget]
+            return
+        if self._json is not None:
+            self._json = None
+            self.widget.children = [self.box, self.add_button]
+        for item in items:
             self.add(item)
 
     def problems(self, path: str) -> list[str]:
+        if self._json is not None:
+            return self._json.problems(path)
         return [p for i, (f, _) in enumerate(self.rows) for p in f.problems(f"{path}[{i}]")]
 
     def fits(self, value: Any) -> bool:
         if not isinstance(value, list):
             return False
+        if self._json is not None:
+            return True
         if self._probe is None:  # one spare item field, built once, answers for every item
+            refused = self.ctx.budget.refused
             self._probe = _build(self.items, self.ctx, "", self.seen, self.depth + 1, keep_empty=True)
-        return all(self._probe.fits(v) for v in value)
+            self._probe_cut = self.ctx.budget.refused > refused
+        # A probe cut by the node budget cannot answer for a full item: the value is shown as JSON.
+        return not self._probe_cut and all(self._probe.fits(v) for v in value)
 
 
 def _or_none(value: Any) -> Any:
@@ -509,8 +551,13 @@ def _row(name: str, schema: dict[str, Any], required: bool, field: Field) -> W.W
 # --- choosing a field for a schema --------------------------------------------------------------
 
 
-def _choices(schema: dict[str, Any]) -> list[tuple[str, Any]] | None:
-    """(label, value) pairs for ``enum`` (legacy ``enumNames``), ``const``, ``oneOf``/``anyOf`` of consts."""
+def _choices(schema: dict[str, Any], ctx: Context) -> list[tuple[str, Any]] | None:
+    """(label, value) pairs for ``enum`` (legacy ``enumNames``), ``const``, ``oneOf``/``anyOf`` of
+    consts; :data:`_TOO_MANY` past :data:`_MAX_CHOICES` or the node budget (each entry is a node),
+    counted before any label is built."""
+    count = _choice_count(schema)
+    if count and (count > _MAX_CHOICES or not ctx.budget.take(count)):
+        return _TOO_MANY
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         names = schema.get("enumNames")
         values = schema["enum"]
@@ -527,6 +574,23 @@ def _choices(schema: dict[str, Any]) -> list[tuple[str, Any]] | None:
         ):
             return [(str(o.get("title") or choice_label(o["const"])), o["const"]) for o in options]
     return None
+
+
+def _choice_count(schema: dict[str, Any]) -> int:
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return len(enum)
+    if "const" in schema:
+        return 1
+    for key in ("oneOf", "anyOf"):
+        options = schema.get(key)
+        if (
+            isinstance(options, list)
+            and options
+            and all(isinstance(o, dict) and "const" in o for o in options)
+        ):
+            return len(options)
+    return 0
 
 
 def choice_label(value: Any) -> str:
@@ -585,7 +649,8 @@ def _build(
 ) -> Field:
     schema, seen = ctx.resolve(spec, seen)
     if schema is None or depth > _MAX_DEPTH:
-        return _with_default(_JsonField(None, ctx, keep_empty), schema or {})
+        note = _CUT_NOTE if schema is None and ctx.budget.exceeded else ""
+        return _with_default(_JsonField(None, ctx, keep_empty, note), schema or {})
     inner = _nullable(schema)
     if inner is not None:
         # A default of null is not prefilled: leaving the field out means the same, and reads better.
@@ -603,9 +668,9 @@ def _plain(
     keep_empty: bool,
     required: bool,
 ) -> Field:
-    choices = _choices(schema)
+    choices = _choices(schema, ctx)
     kind = schema_kind(schema)
-    if choices is not None and len(choices) > _MAX_CHOICES:
+    if choices is _TOO_MANY:
         choices = None  # a drop-down of thousands helps nobody: typed text, checked by jsonschema
         kind = kind if kind in ("string", "number", "integer") else None
     if choices is not None:
@@ -620,11 +685,13 @@ def _plain(
         return _ChoiceField([("true", True), ("false", False)], ctx, blank=True)
     if kind == "array" and isinstance(schema.get("items"), dict | bool) and "prefixItems" not in schema:
         items, _ = ctx.resolve(schema.get("items", {}), seen)
-        item_choices = _choices(items) if items is not None else None
-        if item_choices is not None:
+        item_choices = _choices(items, ctx) if items is not None else None
+        if item_choices is not None and item_choices is not _TOO_MANY:
             return _MultiChoiceField(item_choices, ctx, keep_empty or required)
         return _ArrayField(schema.get("items", {}), ctx, seen, depth, keep_empty or required)
     if kind == "object" and expressible_object(schema) and isinstance(schema.get("properties"), dict):
+        if not ctx.budget.take(len(schema["properties"])):  # each property is a node
+            return _JsonField(schema, ctx, keep_empty, _CUT_NOTE)
         return ObjectField(schema, ctx, seen, depth, keep_empty or required)
     return _JsonField(schema, ctx, keep_empty)
 
