@@ -517,9 +517,9 @@ class FaultServer:
             await _respond(send, 400, _error(None, -32600, text))
             return
         if "id" not in message or method is None:  # a notification or a response
-            await _respond(send, 202)
-            if method == "notifications/cancelled":
+            if method == "notifications/cancelled":  # before the 202: the client may ask seen() next
                 self._cancel(session, (message.get("params") or {}).get("requestId"))
+            await _respond(send, 202)
             return
         request_id = message["id"]
         if method == "tools/call" and self.switches.forget_calls:
