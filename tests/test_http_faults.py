@@ -64,7 +64,9 @@ async def test_a_session_forgotten_again_after_its_renewal_fails_the_call_after_
     async with Client(fault_server.url, timeout=10) as client:
         await client.call_tool("echo", {"text": "warm"})
         fault_server.set(forget_calls=True)
-        with raises_mcp("transport", match=r"forgot our session \(HTTP 404\)"):
+        with raises_mcp(
+            "transport", match=r"forgot our session \(HTTP 404\), again after the session was renewed"
+        ):
             await client.call_tool("echo", {"text": "lost"})
     sends = [r for r in fault_server.requests(rpc_method="tools/call") if r["status"] == 404]
     assert len(sends) == 2, "sent once, and once more on the renewed session"

@@ -54,7 +54,7 @@ from ._negotiate import Negotiated, Negotiator
 from ._notifications import NotificationRouter
 from ._options import ConnectionOptions
 from ._progress import GuardedProgress, ProgressCallback
-from ._recovery import NotSent, Recovery, allowed_recovery, classify_failure, relist_tools
+from ._recovery import NotSent, Recovery, allowed_recovery, classify_failure, failed_again, relist_tools
 from ._requests import Outbox
 from ._server_requests import ServerRequests
 from ._states import ConnectionState, Lifecycle, LifecycleEvent
@@ -476,6 +476,9 @@ class Connection:
                 if recovery is None or not await self._recover(recovery, exc, session, deadline):
                     if isinstance(exc, NotSent):
                         raise exc.error from None
+                    again = failed_again(exc, failure, used)
+                    if again is not exc:
+                        raise again from None
                     raise
                 used |= {recovery}
                 continue
