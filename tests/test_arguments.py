@@ -126,6 +126,21 @@ def test_near_misses_from_the_schema_are_refused(schema: dict[str, Any], data: s
         assert where in refused.message
 
 
+@pytest.mark.parametrize("value", [True, False])
+@pytest.mark.parametrize("kind", ["integer", "number"])
+def test_a_boolean_is_neither_an_integer_nor_a_number(kind: str, value: bool) -> None:
+    """Python's bool is an int; JSON's is not. The quick check must not say yes (the property test
+    above finds this only when Hypothesis happens to draw a boolean for a number)."""
+    schema = {"type": "object", "properties": {"n": {"type": kind}}, "required": ["n"]}
+    quick = _quick_check(schema)
+    assert quick is not None
+    assert quick({"n": value}) is False
+    refused = _refusal(schema, {"n": value})
+    assert refused is not None, f"{value} was accepted as an {kind}"
+    assert refused.kind == "invalid"
+    assert "arguments.n" in refused.message
+
+
 values = st.recursive(
     st.none()
     | st.booleans()

@@ -4,7 +4,8 @@ Every throttled thing (the model's log publishing, ``in_flight``, progress bars,
 and explorer views) goes through :class:`Coalescer`; these tests pin what they all rely on: the
 first poke runs at once, any number of pokes within one interval run at most twice, the last
 state is always drawn, a failing run is logged once and never reaches whoever poked, and close
-stops it (``flush`` draws what was pending).
+stops it (``flush`` draws what was pending). Counts are read after ``settle()``: once the UI
+thread has run everything due, never after a guessed pause.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ def test_the_first_poke_runs_at_once_and_a_thousand_more_within_the_interval_run
     for value in range(1, 1001):
         drawing.value = value
         limiter.poke()
-    # Within the interval, none of the 1,000 pokes ran: the trailing run is due an hour later.
+    # Every run due by now has happened (the UI thread caught up; not a guess of how long it
+    # takes), and none of the 1,000 pokes ran: the trailing run is due an hour later.
+    assert limiter.settle(15)
     assert (limiter.runs, drawing.seen) == (1, [0])
     limiter.close(flush=True)  # ... and closing draws it now, with the final state
     assert (limiter.runs, drawing.seen) == (2, [0, 1000])
@@ -77,6 +80,7 @@ def test_a_trailing_limiter_waits_one_interval_before_its_first_run() -> None:
     for value in range(100):
         drawing.value = value
         limiter.poke()
+    assert limiter.settle(15)  # whatever was due by now has run
     assert limiter.runs == 0  # a count that settles within the interval is never shown
     limiter.close(flush=True)
     assert drawing.seen == [99]
@@ -122,3 +126,24 @@ def test_close_drops_a_pending_run_and_waits_for_one_in_progress() -> None:
     closer.join(15)
     assert not closer.is_alive()
     assert (limiter.runs, drawing.seen) == (1, [0])  # the pending run was dropped
+
+
+def test_settle_waits_for_a_run_in_progress_and_for_runs_already_due() -> None:
+    entered, release = threading.Event(), threading.Event()
+    drawing = _Drawing()
+
+    def slow() -> None:
+        entered.set()
+        release.wait(15)
+        drawing.draw()
+
+    limiter = Coalescer(slow, FOREVER)
+    try:
+        limiter.poke()
+        assert entered.wait(15)
+        assert not limiter.settle(0.05)  # the run in progress has not ended (this bounds nothing)
+        release.set()
+        assert limiter.settle(15)
+        assert (limiter.runs, drawing.seen) == (1, [0])
+    finally:
+        limiter.close()

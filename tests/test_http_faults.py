@@ -16,6 +16,7 @@ from mcp_notebook import Client, McpError
 from mcp_notebook.transports import HttpTransport
 from tests.http_peers import FaultPeer, fault_http
 from tests.http_peers import fault_server_fixture as fault_server_fixture
+from tests.raises import raises_mcp
 
 pytestmark = [pytest.mark.anyio]
 
@@ -53,6 +54,23 @@ async def test_session_forgotten_under_concurrent_calls_renews_once(fault_server
                 tg.start_soon(one, i)
     assert sorted(results) == sorted(f"m{i}" for i in range(8))
     assert len(fault_server.requests(rpc_method="initialize")) == 2
+
+
+async def test_a_session_forgotten_again_after_its_renewal_fails_the_call_after_one_renewal(
+    fault_server: FaultPeer,
+) -> None:
+    """A server that answers 404 to the renewed session too (one that keeps no sessions) must fail
+    the call, not renew it forever: each recovery is used at most once per request."""
+    async with Client(fault_server.url, timeout=10) as client:
+        await client.call_tool("echo", {"text": "warm"})
+        fault_server.set(forget_calls=True)
+        with raises_mcp(
+            "transport", match=r"forgot our session \(HTTP 404\), again after the session was renewed"
+        ):
+            await client.call_tool("echo", {"text": "lost"})
+    sends = [r for r in fault_server.requests(rpc_method="tools/call") if r["status"] == 404]
+    assert len(sends) == 2, "sent once, and once more on the renewed session"
+    assert len(fault_server.requests(rpc_method="initialize")) == 2, "renewed exactly once"
 
 
 @pytest.mark.parametrize("how", ["end", "abort"])

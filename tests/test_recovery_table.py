@@ -12,6 +12,7 @@ from mcp_notebook.connection._recovery import (
     Recovery,
     allowed_recovery,
     classify_failure,
+    failed_again,
 )
 from mcp_notebook.protocol._errors import (
     CONNECTION_CLOSED,
@@ -99,3 +100,13 @@ def test_an_unsent_message_waits_for_no_next_channel_when_the_connection_does_no
     # The other recoveries happen on the same channel, reconnecting or not.
     for failure in ("unsupported_version", "session_expired", "header_mismatch"):
         assert allowed_recovery(failure, frozenset(), reconnect=False) == RECOVERY[failure]  # type: ignore[arg-type]
+
+
+def test_a_failure_back_after_its_recovery_says_the_recovery_was_tried() -> None:
+    again = failed_again(EXPIRED, "session_expired", frozenset({"renew_session"}))
+    assert again.message == f"{EXPIRED.message}, again after the session was renewed; given up"
+    assert (again.kind, again.code, again.data) == (EXPIRED.kind, EXPIRED.code, EXPIRED.data)
+    # A first failure, another recovery used, or an unrecoverable one: the error as it came.
+    assert failed_again(EXPIRED, "session_expired", frozenset()) is EXPIRED
+    assert failed_again(EXPIRED, "session_expired", frozenset({"rediscover"})) is EXPIRED
+    assert failed_again(MISMATCH, None, frozenset(RECOVERY.values())) is MISMATCH

@@ -6,10 +6,12 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_notebook.protocol._sse import EventTooLarge, SseDecoder, SseEvent
+
+from .fuzz_traffic import budget
 
 
 def decode_all(data: bytes, limit: int = 1 << 20) -> tuple[list[SseEvent | EventTooLarge], SseDecoder]:
@@ -124,3 +126,93 @@ def test_the_bound_counts_bytes_not_characters() -> None:
     assert [type(e) for e in events] == [EventTooLarge]
     events, _ = decode_all(b"data: " + text.encode() + b"\n\n", limit=1200)
     assert events == [SseEvent("", text.encode(), None)]
+
+
+# Every way the network can split one multi-line event (issue #36): a comment, an id, an event
+# name and three data lines, with each of the three line ends. A decoder that stops pairing a CR
+# at the end of one chunk with the LF that opens the next reads that LF as a blank line and cuts
+# the message in two; the table and chunking tests above never put a CRLF between two data lines.
+_FIELDS = (b": keep-alive", b"id: 42", b"event: message", b'data: {"a":', b"data:  1,", b'data: "b": 2}')
+_WANTED = [SseEvent("message", b'{"a":\n 1,\n"b": 2}', "42"), SseEvent("", b"next", "42")]
+
+
+def _multi_line_stream(end: bytes) -> bytes:
+    return end.join(_FIELDS) + end + end + b"data: next" + end + end
+
+
+def _feed_in_pieces(stream: bytes, cuts: tuple[int, ...]) -> list[SseEvent | EventTooLarge]:
+    decoder = SseDecoder(1 << 20)
+    events: list[SseEvent | EventTooLarge] = []
+    for start, end in itertools.pairwise((0, *cuts, len(stream))):
+        events += decoder.feed(stream[start:end])
+    assert decoder.last_event_id == "42"
+    return events
+
+
+@pytest.mark.parametrize("end", [b"\r\n", b"\r", b"\n"], ids=["CRLF", "CR", "LF"])
+def test_a_multi_line_event_split_at_every_pair_of_byte_boundaries(end: bytes) -> None:
+    stream = _multi_line_stream(end)
+    wrong = {
+        cuts: events
+        for cuts in itertools.combinations(range(len(stream) + 1), 2)
+        if (events := _feed_in_pieces(stream, cuts)) != _WANTED
+    }
+    assert not wrong, f"{len(wrong)} splits decode wrongly, e.g. {next(iter(wrong.items()))}"
+
+
+@pytest.mark.parametrize("end", [b"\r\n", b"\r", b"\n"], ids=["CRLF", "CR", "LF"])
+def test_a_multi_line_event_fed_one_byte_at_a_time(end: bytes) -> None:
+    stream = _multi_line_stream(end)
+    assert _feed_in_pieces(stream, tuple(range(1, len(stream)))) == _WANTED
+
+
+# The same as a property: any events, each line ended by any of the three line ends, cut anywhere.
+_text = st.text(st.characters(blacklist_characters="\r\n\0", blacklist_categories=("Cs",)), max_size=8)
+_line_ends = st.sampled_from([b"\r\n", b"\r", b"\n"])
+
+
+@st.composite
+def _events(draw: st.DrawFn) -> tuple[bytes, list[SseEvent]]:
+    """A stream of events written with random line ends, and the events it must decode to."""
+    stream = b""
+    wanted: list[SseEvent] = []
+    last_id: str | None = None
+    for _ in range(draw(st.integers(1, 4))):
+        lines: list[bytes] = []
+        if draw(st.booleans()):
+            lines.append(b":" + draw(_text).encode())
+        if draw(st.booleans()):
+            last_id = draw(_text)
+            lines.append(b"id: " + last_id.encode())
+        name = draw(_text.filter(lambda t: not t.startswith(" ")))
+        lines.append(b"event: " + name.encode())
+        data = draw(st.lists(_text.filter(lambda t: not t.startswith(" ")), min_size=1, max_size=4))
+        lines += [b"data: " + d.encode() for d in data]
+        for line in [*lines, b""]:
+            end = draw(_line_ends)
+            if not line and end == b"\n" and stream.endswith(b"\r"):
+                end = b"\r"  # CR then LF is one line end (CRLF), not two: keep the blank line
+            stream += line + end
+        wanted.append(SseEvent(name, "\n".join(data).encode(), last_id))
+    return stream, wanted
+
+
+@pytest.mark.fuzz
+def test_any_events_with_any_line_ends_cut_anywhere(pytestconfig: pytest.Config) -> None:
+    @settings(
+        max_examples=budget(pytestconfig),
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(written=_events(), data=st.data())
+    def decodes_the_same(written: tuple[bytes, list[SseEvent]], data: st.DataObject) -> None:
+        stream, wanted = written
+        cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=16), label="cuts"))
+        decoder = SseDecoder(1 << 20)
+        events: list[SseEvent | EventTooLarge] = []
+        for start, end in itertools.pairwise((0, *cuts, len(stream))):
+            events += decoder.feed(stream[start:end])
+        assert events == wanted
+
+    decodes_the_same()

@@ -56,7 +56,7 @@ from ._negotiate import Negotiated, Negotiator
 from ._notifications import NotificationRouter
 from ._options import ConnectionOptions
 from ._progress import GuardedProgress, ProgressCallback
-from ._recovery import NotSent, Recovery, allowed_recovery, classify_failure, relist_tools
+from ._recovery import NotSent, Recovery, allowed_recovery, classify_failure, failed_again, relist_tools
 from ._requests import Outbox
 from ._server_requests import ServerRequests
 from ._states import ConnectionState, Lifecycle, LifecycleEvent
@@ -485,6 +485,9 @@ class Connection:
                     # An error may quote the server, which may echo a secret it was given.
                     if isinstance(exc, NotSent):
                         raise self.secrets.mask_error(exc.error) from None
+                    again = failed_again(exc, failure, used)
+                    if again is not exc:
+                        raise self.secrets.mask_error(again) from None
                     self.secrets.mask_error(exc)
                     raise
                 used |= {recovery}

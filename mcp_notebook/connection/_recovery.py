@@ -13,7 +13,9 @@ server that keeps failing the same way fails the call instead of looping:
   headers disagree with the tool as the server has it now.
 
 The router classifies each failure with :func:`classify_failure`, asks :func:`allowed_recovery`
-with the recoveries the request has used so far, and performs the one it gets (or raises).
+with the recoveries the request has used so far, and performs the one it gets (or raises; a
+failure that comes back after its recovery is raised as :func:`failed_again` says, so the caller
+learns the recovery was tried, not only the last symptom).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ __all__ = [
     "Recovery",
     "allowed_recovery",
     "classify_failure",
+    "failed_again",
     "relist_tools",
 ]
 
@@ -47,6 +50,16 @@ RECOVERY: Mapping[Failure, Recovery] = MappingProxyType(
         "unsupported_version": "rediscover",
         "session_expired": "renew_session",
         "header_mismatch": "relist_tools",
+    }
+)
+
+#: What each recovery did, as the error of a request that failed the same way after it says.
+_DONE: Mapping[Recovery, str] = MappingProxyType(
+    {
+        "resend_unsent": "it was sent again",
+        "rediscover": "the server's version was discovered again",
+        "renew_session": "the session was renewed",
+        "relist_tools": "the tools were listed again",
     }
 )
 
@@ -90,6 +103,16 @@ def allowed_recovery(
     if recovery in used or (recovery == "resend_unsent" and not reconnect):
         return None
     return recovery
+
+
+def failed_again(error: McpError, failure: Failure | None, used: frozenset[Recovery]) -> McpError:
+    """``error``, saying so when it is the failure a recovery this request used was meant to cure
+    (a legacy server that forgets the renewed session too): the request is not retried twice."""
+    if failure is None or RECOVERY[failure] not in used:
+        return error
+    done = _DONE[RECOVERY[failure]]
+    message = f"{error.full_message}, again after {done}; given up"
+    return McpError(error.kind, message, code=error.code, data=error.data)
 
 
 async def relist_tools(

@@ -14,7 +14,9 @@ state as it is then. The contract every view relies on:
 - no thread or timer per instance (one thread serves them all, earliest due first);
 - :meth:`Coalescer.close` drops a pending run (``flush=True`` runs it once more, in the caller's
   thread); later pokes are ignored;
-- ``fn`` raising is logged once (with its traceback), never propagated to whoever poked.
+- ``fn`` raising is logged once (with its traceback), never propagated to whoever poked;
+- :meth:`Coalescer.settle` waits until the runs due so far have happened, so a test can count
+  runs without guessing how long the thread takes.
 
 A slow function delays the other coalescers' runs (they then cover more pokes each), never the
 connection.
@@ -23,6 +25,7 @@ connection.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -40,8 +43,11 @@ class _Scheduler:
     """The shared thread: runs due coalescers, earliest first, one at a time."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
+        lock = threading.Lock()
+        self._cond = threading.Condition(lock)  # the thread waits on it for something due
+        self._ran = threading.Condition(lock)  # settle() waits on it for a run to end
         self._due: dict[Coalescer, float] = {}
+        self._firing: Coalescer | None = None
         self._thread: threading.Thread | None = None
 
     def on_thread(self) -> bool:
@@ -62,6 +68,15 @@ class _Scheduler:
         with self._cond:
             return self._due.pop(coalescer, None) is not None
 
+    def settle(self, coalescer: Coalescer, timeout: float) -> bool:
+        """Wait until ``coalescer`` has no run due by now and none in progress; False on timeout."""
+        since = time.monotonic()
+        with self._ran:
+            return self._ran.wait_for(
+                lambda: self._firing is not coalescer and self._due.get(coalescer, math.inf) > since,
+                timeout,
+            )
+
     def _serve(self) -> None:
         while True:
             with self._cond:
@@ -73,7 +88,13 @@ class _Scheduler:
                     self._cond.wait(delay)
                     continue  # something earlier may have come meanwhile
                 del self._due[coalescer]
-            coalescer._fire()
+                self._firing = coalescer
+            try:
+                coalescer._fire()
+            finally:
+                with self._ran:
+                    self._firing = None
+                    self._ran.notify_all()
 
 
 _scheduler = _Scheduler()
@@ -113,6 +134,13 @@ class Coalescer:
         with self._lock:
             at = max(now if self._leading else now + self.interval, self._last + self.interval)
         _scheduler.schedule(self, at)
+
+    def settle(self, timeout: float) -> bool:
+        """Wait until every run due by now (pokes within the interval are due later) has
+        happened; False if that took longer than ``timeout``. Not from the UI thread itself."""
+        if _scheduler.on_thread():
+            raise RuntimeError("Coalescer.settle() on the UI thread would wait for itself")
+        return _scheduler.settle(self, timeout)
 
     def close(self, *, flush: bool = False) -> None:
         """Run no more; with ``flush``, a run still pending happens now, in this thread.

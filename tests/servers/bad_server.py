@@ -8,6 +8,10 @@ notifications are ignored, and ``tools/call`` is dispatched by tool name:
     huge           {"mb": number} -> one text result of that many MiB, as a single line
     crash          prints a distinctive line to stderr, then os._exit(3)
     hang           never answers
+    stall          never answers, but first sends progress 0 if the request has a progressToken
+                   (so a caller knows the call has arrived and can cancel it then)
+    received       -> JSON text ``{"calls": [[id, tool], ...], "cancelled": [params, ...]}``: the
+                   tools/call requests and the ``notifications/cancelled`` received so far
     slow           {"seconds": number} -> answers "slow done" that much later (ignores cancellation)
     flood_stderr   {"mb": number, "newlines": bool} -> writes that much to stderr, then answers
     report         {"shape": "good" | "bad" | "missing" | "error"} -> a result for its declared
@@ -70,6 +74,8 @@ TOOLS = [
     },
     {"name": "crash", "description": "Exit mid-call.", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answer.", "inputSchema": {"type": "object"}},
+    {"name": "stall", "description": "Say it started, never answer.", "inputSchema": {"type": "object"}},
+    {"name": "received", "description": "What this server was sent.", "inputSchema": {"type": "object"}},
     {
         "name": "report",
         "description": "Structured output that may or may not match the declared outputSchema.",
@@ -106,6 +112,9 @@ TOOLS = [
 ]
 
 out = sys.stdout.buffer
+#: What ``received`` reports: (id, tool) of each tools/call, and each notifications/cancelled's params.
+calls_seen: list[list] = []
+cancels_seen: list = []
 write_lock = threading.Lock()
 opts: argparse.Namespace
 
@@ -162,7 +171,8 @@ def send_huge(request_id, mb: float) -> None:
         out.flush()
 
 
-def call_tool(request_id, name: str, args: dict) -> None:
+def call_tool(request_id, name: str, args: dict, meta: dict) -> None:
+    calls_seen.append([request_id, name])
     if opts.stray_ids:
         write_line(json.dumps({"jsonrpc": "2.0", "id": 99999, "result": {"content": []}}).encode())
         write_line(
@@ -190,6 +200,17 @@ def call_tool(request_id, name: str, args: dict) -> None:
         result(request_id, answer)
     elif name == "hang":
         pass
+    elif name == "stall":
+        if "progressToken" in meta:
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": meta["progressToken"], "progress": 0},
+                }
+            )
+    elif name == "received":
+        result(request_id, text(json.dumps({"calls": calls_seen, "cancelled": cancels_seen})))
     elif name == "slow":
         seconds = float(args.get("seconds", 1.0))
         threading.Timer(seconds, result, (request_id, text("slow done"))).start()
@@ -211,9 +232,11 @@ def call_tool(request_id, name: str, args: dict) -> None:
 def handle(message: dict) -> None:
     method = message.get("method")
     request_id = message.get("id")
-    if method is None or "id" not in message:
-        return  # a notification (or a response): ignored
     params = message.get("params") or {}
+    if method == "notifications/cancelled" and "id" not in message:
+        cancels_seen.append(params)
+    if method is None or "id" not in message:
+        return  # a notification (or a response): otherwise ignored
     if method == "server/discover":
         error(request_id, -32601, "Method not found")
     elif method == "initialize":
@@ -230,7 +253,7 @@ def handle(message: dict) -> None:
     elif method == "tools/list":
         result(request_id, {"tools": TOOLS})
     elif method == "tools/call":
-        call_tool(request_id, params.get("name"), params.get("arguments") or {})
+        call_tool(request_id, params.get("name"), params.get("arguments") or {}, params.get("_meta") or {})
     else:
         error(request_id, -32601, f"Method not found: {method}")
 

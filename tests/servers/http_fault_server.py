@@ -46,6 +46,9 @@ Switches (each an argv flag, or a field of ``POST /_admin/set`` with a JSON obje
 
 ``forget``            ``POST /_admin/forget``: forget every session, as a restart would; the next
                       request with an old ``Mcp-Session-Id`` gets 404.
+``forget_calls``      ``{"forget_calls": true}`` (legacy): every ``tools/call`` forgets every session
+                      and is answered 404, as a server behind a balancer that keeps no sessions
+                      does: a renewed session is forgotten again.
 ``drop``              ``--drop end|abort`` / ``{"drop": "end"|"abort"|"off"}``: the response stream
                       of a ``tools/call`` is dropped after its first events, either ended cleanly
                       (``end``) or by closing the connection mid-body (``abort``). Legacy: after the
@@ -190,6 +193,7 @@ class Switches:
     sse_get: str = "poll"  # HTTP+SSE: GET /sse polls (poll) or is answered 500 (fail)
     header_tools: bool = False  # modern: also list tools with x-mcp-header declarations (two broken)
     region_header: str = "Region"  # the header name `region_echo` declares (change it: -32020)
+    forget_calls: bool = False  # legacy: each tools/call forgets every session and gets 404
 
     def update(self, changes: dict[str, Any]) -> None:
         known = {f.name for f in dataclasses.fields(self)}
@@ -513,12 +517,15 @@ class FaultServer:
             await _respond(send, 400, _error(None, -32600, text))
             return
         if "id" not in message or method is None:  # a notification or a response
-            await _respond(send, 202)
-            if method == "notifications/cancelled":
+            if method == "notifications/cancelled":  # before the 202: the client may ask seen() next
                 self._cancel(session, (message.get("params") or {}).get("requestId"))
+            await _respond(send, 202)
             return
         request_id = message["id"]
-        if method == "ping":
+        if method == "tools/call" and self.switches.forget_calls:
+            self.sessions.clear()
+            await _respond(send, 404, _error(None, -32600, "Session not found"))
+        elif method == "ping":
             await _respond(send, 200, {"jsonrpc": "2.0", "id": request_id, "result": {}})
         elif method == "tools/list":
             await _respond(
