@@ -140,6 +140,26 @@ def test_lists_the_demo_tools_with_badges(ex):
     assert ">Sales records</span>" in entry.children[1].value  # the title, beside the badges
 
 
+def test_choosing_tools_over_and_over_keeps_the_live_widget_models_flat(ex):
+    """A form replaced by another tool's is closed, its JSON editor and hidden fields too: before,
+    each choice left about 11 live models behind (DESIGN.md: views close what they replace)."""
+    from ipywidgets.widgets import widget as registry
+
+    names = ["add", "sales_records", "echo"]
+
+    def round_of_choices() -> None:
+        for name in names:
+            ex.select(name)
+            ex.form.json_toggle.value = True  # the fields leave the screen, still the form's
+            ex.form.json_toggle.value = False
+
+    round_of_choices()
+    settled = len(registry._instances)
+    for _ in range(5):
+        round_of_choices()
+    assert len(registry._instances) == settled
+
+
 def test_search_filters_by_name_title_and_description(ex):
     ex.search.value = "count"
     assert ex.tool_names == ["slow_count"]

@@ -51,7 +51,7 @@ from ._explorer_results import LastResults
 from ._explorer_runs import ToolRuns
 from ._fallback import Fallback, plural, static_html
 from ._form import SchemaForm
-from ._lean import lean
+from ._lean import close_tree, lean
 from ._result_view import html_widget as _html
 from ._result_view import result_widget
 from ._shown import Label
@@ -381,9 +381,11 @@ class Explorer(Fallback, W.VBox):
         tool = entry.tool
         previous = self.form.value if keep_values and self.form is not None else None
         self.selected, self.selected_entry = tool, entry
-        self.form = SchemaForm(tool.input_schema, values=previous)
+        replaced, self.form = self.form, SchemaForm(tool.input_schema, values=previous)
         self.form.on_change(lambda value: self._clear_validation())
         self.form_box.children = [self.form.widget]
+        if replaced is not None:
+            replaced.close()  # off the screen now: its models would stay live (DESIGN.md)
         title = f"<b>{escape(tool.display_name)}</b> <code>{escape(entry.name)}</code> {badges_html(tool)}"
         self.title.value = title
         text = markdown_html(printable(tool.description or "", multiline=True))  # before Markdown eats NUL
@@ -674,8 +676,9 @@ class Explorer(Fallback, W.VBox):
         self._unhook_dialogs()
         self._unfollow()
         self._history.close()
-        for widget in reversed(list(_tree(self))[1:]):
-            widget.close()
+        if self.form is not None:
+            self.form.close()  # its parts not on screen too (the fields while in JSON mode)
+        close_tree(*self.children)
         for widget in self._history.widgets():  # rows not on screen now
             widget.close()
         for row in self._rows:  # tool rows the window does not use now
@@ -705,12 +708,6 @@ def _set(widget: W.Widget, trait: str, value: Any) -> None:
 def _first_line(text: Any) -> str:
     lines = str(text or "").strip().splitlines()
     return lines[0] if lines else ""
-
-
-def _tree(widget: W.Widget) -> Any:
-    yield widget
-    for child in getattr(widget, "children", ()) or ():
-        yield from _tree(child)
 
 
 def explorer(session: Any, *, include_app_only: bool = False) -> Explorer:

@@ -9,23 +9,13 @@ tool's own last result (with its status line and bar colour) or nothing. One vie
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import ipywidgets as W
 
+from ._lean import close_tree
+
 __all__ = ["LastResults"]
-
-
-def _tree(widget: W.Widget) -> Iterator[W.Widget]:
-    yield widget
-    for child in getattr(widget, "children", ()) or ():
-        yield from _tree(child)
-
-
-def _close(view: W.Widget) -> None:
-    for widget in reversed(list(_tree(view))):
-        widget.close()
 
 
 class LastResults:
@@ -63,7 +53,7 @@ class LastResults:
         else:
             self._status.value = f"{name}: {status}"
         if old is not None and old[0] is not view and old[0] is not app:
-            _close(old[0])  # after it left the screen (it shows while its tool's next call runs)
+            close_tree(old[0])  # after it left the screen (it shows while its tool's next call runs)
 
     def forget(self, view: Any) -> None:
         """``view`` (an App's) is closed by its owner: no tool shows it again."""
@@ -75,4 +65,4 @@ class LastResults:
         with self._lock:
             views, self._kept = [v[0] for v in self._kept.values()], {}
         for view in views:
-            _close(view)
+            close_tree(view)

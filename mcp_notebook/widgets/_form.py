@@ -47,7 +47,7 @@ from ._form_fields import (
     json_problem,
     schema_kind,
 )
-from ._lean import lean
+from ._lean import close_tree, lean
 from ._shown import HTML
 
 __all__ = ["SchemaForm", "css_name", "form_for", "schema_errors"]
@@ -240,6 +240,15 @@ class SchemaForm:
         toolbar = self._toolbar
         body = self._json if self.json_mode or self._root is None else self._root.widget
         self.widget.children = [toolbar, self._note, body] if self._note.value else [toolbar, body]
+
+    def close(self) -> None:
+        """Close every widget of the form, shown or not (the fields while in JSON mode, the JSON
+        editor while not): a form replaced by another tool's would otherwise stay a live model in
+        the kernel and the browser, and in a saved notebook."""
+        parts = [self.widget, self._toolbar, self._note, self._json]
+        if self._root is not None:
+            parts.append(self._root.widget)
+        close_tree(*parts)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

@@ -18,11 +18,12 @@ the change would reach every widget sharing it. Replacing ``widget.layout`` with
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import Any, TypeVar
 
 import ipywidgets as W
 
-__all__ = ["lean", "shared_layout"]
+__all__ = ["close_tree", "lean", "shared_layout"]
 
 _T = TypeVar("_T", bound=W.DOMWidget)
 _lock = threading.Lock()
@@ -79,3 +80,23 @@ def lean(cls: type[_T], layout: dict[str, str] | None = None, **kwargs: Any) -> 
         kwargs["style"] = _shared_style(trait.klass)
     widget: _T = cls(layout=shared_layout(**(layout or {})), **kwargs)
     return widget
+
+
+def _tree(widget: W.Widget) -> Iterator[W.Widget]:
+    yield widget
+    for child in getattr(widget, "children", ()) or ():
+        yield from _tree(child)
+
+
+def close_tree(*roots: W.Widget) -> None:
+    """Close ``roots`` and every widget below them, leaves first, with their own layouts and styles;
+    never a shared one (:func:`lean`), which other widgets still show. A view that replaces a part
+    closes the old one this way, so the number of live widget models stays flat (DESIGN.md)."""
+    for root in roots:
+        for widget in reversed(list(_tree(root))):
+            widget.close()
+            # A layout or style of its own (not a shared, sparse one) is a model too, and would
+            # outlive the widget: two models left by each form replaced, before.
+            for part in (getattr(widget, "layout", None), getattr(widget, "style", None)):
+                if isinstance(part, W.Widget) and not isinstance(part, _Sparse):
+                    part.close()

@@ -31,7 +31,6 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -43,6 +42,7 @@ from ..display._html import escape, short, state_badge
 from ._buttons import set_enabled
 from ._dialogs import DialogArea
 from ._fallback import Fallback, plural
+from ._lean import close_tree
 from ._names import session_variable
 from ._result_view import html_widget as _html
 from ._result_view import result_widget
@@ -262,16 +262,8 @@ class TaskRow(W.VBox):
             self.note.value = '<span style="color:#b08800">the server has not stopped the task yet</span>'
 
     def close(self) -> None:
-        for widget in reversed(list(_tree(self))):
-            if widget is not self:
-                widget.close()
+        close_tree(*self.children)
         super().close()
-
-
-def _tree(widget: W.Widget) -> Iterator[W.Widget]:
-    yield widget
-    for child in getattr(widget, "children", ()) or ():
-        yield from _tree(child)
 
 
 class TasksWidget(Fallback, W.VBox):
