@@ -140,18 +140,19 @@ async def test_a_server_that_stopped_reading_fails_a_large_call_at_its_deadline(
     gc.collect()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        async with Client(server(era, "--deaf-after-list"), protocol=era, timeout=10) as client:
-            await client.list_tools()  # the server's last read
-            error, elapsed, late = await timed_failure(
-                client.call_tool("hang", {"blob": "x" * MIB}, timeout=timeout)
-            )
-            assert error.kind == "timeout", repr(error)
-            # The cancel notice to a server that does not read is queued, waited for at most
-            # _CANCEL_WAIT_CONGESTED, after the deadline.
-            assert timeout - VIRTUAL_SLOP <= elapsed <= timeout + _CANCEL_WAIT_CONGESTED + late, elapsed
-            closing = time.monotonic()
-        # close stdin (0.5 s), wait (shutdown_timeout 2 s), SIGTERM: a few seconds, never forever
-        assert time.monotonic() - closing < 6
+        # A hang guard for the call and the close: closing (stdin closed, 0.5 s; a wait,
+        # shutdown_timeout 2 s; then SIGTERM) takes a few seconds, never forever. How long is a
+        # benchmark's question, not this test's.
+        with anyio.fail_after(60):
+            async with Client(server(era, "--deaf-after-list"), protocol=era, timeout=10) as client:
+                await client.list_tools()  # the server's last read
+                error, elapsed, late = await timed_failure(
+                    client.call_tool("hang", {"blob": "x" * MIB}, timeout=timeout)
+                )
+                assert error.kind == "timeout", repr(error)
+                # The cancel notice to a server that does not read is queued, waited for at most
+                # _CANCEL_WAIT_CONGESTED, after the deadline.
+                assert timeout - VIRTUAL_SLOP <= elapsed <= timeout + _CANCEL_WAIT_CONGESTED + late, elapsed
         gc.collect()  # "exception was never retrieved" is reported when a future is collected
         await anyio.sleep(0.1)
     noise = [r for r in caplog.records if r.name == "asyncio" and r.levelno >= logging.WARNING]
