@@ -259,6 +259,69 @@ async def test_an_echoed_header_and_token_are_masked_in_the_error_and_the_log_re
         assert_masked(record, what="a mcp_notebook.server record", secrets=secrets)
 
 
+class EchoOnRenewal:
+    """A legacy Streamable HTTP server that forgets its session at the first call (404) and refuses
+    the renewal's ``initialize`` quoting the request's headers: the error of a failed recovery."""
+
+    def __init__(self) -> None:
+        self.initializes = 0
+
+    async def __call__(self, request: RawRequest, reply: Reply) -> None:
+        if request.method != "POST":
+            await reply.send(405, b"")
+            return
+        message = json.loads(request.body)
+        if "id" not in message:
+            await reply.send(202, b"")
+            return
+        method, seen = message["method"], json.dumps(request.headers)
+        if method == "initialize":
+            self.initializes += 1
+            if self.initializes > 1:
+                error = {"code": -32603, "message": f"no new session for {seen}", "data": seen}
+                await reply.send(
+                    200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": error}).encode()
+                )
+                return
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "echo-on-renewal", "version": "1"},
+            }
+            body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+            await reply.send(200, body, headers={"Mcp-Session-Id": "session-1"})
+        elif method == "tools/list":
+            tools = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+            await reply.send(
+                200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": tools}).encode()
+            )
+        else:
+            await reply.send(404, b"")
+
+
+@pytest.mark.anyio
+async def test_a_header_echoed_by_a_failed_session_renewal_is_masked() -> None:
+    """The error of a recovery that failed (here the renewal's initialize, refused quoting the
+    headers) is masked like the request's own: it was raised from the recovery, not the request."""
+    server = EchoOnRenewal()
+    async with raw_http_server(server) as base:
+        options: dict[str, Any] = {"headers": {"X-Api-Key": HEADER_KEY}}
+        async with Client(
+            f"{base}/mcp", protocol="legacy", timeout=WAIT, reconnect=False, **options
+        ) as client:
+            with anyio.fail_after(WAIT), pytest.raises(McpError) as failed:
+                await client.call_tool("echo")
+    assert server.initializes == 2, "the call renewed the session once"
+    error = failed.value
+    assert "no new session" in error.full_message
+    for text, what in (
+        (str(error), "str(error)"),
+        (repr(error), "repr(error)"),
+        (error.full_message, "whole"),
+    ):
+        assert_masked(text, what=what, secrets=(HEADER_KEY,))
+
+
 # --- the rule --------------------------------------------------------------------------------------
 
 
