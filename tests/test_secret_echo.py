@@ -131,6 +131,23 @@ def session(no_leaked_processes: None) -> Iterator[Any]:
         opened.close()
 
 
+def test_a_secret_echoed_in_the_server_info_and_instructions_is_masked_in_the_model_and_status(
+    session: Any,
+) -> None:
+    pytest.importorskip("ipywidgets")
+    from mcp_notebook.widgets._status import StatusWidget
+
+    assert KEY in session.client.instructions  # the client keeps what the server sent
+    assert KEY in session.client.server_info["title"]
+    assert_masked(repr(session.model.server_info), what="model.server_info")
+    assert_masked(str(session.model.instructions), what="model.instructions")
+    status = StatusWidget(session)
+    try:
+        assert_masked(markup(status), what="the status panel")
+    finally:
+        status.close()
+
+
 def test_an_echoed_env_secret_is_masked_in_the_model_log_the_log_panel_and_the_explorer(session: Any) -> None:
     pytest.importorskip("ipywidgets")
     from mcp_notebook.widgets import explorer

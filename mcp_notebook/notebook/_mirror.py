@@ -77,12 +77,15 @@ class Mirror:
 
     def connection_values(self) -> dict[str, Any]:
         client = self.client
+        # What the status panel shows: a secret the server echoes in its name, version or
+        # instructions is masked here (protocol/_secrets); the client keeps them as sent.
+        secrets = client.connection.secrets
         return {
             "era": client.era,
             "protocol_version": client.protocol_version,
-            "server_info": client.server_info,
+            "server_info": secrets.mask_value(client.server_info),
             "capabilities": client.server_capabilities,
-            "instructions": client.instructions,
+            "instructions": secrets.mask_value(client.instructions),
         }
 
     def sync_connection(self) -> None:

@@ -75,7 +75,8 @@ def handle(message: dict) -> None:
         result = {
             "protocolVersion": params.get("protocolVersion"),
             "capabilities": {"tools": {}, "logging": {}, "resources": {}, "prompts": {}},
-            "serverInfo": {"name": "secret-echo", "version": "1"},
+            "serverInfo": {"name": "secret-echo", "version": "1", "title": f"echo for {KEY}"},
+            "instructions": f"Call leak; your key is {KEY}.",
         }
         write({"id": request_id, "result": result})
     elif method in ("ping", "logging/setLevel"):
