@@ -81,12 +81,13 @@ class Calls:
         task: bool | None,
     ) -> ToolResult:
         """:meth:`Client.call_tool`."""
-        began = anyio.current_time()
+        now = self._connection.now
+        began = now()
         answer = await self._start_call(
             name, arguments, timeout=timeout, validate=validate, progress=progress, task=task
         )
         if isinstance(answer, TaskHandle):
-            left = max(timeout - (anyio.current_time() - began), 0.0) if timeout is not None else None
+            left = max(timeout - (now() - began), 0.0) if timeout is not None else None
             return await self._follow_call(
                 answer, timeout=left, budget=timeout, progress=progress, raise_on_error=raise_on_error
             )
@@ -190,13 +191,15 @@ class Calls:
         self._check_call(name, arguments)
         arguments = dict(arguments or {})
         budget = self._options.request_timeout(timeout)
-        started = anyio.current_time()
+        now = self._connection.now
+        started = now()
         deadline = started + budget
         tool = await self._tool_for_call(name, arguments, validate=validate, within=budget * _LIST_SHARE)
-        listing = anyio.current_time() - started
+        listing = now() - started
         # The request's own timeout: what the list fetch left of the budget, to the instant (a
-        # listing of a few ms given back used to make the call that much late).
-        left = _left(deadline) if listing > 0 else budget
+        # listing of a few ms given back used to make the call that much late); a sliver once it
+        # has passed, so the request then fails as timed out, the usual way.
+        left = max(deadline - now(), 0.001) if listing > 0 else budget
         flavour = self.tracker.flavour
         as_task = run_as_task(
             flavour, tool.raw if tool else None, name, asked=task, task_only=name in self._task_only
@@ -350,12 +353,6 @@ class Calls:
             index = {tool.name: tool for tool in tools or ()}
             self._tool_index = (tools, index)
         return index.get(name)
-
-
-def _left(deadline: float) -> float:
-    """The seconds left until ``deadline`` (a sliver once it has passed: the request then fails
-    as timed out, the usual way)."""
-    return max(deadline - anyio.current_time(), 0.001)
 
 
 async def _report_status(handle: TaskHandle, progress: ProgressCallback) -> None:
