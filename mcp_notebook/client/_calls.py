@@ -84,7 +84,7 @@ class Calls:
         now = self._connection.now
         began = now()
         answer = await self._start_call(
-            name, arguments, timeout=timeout, validate=validate, progress=progress, task=task
+            name, arguments, timeout=timeout, validate=validate, progress=progress, task=task, began=began
         )
         if isinstance(answer, TaskHandle):
             left = max(timeout - (now() - began), 0.0) if timeout is not None else None
@@ -185,21 +185,26 @@ class Calls:
         progress: ProgressCallback | None = None,
         task: bool | None,
         ttl: float | None = None,
+        began: float | None = None,
     ) -> dict[str, Any] | TaskHandle:
         """Check the call, then send ``tools/call`` as a task or not, as the server, the tool and
-        ``task`` decide; return the plain result, or the handle of the task the server created."""
+        ``task`` decide; return the plain result, or the handle of the task the server created.
+
+        ``began``: when the caller read the clock just before (the call's deadline runs from
+        then); each read costs, on the hot path."""
         self._check_call(name, arguments)
         arguments = dict(arguments or {})
         budget = self._options.request_timeout(timeout)
         now = self._connection.now
-        started = now()
+        started = now() if began is None else began
         deadline = started + budget
         tool = await self._tool_for_call(name, arguments, validate=validate, within=budget * _LIST_SHARE)
-        listing = now() - started
+        listed = now()
+        listing = listed - started
         # The request's own timeout: what the list fetch left of the budget, to the instant (a
         # listing of a few ms given back used to make the call that much late); a sliver once it
         # has passed, so the request then fails as timed out, the usual way.
-        left = max(deadline - now(), 0.001) if listing > 0 else budget
+        left = max(deadline - listed, 0.001) if listing > 0 else budget
         flavour = self.tracker.flavour
         as_task = run_as_task(
             flavour, tool.raw if tool else None, name, asked=task, task_only=name in self._task_only
