@@ -10,3 +10,4 @@ bash scripts/setup.sh
 # the import contracts in pyproject.toml ([tool.importlinter]): layers, no cycles, a light core
 .venv/bin/lint-imports
 .venv/bin/python -m pytest -q --durations=30 "$@"
+.venv/bin/python -m benchmarks.guard  # the benchmark's ratio floors (benchmarks/floors.toml), serially: under 1 min

@@ -81,12 +81,13 @@ class Calls:
         task: bool | None,
     ) -> ToolResult:
         """:meth:`Client.call_tool`."""
-        began = anyio.current_time()
+        now = self._connection.now
+        began = now()
         answer = await self._start_call(
-            name, arguments, timeout=timeout, validate=validate, progress=progress, task=task
+            name, arguments, timeout=timeout, validate=validate, progress=progress, task=task, began=began
         )
         if isinstance(answer, TaskHandle):
-            left = max(timeout - (anyio.current_time() - began), 0.0) if timeout is not None else None
+            left = max(timeout - (now() - began), 0.0) if timeout is not None else None
             return await self._follow_call(
                 answer, timeout=left, budget=timeout, progress=progress, raise_on_error=raise_on_error
             )
@@ -184,19 +185,26 @@ class Calls:
         progress: ProgressCallback | None = None,
         task: bool | None,
         ttl: float | None = None,
+        began: float | None = None,
     ) -> dict[str, Any] | TaskHandle:
         """Check the call, then send ``tools/call`` as a task or not, as the server, the tool and
-        ``task`` decide; return the plain result, or the handle of the task the server created."""
+        ``task`` decide; return the plain result, or the handle of the task the server created.
+
+        ``began``: when the caller read the clock just before (the call's deadline runs from
+        then); each read costs, on the hot path."""
         self._check_call(name, arguments)
         arguments = dict(arguments or {})
         budget = self._options.request_timeout(timeout)
-        started = anyio.current_time()
+        now = self._connection.now
+        started = now() if began is None else began
         deadline = started + budget
         tool = await self._tool_for_call(name, arguments, validate=validate, within=budget * _LIST_SHARE)
-        listing = anyio.current_time() - started
+        listed = now()
+        listing = listed - started
         # The request's own timeout: what the list fetch left of the budget, to the instant (a
-        # listing of a few ms given back used to make the call that much late).
-        left = _left(deadline) if listing > 0 else budget
+        # listing of a few ms given back used to make the call that much late); a sliver once it
+        # has passed, so the request then fails as timed out, the usual way.
+        left = max(deadline - listed, 0.001) if listing > 0 else budget
         flavour = self.tracker.flavour
         as_task = run_as_task(
             flavour, tool.raw if tool else None, name, asked=task, task_only=name in self._task_only
@@ -350,12 +358,6 @@ class Calls:
             index = {tool.name: tool for tool in tools or ()}
             self._tool_index = (tools, index)
         return index.get(name)
-
-
-def _left(deadline: float) -> float:
-    """The seconds left until ``deadline`` (a sliver once it has passed: the request then fails
-    as timed out, the usual way)."""
-    return max(deadline - anyio.current_time(), 0.001)
 
 
 async def _report_status(handle: TaskHandle, progress: ProgressCallback) -> None:

@@ -206,6 +206,14 @@ class Connection:
     def server_capabilities(self) -> dict[str, Any]:
         return self._negotiated.capabilities if self._negotiated is not None else {}
 
+    def now(self) -> float:
+        """The clock every deadline of this connection runs on (on asyncio, the loop's own).
+
+        Callers timing a call read it here: ``anyio.current_time()`` looks the backend up on each
+        read, which measured as a tenth of a pipelined call's cost when a call read it four times.
+        """
+        return self._clock()
+
     def stats(self) -> ConnectionStats:
         return self._telemetry.snapshot(active=self._outbox.active, streams=len(self._streams))
 

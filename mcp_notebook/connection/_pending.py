@@ -138,7 +138,10 @@ class PendingRequest:
     async def wait(self) -> None:
         """Wait until something arrived: the outcome (or expiry), or progress."""
         await self._wakeup.wait()
-        self._wakeup = self._new_event()
+        # Progress woke us: a fresh event for what comes next. An answered request is not waited
+        # on again, so the common call (no progress) makes one event, not two.
+        if self.outcome is None:
+            self._wakeup = self._new_event()
 
     def take_outcome(self) -> Response | ErrorResponse | BaseException | _Expired | None:
         """The outcome, released (with the rest of the request's state) so that a lingering heap

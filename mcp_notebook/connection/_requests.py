@@ -76,6 +76,10 @@ class Outbox:
         self.streams: set[RequestId] = set()
         self._clock: Callable[[], float] = anyio.current_time
         self._new_event: Callable[[], Any] = anyio.Event
+        #: The capabilities a request declares without some extensions, by era and names: every
+        #: plain tools/call leaves the tasks extension out, and the capabilities (built once per
+        #: connection, never changed) would otherwise be copied for each call.
+        self._trimmed: dict[tuple[Era, tuple[str, ...]], dict[str, Any]] = {}
 
     def use(self, clock: Callable[[], float], new_event: Callable[[], Any]) -> None:
         self._clock = clock
@@ -138,7 +142,11 @@ class Outbox:
         pending = self._register(request_id, method, timeout, token)
         try:
             await self._write(channel, message, pending, label, direct=progress is None and not stream)
-            await self._await_answer(pending, progress)
+            if progress is None:  # the common call: nothing to report meanwhile, no frame more
+                while pending.outcome is None:
+                    await pending.wait()
+            else:
+                await self._await_answer(pending, progress)
         except anyio.get_cancelled_exc_class():
             self.ended("cancelled")
             if self.pending.pop(request_id, None) is not None and method != "initialize":
@@ -176,11 +184,7 @@ class Outbox:
             params,
             era=era,
             version=version,
-            capabilities=(
-                without_extensions_of(self._caps[era], without_extensions)
-                if without_extensions
-                else self._caps[era]
-            ),
+            capabilities=self._declared(era, without_extensions),
             client_info=self._opts.client_info,
             progress_token=token,
             log_level=self._opts.log_level,
@@ -191,6 +195,16 @@ class Outbox:
         if stamped is not None:
             message["params"] = stamped
         return message
+
+    def _declared(self, era: Era, without_extensions: Collection[str]) -> dict[str, Any]:
+        """The capabilities one request declares: the era's, minus ``without_extensions``."""
+        if not without_extensions:
+            return self._caps[era]
+        key = (era, tuple(without_extensions))
+        trimmed = self._trimmed.get(key)
+        if trimmed is None:
+            trimmed = self._trimmed[key] = without_extensions_of(self._caps[era], without_extensions)
+        return trimmed
 
     def _register(
         self, request_id: RequestId, method: str, timeout: float, token: RequestId | None
