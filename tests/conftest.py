@@ -32,7 +32,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from . import test_front_door
+from . import test_front_door, wheels
 
 TESTS = Path(__file__).resolve().parent
 SERVERS = TESTS / "servers"
@@ -109,6 +109,12 @@ def no_leaked_processes():
     zombies = [pid for pid in zombies if pid not in test_front_door.background_pids()]
     assert not leaked, f"server processes still running after the test: {sorted(leaked)}"
     assert not zombies, f"zombie processes left behind: {zombies}"
+
+
+@pytest.fixture(scope="session")
+def package_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package's wheel, built once per run (tests/wheels.py)."""
+    return wheels.package_wheel(wheels.run_folder(tmp_path_factory))
 
 
 @pytest.fixture
