@@ -17,6 +17,15 @@ How timing is asserted (issue #31; helpers in tests/timing.py):
 - Hypothesis suites carry the ``fuzz`` mark and take their example counts from
   ``fuzz_traffic.budget`` (short by default, long under ``pytest -m fuzz``).
 
+Time limits (tests/time_limits.py): every test has one, so a hang fails the run naming the test
+with a stack dump of where it waited, instead of holding CI. Unit tests get 60 s (pyproject's
+``timeout``); the slow classes, matched on the file's name, get more: 900 s binder and front door,
+600 s benchmarks smoke, conformance, soak and notebook execution, 300 s browser, kernel and dask.
+These are hang guards sized for a busy machine, never a measure of speed. pytest-timeout's
+``signal`` method fails the test in place (its traceback shows the coroutine it waited in) and the run
+goes on; should a spinning event loop swallow that, a watchdog 60 s later prints the test's id and
+every thread's stack and ends the worker, which pytest-xdist reports as a crash in that test.
+
 Skips: with ``CI=true`` (``.ci/run`` sets it) a skip whose reason matches no line of
 tests/skip_allowlist.txt fails the run (tests/skip_policy.py); locally a skip stays a skip. An
 expected ``McpError`` states its kind (``tests/raises.py``'s ``raises_mcp(kind, match=...)``).
@@ -32,7 +41,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from . import test_front_door, wheels
+from . import test_front_door, time_limits, wheels
 
 TESTS = Path(__file__).resolve().parent
 SERVERS = TESTS / "servers"
@@ -141,3 +150,5 @@ def pytest_configure(config: pytest.Config) -> None:
     from .skip_policy import SkipPolicy, in_ci, read_allowlist
 
     config.pluginmanager.register(SkipPolicy(strict=in_ci(), allowed=read_allowlist()), "mcpnb-skip-policy")
+    config.pluginmanager.register(time_limits, "mcpnb-time-limits")
+    config.pluginmanager.register(time_limits.Backstop(), "mcpnb-time-limit-backstop")
