@@ -9,4 +9,6 @@ bash scripts/setup.sh
 .venv/bin/mypy
 # the import contracts in pyproject.toml ([tool.importlinter]): layers, no cycles, a light core
 .venv/bin/lint-imports
-.venv/bin/python -m pytest -q --durations=30 "$@"
+# on every core (pytest-xdist): a file's tests stay on one worker; the real-clock deadline tests, the
+# soak and the benchmark smoke run one after another on one worker (tests/parallel.py)
+.venv/bin/python -m pytest -q --durations=30 -n auto --dist loadfile "$@"

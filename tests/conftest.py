@@ -26,6 +26,10 @@ These are hang guards sized for a busy machine, never a measure of speed. pytest
 goes on; should a spinning event loop swallow that, a watchdog 60 s later prints the test's id and
 every thread's stack and ends the worker, which pytest-xdist reports as a crash in that test.
 
+In parallel: scripts/test.sh runs the suite on pytest-xdist workers (``-n auto --dist loadfile``): a
+file's tests stay on one worker; the real-clock deadline tests, the soak and the benchmark smoke
+share one worker and never overlap (tests/parallel.py). Nothing may take a fixed port.
+
 Skips: with ``CI=true`` (``.ci/run`` sets it) a skip whose reason matches no line of
 tests/skip_allowlist.txt fails the run (tests/skip_policy.py); locally a skip stays a skip. An
 expected ``McpError`` states its kind (``tests/raises.py``'s ``raises_mcp(kind, match=...)``).
@@ -41,7 +45,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from . import test_front_door, time_limits, wheels
+from . import parallel, test_front_door, time_limits, wheels
 
 TESTS = Path(__file__).resolve().parent
 SERVERS = TESTS / "servers"
@@ -135,7 +139,8 @@ def anyio_backend():
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the front door's fresh-clone install now when its tests are selected: it waits minutes
     on pip downloads, which the rest of the suite can use (tests/test_front_door.py)."""
-    if any("front_door" in getattr(item, "fixturenames", ()) for item in session.items):
+    in_worker = bool(os.environ.get("PYTEST_XDIST_WORKER"))  # every worker collects every test
+    if not in_worker and any("front_door" in getattr(item, "fixturenames", ()) for item in session.items):
         test_front_door.start_early()
 
 
@@ -151,4 +156,5 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.pluginmanager.register(SkipPolicy(strict=in_ci(), allowed=read_allowlist()), "mcpnb-skip-policy")
     config.pluginmanager.register(time_limits, "mcpnb-time-limits")
+    config.pluginmanager.register(parallel, "mcpnb-parallel")
     config.pluginmanager.register(time_limits.Backstop(), "mcpnb-time-limit-backstop")
