@@ -45,7 +45,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from . import parallel, test_front_door, time_limits, wheels
+from . import parallel, time_limits, wheels
 
 TESTS = Path(__file__).resolve().parent
 SERVERS = TESTS / "servers"
@@ -69,9 +69,8 @@ def everything_server() -> list[str]:
 
 
 def _children() -> set[int]:
-    """Our live descendants, less the front door's install running in the background meanwhile."""
-    background = test_front_door.background_pids()
-    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True) if _alive(p)} - background
+    """Our live descendants."""
+    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True) if _alive(p)}
 
 
 def _zombie(process: psutil.Process) -> bool:
@@ -119,7 +118,6 @@ def no_leaked_processes():
             break
         time.sleep(0.05)
     zombies = [p.pid for p in psutil.Process(os.getpid()).children(recursive=True) if _zombie(p)]
-    zombies = [pid for pid in zombies if pid not in test_front_door.background_pids()]
     assert not leaked, f"server processes still running after the test: {sorted(leaked)}"
     assert not zombies, f"zombie processes left behind: {zombies}"
 
@@ -134,18 +132,6 @@ def package_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def anyio_backend():
     """The async tests run on asyncio (what Jupyter kernels use)."""
     return "asyncio"
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the front door's fresh-clone install now when its tests are selected: it waits minutes
-    on pip downloads, which the rest of the suite can use (tests/test_front_door.py)."""
-    in_worker = bool(os.environ.get("PYTEST_XDIST_WORKER"))  # every worker collects every test
-    if not in_worker and any("front_door" in getattr(item, "fixturenames", ()) for item in session.items):
-        test_front_door.start_early()
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    test_front_door.abandon_early()
 
 
 # --- one skip policy (tests/skip_policy.py): in CI, a skip not in tests/skip_allowlist.txt fails ---
