@@ -20,11 +20,12 @@ How timing is asserted (issue #31; helpers in tests/timing.py):
 Time limits (tests/time_limits.py): every test has one, so a hang fails the run naming the test
 with a stack dump of where it waited, instead of holding CI. Unit tests get 60 s (pyproject's
 ``timeout``); the slow classes, matched on the file's name, get more: 900 s binder and front door,
-600 s benchmarks smoke, conformance, soak and notebook execution, 300 s browser, kernel and dask.
-These are hang guards sized for a busy machine, never a measure of speed. pytest-timeout's
-``signal`` method fails the test in place (its traceback shows the coroutine it waited in) and the run
-goes on; should a spinning event loop swallow that, a watchdog 60 s later prints the test's id and
-every thread's stack and ends the worker, which pytest-xdist reports as a crash in that test.
+600 s benchmarks smoke, conformance, soak and notebook execution, 300 s browser, kernel, dask and
+the wheel build. They are hang guards sized for a busy machine, never a measure of speed.
+pytest-timeout's ``signal`` method fails the test in place (the report prints where each asyncio
+task waits) and the run goes on; should a spinning event loop or trio swallow the signal, a
+watchdog 60 s later prints the test's id and every thread's stack and ends the worker, which
+pytest-xdist reports as a crash in that test.
 
 In parallel: scripts/test.sh runs the suite on pytest-xdist workers (``-n auto --dist loadfile``): a
 file's tests stay on one worker; the real-clock deadline tests, the soak and the benchmark smoke

@@ -44,6 +44,7 @@ SLOW_CLASSES: tuple[tuple[str, float], ...] = (
     (r"test_browser\w*\.py", 300),  # JupyterLab driven through Chromium
     (r"test_(kernel\w*|connect_once_kernel|lab_stop|jupyter_session)\.py", 300),  # real kernels
     (r"test_dask\.py", 300),  # LocalCluster workers
+    (r"test_wheel\.py", 300),  # pip builds the wheel
 )
 #: Seconds past a test's limit before the watchdog gives up on the signal and ends the process.
 GRACE = 60.0
