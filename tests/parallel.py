@@ -6,9 +6,6 @@ they run one after another on one worker, never beside each other: the tests tha
 against a deadline, the soak and the benchmark smoke tests (each a CPU hog that would stretch the
 others' clocks). (``--dist loadgroup`` with ``xdist_group`` marks would say the same, but pytest 9.2
 no longer lets pytest-xdist 3.8 rename the test ids that carry the group, so it ignores them.)
-
-The slowest classes are collected first (tests/time_limits.py's limits, stable otherwise), so the
-long files start at once instead of finishing alone at the end of the run.
 """
 
 from __future__ import annotations
@@ -18,8 +15,6 @@ from pathlib import PurePosixPath
 from typing import Any
 
 import pytest
-
-from .time_limits import class_limit
 
 SERIAL_SCOPE = "serial: real-clock deadlines, soak, benchmarks"
 #: Test files that must not overlap one another.
@@ -44,7 +39,3 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return scope_of(nodeid)
 
     return SerialAwareFileScheduling(config, log)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: -(class_limit(item.path.name) or 0))
