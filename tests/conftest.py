@@ -17,6 +17,20 @@ How timing is asserted (issue #31; helpers in tests/timing.py):
 - Hypothesis suites carry the ``fuzz`` mark and take their example counts from
   ``fuzz_traffic.budget`` (short by default, long under ``pytest -m fuzz``).
 
+Time limits (tests/time_limits.py): every test has one, so a hang fails the run naming the test
+with a stack dump of where it waited, instead of holding CI. Unit tests get 60 s (pyproject's
+``timeout``); the slow classes, matched on the file's name, get more: 900 s binder and front door,
+600 s benchmarks smoke, conformance, soak and notebook execution, 300 s browser, kernel, dask and
+the wheel build. They are hang guards sized for a busy machine, never a measure of speed.
+pytest-timeout's ``signal`` method fails the test in place (the report prints where each asyncio
+task waits) and the run goes on; should a spinning event loop or trio swallow the signal, a
+watchdog 60 s later prints the test's id and every thread's stack and ends the worker, which
+pytest-xdist reports as a crash in that test.
+
+In parallel: scripts/test.sh runs the suite on pytest-xdist workers (``-n auto --dist loadfile``): a
+file's tests stay on one worker; the real-clock deadline tests, the soak and the benchmark smoke
+share one worker and never overlap (tests/parallel.py). Nothing may take a fixed port.
+
 Skips: with ``CI=true`` (``.ci/run`` sets it) a skip whose reason matches no line of
 tests/skip_allowlist.txt fails the run (tests/skip_policy.py); locally a skip stays a skip. An
 expected ``McpError`` states its kind (``tests/raises.py``'s ``raises_mcp(kind, match=...)``).
@@ -32,7 +46,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from . import test_front_door
+from . import parallel, time_limits, wheels
 
 TESTS = Path(__file__).resolve().parent
 SERVERS = TESTS / "servers"
@@ -56,9 +70,8 @@ def everything_server() -> list[str]:
 
 
 def _children() -> set[int]:
-    """Our live descendants, less the front door's install running in the background meanwhile."""
-    background = test_front_door.background_pids()
-    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True) if _alive(p)} - background
+    """Our live descendants."""
+    return {p.pid for p in psutil.Process(os.getpid()).children(recursive=True) if _alive(p)}
 
 
 def _zombie(process: psutil.Process) -> bool:
@@ -106,26 +119,20 @@ def no_leaked_processes():
             break
         time.sleep(0.05)
     zombies = [p.pid for p in psutil.Process(os.getpid()).children(recursive=True) if _zombie(p)]
-    zombies = [pid for pid in zombies if pid not in test_front_door.background_pids()]
     assert not leaked, f"server processes still running after the test: {sorted(leaked)}"
     assert not zombies, f"zombie processes left behind: {zombies}"
+
+
+@pytest.fixture(scope="session")
+def package_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package's wheel, built once per run (tests/wheels.py)."""
+    return wheels.package_wheel(wheels.run_folder(tmp_path_factory))
 
 
 @pytest.fixture
 def anyio_backend():
     """The async tests run on asyncio (what Jupyter kernels use)."""
     return "asyncio"
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the front door's fresh-clone install now when its tests are selected: it waits minutes
-    on pip downloads, which the rest of the suite can use (tests/test_front_door.py)."""
-    if any("front_door" in getattr(item, "fixturenames", ()) for item in session.items):
-        test_front_door.start_early()
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    test_front_door.abandon_early()
 
 
 # --- one skip policy (tests/skip_policy.py): in CI, a skip not in tests/skip_allowlist.txt fails ---
@@ -135,3 +142,6 @@ def pytest_configure(config: pytest.Config) -> None:
     from .skip_policy import SkipPolicy, in_ci, read_allowlist
 
     config.pluginmanager.register(SkipPolicy(strict=in_ci(), allowed=read_allowlist()), "mcpnb-skip-policy")
+    config.pluginmanager.register(time_limits, "mcpnb-time-limits")
+    config.pluginmanager.register(parallel, "mcpnb-parallel")
+    config.pluginmanager.register(time_limits.Backstop(), "mcpnb-time-limit-backstop")

@@ -5,7 +5,9 @@ fresh virtualenv: first what repo2docker's base environment provides (JupyterLab
 ipywidgets 8 with JupyterLab's widget manager), then the same commands repo2docker runs, from the
 repository's root: ``pip install -r binder/requirements.txt``, then ``binder/postBuild``. The
 environment then has to import the package and the notebook dependencies, serve the demo server,
-and run every notebook top to bottom. pip reaches the package registry (its cache makes it quick).
+and run every notebook top to bottom. pip installs from a wheelhouse resolved from the package index
+once per run (tests/wheels.py), with the index turned off, so the commands run as written without
+downloading the same wheels again; the repository itself is built from source as repo2docker does.
 
 The interpreter is the one ``binder/runtime.txt`` names when it is on PATH, else this one.
 """
@@ -24,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from . import wheels
+
 ROOT = Path(__file__).resolve().parent.parent
 BINDER = ROOT / "binder"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -31,7 +35,7 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 #: What repo2docker's base environment gives every Python repository (its frozen conda environment
 #: pins jupyterlab 4.* and ipywidgets 8.*; ipykernel and jupyter_server come with JupyterLab).
 BASE_ENVIRONMENT = ["jupyterlab>=4,<5", "ipywidgets>=8,<9"]
-INSTALL_TIMEOUT = 420  # seconds for the two pip installs, a cold cache included
+INSTALL_TIMEOUT = 420  # seconds for the two pip installs on a busy machine
 STEP_TIMEOUT = 180  # seconds for postBuild, the import check, and running the notebooks
 
 
@@ -165,10 +169,15 @@ for name in sys.argv[1:]:
 
 
 @pytest.mark.usefixtures("no_leaked_processes")
-def test_binder_environment_builds_and_runs_the_notebooks(tmp_path: Path) -> None:
+def test_binder_environment_builds_and_runs_the_notebooks(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    base_python = _python_for_binder()
+    wheelhouse = wheels.wheelhouse(
+        wheels.run_folder(tmp_path_factory), base_python, [*BASE_ENVIRONMENT, "-r", "binder/requirements.txt"]
+    )
     started = time.monotonic()
     venv = tmp_path / "binder-env"
-    base_python = _python_for_binder()
     _run([base_python, "-m", "venv", str(venv)], timeout=STEP_TIMEOUT)
     bin_dir = venv / "bin"
     python = str(bin_dir / "python")
@@ -178,6 +187,7 @@ def test_binder_environment_builds_and_runs_the_notebooks(tmp_path: Path) -> Non
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "VIRTUAL_ENV": str(venv),
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        **wheels.offline(wheelhouse),
     }
     pip = [python, "-m", "pip", "install", "--quiet"]
 

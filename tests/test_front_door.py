@@ -6,8 +6,11 @@ the Quick start), so the README and this test cannot drift. It runs once per ses
 when the tests run as root, with its own HOME and pip cache, and with a PATH whose first folder
 holds tripwires named like the development kit's tools (apt-get, sudo, npm, node, playwright,
 chromium, ...): each one fails loudly and leaves a note, so a command that reaches for any of them
-fails here. pip reaches the package registries as usual. The tour must then run unattended to its
-end, and ``tour --lab`` from the same environment must serve the quickstart notebook.
+fails here. pip installs from a wheelhouse resolved from the package index once per run
+(tests/wheels.py; ``PIP_NO_INDEX`` and ``PIP_FIND_LINKS`` in the command's environment), so the
+command runs as written in a fresh virtualenv and builds the clone from source, without downloading
+the same hundred wheels again. The tour must then run unattended to its end, and ``tour --lab``
+from the same environment must serve the quickstart notebook.
 """
 
 from __future__ import annotations
@@ -20,19 +23,22 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import psutil
 import pytest
+
+from . import wheels
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKER = "<!-- front-door:"
-COMMAND_TIMEOUT = 600  # seconds: a cold pip cache on a busy machine (it takes 1.5-4 min here)
+COMMAND_TIMEOUT = 600  # seconds: a busy machine (from the wheelhouse it takes well under a minute)
 LAB_TIMEOUT = 90  # seconds for JupyterLab to serve the notebook
+#: The user's python3: new enough, with venv, and where it lives (its wheels are built for it).
+PYTHON3_CHECK = "import sys, venv; print(sys.version_info >= (3, 11), sys.executable)"
 
 #: What the user's command must never call: the development kit, root, a browser.
 TRIPWIRES = (
@@ -117,14 +123,18 @@ def _tripwires(folder: Path, log: Path) -> None:
         script.chmod(0o755)
 
 
+def readme_extras(command: str) -> str:
+    """The extras the command installs the clone with (``'.[notebook,demo,lab]'``)."""
+    found = re.search(r"""pip install ['"]?\.(\[[\w,-]+\])""", command)
+    assert found, f"the command should pip install the clone with extras: {command}"
+    return found.group(1)
+
+
 class _Run:
-    """The user's command on a fresh clone, started in the background and awaited by the fixture.
+    """The user's command on a fresh clone: started by the fixture, which then awaits it."""
 
-    It spends its minutes waiting on pip downloads, so tests/conftest.py starts it as soon as the
-    tests are collected (:func:`start_early`) and the rest of the suite runs meanwhile.
-    """
-
-    def __init__(self) -> None:
+    def __init__(self, wheelhouse: Callable[[str, str], Path]) -> None:
+        """``wheelhouse(python, requirement)``: the wheels that ``python`` needs to install it."""
         self.workspace = Path(tempfile.mkdtemp(prefix="front-door-"))
         self.process: subprocess.Popen[str] | None = None
         self.skip_reason = ""
@@ -157,17 +167,23 @@ class _Run:
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
         }
         python3 = subprocess.run(
-            [*self.as_user, "sh", "-c", "python3 -c 'import sys, venv; print(sys.version_info >= (3, 11))'"],
+            [*self.as_user, "sh", "-c", f"python3 -c '{PYTHON3_CHECK}'"],
             env=self.env,
             capture_output=True,
             text=True,
         )
-        if python3.stdout.strip() != "True":
+        usable, _, python = python3.stdout.strip().partition(" ")
+        if usable != "True":
             self.skip_reason = (
                 f"no python3 >= 3.11 with venv on the user's PATH ({rest}): {python3.stderr[-300:]}"
             )
             return
         self.command = readme_command((self.clone / "README.md").read_text())
+        # The user's python3 installs from a copy the user can read (the run's folder is root's only).
+        local = self.workspace / "wheelhouse"
+        shutil.copytree(wheelhouse(python, f"{ROOT}{readme_extras(self.command)}"), local)
+        _chown_to_nobody(local)
+        self.env.update(wheels.offline(local))
         self.output_file = self.workspace / "command.out"
         with self.output_file.open("w") as sink:
             self.process = subprocess.Popen(
@@ -208,40 +224,10 @@ class _Run:
         shutil.rmtree(self.workspace, ignore_errors=True)
 
 
-_early: _Run | None = None
-
-
-def start_early() -> None:
-    """Start the command now (tests/conftest.py calls this once the selected tests are known)."""
-    global _early
-    if _early is None:
-        _early = _Run()
-
-
-def background_pids() -> set[int]:
-    """The processes of the command started early, still running: not a test's leftovers."""
-    process = _early.process if _early is not None else None
-    if process is None or process.poll() is not None:
-        return set()
-    try:
-        root = psutil.Process(process.pid)
-        return {root.pid, *(p.pid for p in root.children(recursive=True))}
-    except psutil.Error:
-        return set()
-
-
-def abandon_early() -> None:
-    """End a command started early that no test awaited (the session stopped first)."""
-    global _early
-    if _early is not None:
-        _early.remove()
-        _early = None
-
-
 @pytest.fixture(scope="module")
-def front_door() -> Iterator[FrontDoor]:
-    global _early
-    run, _early = (_early or _Run()), None
+def front_door(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontDoor]:
+    run_folder = wheels.run_folder(tmp_path_factory)
+    run = _Run(lambda python, requirement: wheels.wheelhouse(run_folder, python, [requirement]))
     try:
         yield run.finish()
     finally:

@@ -35,7 +35,10 @@ SUITE = {
 }
 
 
-def _run(tmp_path: Path, files: list[str], ci: str | None) -> subprocess.CompletedProcess[str]:
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+
+
+def _run(tmp_path: Path, files: list[str], ci: str | None, *options: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "conftest.py").write_text(CONFTEST)
     for name in files:
         (tmp_path / name).write_text(SUITE[name])
@@ -44,7 +47,7 @@ def _run(tmp_path: Path, files: list[str], ci: str | None) -> subprocess.Complet
     if ci is not None:
         env["CI"] = ci
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *files],
+        [*PYTEST, *options, *files],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -62,6 +65,14 @@ def test_in_ci_a_skip_not_allowed_fails_the_run_and_is_listed(tmp_path: Path) ->
     )
     assert "NOT ALLOWED: test_other_skip.py::test_y: the peer is not installed" in run.stdout
     assert "allowed: test_allowed.py::test_windows_only: this is Windows: the module loads" in run.stdout
+
+
+def test_in_ci_a_skip_not_allowed_fails_a_parallel_run_too(tmp_path: Path) -> None:
+    """scripts/test.sh runs the suite on pytest-xdist workers: the controller still judges every skip."""
+    run = _run(tmp_path, list(SUITE), "true", "-n", "2", "--dist", "loadfile")
+    assert run.returncode == 1, run.stdout
+    assert "skips in CI: 3, 2 not allowed" in run.stdout
+    assert "NOT ALLOWED: test_other_skip.py::test_y: the peer is not installed" in run.stdout
 
 
 def test_in_ci_allowed_skips_pass(tmp_path: Path) -> None:
