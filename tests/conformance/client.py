@@ -84,6 +84,12 @@ def main(argv: list[str]) -> int:
         os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION"),
         sorted(context),
     )
+    # The client's first argument check imports jsonschema, whose format checkers build a grammar
+    # when imported (rfc3987_syntax, which Jupyter's extras bring): 2 s alone, over 10 s on the
+    # loaded 2-core machine under the parallel suite, all of it inside the first call's deadline
+    # (REQUEST_TIMEOUT), which it then missed. Imported here, before any deadline runs.
+    import jsonschema  # noqa: F401
+
     started = time.monotonic()
     try:
         asyncio.run(asyncio.wait_for(run(scenario, context, url, protocol), RUN_TIMEOUT))

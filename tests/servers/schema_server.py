@@ -65,13 +65,9 @@ def handle(message: dict) -> None:
 
 
 def main() -> None:
-    for raw in sys.stdin.buffer:
-        try:
-            message = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(message, dict):
-            handle(message)
+    from _lines import serve  # beside this script (run as one, its folder is on sys.path)
+
+    serve(handle)
 
 
 if __name__ == "__main__":
