@@ -131,6 +131,16 @@ class Engine:
             future.cancel()
             raise
 
+    def soon(self, fn: Callable[[], Any]) -> None:
+        """Run the plain callable ``fn`` on the engine's loop soon, from any thread, without waiting.
+
+        For a thread that may hold a lock the loop also takes: the portal's ``start_task_soon``
+        blocks until the loop has started the task, so an observer that pokes the engine while
+        holding a group's board lock, as the loop waits for that lock, would never return.
+        Raises RuntimeError once the loop is closed.
+        """
+        self._loop.call_soon_threadsafe(fn)
+
     def spawn(
         self, fn: Callable[..., Awaitable[Any]], *args: Any
     ) -> concurrent.futures.Future[Any] | Spawned:

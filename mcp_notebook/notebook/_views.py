@@ -136,11 +136,10 @@ class _View:
         if self._engine.on_engine_thread():
             self._poke_here()
         else:
+            # Never waits for the loop: the poking thread may hold a lock the loop is waiting for
+            # (a group's board lock, whose model update notifies this view).
             with contextlib.suppress(RuntimeError):  # the engine has stopped (interpreter exit)
-                self._engine.portal.start_task_soon(self._apoke)
-
-    async def _apoke(self) -> None:
-        self._poke_here()
+                self._engine.soon(self._poke_here)
 
     def _poke_here(self) -> None:
         if self._wake is None:
