@@ -309,6 +309,7 @@ async def test_a_burst_of_real_changes_costs_a_few_refetches(sdk_peer: LivePeer)
     async with _client(sdk_peer) as client, client.notifications() as queue:
         await client.list_tools()
         names = {f"burst_{i}" for i in range(300)}
+        started = anyio.current_time()
         async with anyio.create_task_group() as tg:
             for name in names:
                 tg.start_soon(client.call_tool, "add_tool", {"name": name})
@@ -321,7 +322,11 @@ async def test_a_burst_of_real_changes_costs_a_few_refetches(sdk_peer: LivePeer)
         with anyio.move_on_after(0.2):
             async for notification in queue:
                 methods.append(notification.method)
-        assert 1 <= methods.count("notifications/tools/list_changed") <= 12, methods
+        # Coalesced: the first at once, then at most one per window (0.25 s, the client's default)
+        # for as long as the burst lasted (3 s on a loaded machine), and one trailing delivery. A
+        # queue that passes each on delivers all 300.
+        deliveries = methods.count("notifications/tools/list_changed")
+        assert 1 <= deliveries <= 2 + (anyio.current_time() - started) / 0.25, (deliveries, methods)
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
