@@ -166,6 +166,10 @@ class Outbox:
             self.pending.pop(request_id, None)
             if stream:
                 self.streams.discard(request_id)
+            if not self.pending:  # the last one in flight: nothing of the burst may linger
+                sweeper = self._sweeper()
+                if sweeper is not None:
+                    sweeper.forget_finished()
         return await self._settle(channel, pending, label, timeout)
 
     def _message(
