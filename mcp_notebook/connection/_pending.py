@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import collections
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from ..protocol._jsonrpc import ErrorResponse, RequestId, Response
@@ -24,7 +24,7 @@ _PROGRESS_BACKLOG = 64
 class _Event(Protocol):
     def set(self) -> None: ...
 
-    async def wait(self) -> Any: ...
+    def wait(self) -> Awaitable[Any]: ...
 
 
 class _Cancellable(Protocol):
