@@ -20,7 +20,7 @@ from ..protocol._errors import McpError
 from ..protocol._jsonrpc import ErrorResponse, RequestId, Response
 from ._log_budget import LogBudget
 from ._pending import EXPIRED
-from ._wakeup import future_wakeups
+from ._wakeup import EventWakeup, future_wakeups
 
 __all__ = [
     "ConnectionEvent",
@@ -199,6 +199,6 @@ def clock_and_events() -> tuple[Callable[[], float], Callable[[], Any]]:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        return anyio.current_time, anyio.Event
+        return anyio.current_time, EventWakeup
     # anyio's asyncio backend reads this same clock; a request's wake-up is a bare future there.
     return loop.time, future_wakeups(loop)
