@@ -19,6 +19,7 @@ import pytest
 
 from mcp_notebook.connection._deadlines import DeadlineSweeper
 from mcp_notebook.connection._pending import EXPIRED, PendingRequest
+from mcp_notebook.connection._wakeup import EventWakeup
 from mcp_notebook.protocol._jsonrpc import Response
 
 from .timing import BACKENDS, VIRTUAL_SLOP, backend_param, scheduling_noise
@@ -38,7 +39,7 @@ def pending(request_id: int, timeout: float) -> PendingRequest:
         now=anyio.current_time(),
         timeout=timeout,
         max_total=None,
-        new_event=anyio.Event,
+        new_event=EventWakeup,
     )
 
 

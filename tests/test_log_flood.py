@@ -216,6 +216,46 @@ async def test_the_summary_is_logged_when_its_interval_ends_without_another_reco
     assert summaries(handler) == ["srv: suppressed 3 more 'bad frame' warnings in the last 10 s"]
 
 
+async def test_an_attached_budget_runs_a_summary_task_only_while_something_is_held_back(
+    captured,
+) -> None:
+    # Why attach and not run: a connection has two budgets and its task tracker one, nearly never
+    # exceeded; an idle task apiece was 3 KB of every idle client's heap (issue #41).
+    log, handler = captured
+    clock = FakeClock()
+    budget = budget_for(log, clock, burst=1, interval=10.0)
+    told = anyio.Event()
+
+    class Telling(Records):
+        def emit(self, record: logging.LogRecord) -> None:
+            super().emit(record)
+            if "suppressed" in record.getMessage():
+                told.set()
+
+    handler = Telling()
+    log.addHandler(handler)
+
+    def tasks() -> int:
+        return len(anyio.get_running_tasks())
+
+    async with anyio.create_task_group() as tg:
+        budget.attach(tg)
+        alone = tasks()
+        budget.log(logging.WARNING, "bad frame", "bad")  # within the burst: no summary to come
+        await anyio.wait_all_tasks_blocked()
+        assert tasks() == alone
+        for _ in range(3):
+            budget.log(logging.WARNING, "bad frame", "bad")
+        assert tasks() == alone + 1  # one summary task, however many records are held back
+        clock.now += 10.0  # the interval is over (before that task reads the clock); nothing else is logged
+        with anyio.fail_after(5):  # a hang guard: the summary task sleeps the interval in real time
+            await told.wait()
+        await anyio.wait_all_tasks_blocked()
+        assert tasks() == alone  # told: nothing is held back, and the task has ended
+        budget.attach(None)
+    assert summaries(handler) == ["srv: suppressed 3 more 'bad frame' warnings in the last 10 s"]
+
+
 # --- a real server that floods -------------------------------------------------------------------
 
 

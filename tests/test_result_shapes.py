@@ -30,6 +30,19 @@ def test_a_block_with_values_of_the_wrong_type_is_displayed_as_not_shown(block: 
     repr(result)
 
 
+def test_a_block_that_is_no_object_is_wrapped_and_the_rest_kept_as_sent() -> None:
+    raw = {"content": [{"type": "text", "text": "a"}, "loose", 7]}
+    result = ToolResult.from_dict(raw)
+    assert result.content == [
+        {"type": "text", "text": "a"},
+        {"type": "unknown", "value": "loose"},
+        {"type": "unknown", "value": 7},
+    ]
+    assert raw["content"] == [{"type": "text", "text": "a"}, "loose", 7]  # the server's, untouched
+    assert result.text == "a"
+    repr(result)
+
+
 # --- third-party shapes (issue #29): one inference for the frame, the text and the HTML ----------
 
 pd = pytest.importorskip("pandas")

@@ -59,6 +59,17 @@ _RELISTEN_DELAY = 1.0
 Event = ConnectionEvent
 
 
+def _lists_by_notice() -> dict[str, tuple[str, ...]]:
+    by_notice: dict[str, tuple[str, ...]] = {}
+    for name, kind in KINDS.items():
+        by_notice[kind.notification] = (*by_notice.get(kind.notification, ()), name)
+    return by_notice
+
+
+#: The lists each ``list_changed`` notification invalidates (the two resource lists share one).
+_CHANGED_KINDS = _lists_by_notice()
+
+
 #: The era rules (protocol._negotiation.EraRules) the live lists ask; the era itself is never compared here.
 _Rule = Literal[
     "routes_tools_by_header",
@@ -91,6 +102,16 @@ class _Listen:
             self.scope.cancel()
 
 
+class _Backlog:
+    """The events recorded for the hooks and not yet dispatched, and the event that says so."""
+
+    __slots__ = ("events", "ready")
+
+    def __init__(self) -> None:
+        self.events: collections.deque[Event] = collections.deque(maxlen=_EVENT_BACKLOG)
+        self.ready = anyio.Event()
+
+
 class LiveState:
     def __init__(
         self,
@@ -116,19 +137,21 @@ class LiveState:
             entry: CachedList[Any] = CachedList(kind, anyio.current_time)
             entry.watch_with(functools.partial(self._watched, kind))
             self._lists[name] = entry
-        self._changed_kinds: dict[str, list[str]] = collections.defaultdict(list)
-        for name, kind in KINDS.items():
-            self._changed_kinds[kind.notification].append(name)
-        self._dirty = {method: anyio.Event() for method in self._changed_kinds}
-        self._want = {name: anyio.Event() for name in KINDS}
+        #: Change notices whose window is open (a trailing delivery ends it), and those of them
+        #: that came again in it (the trailing delivery is due).
+        self._windows: set[str] = set()
+        self._dirty: set[str] = set()
+        # A refresh's event is made with the first one (an event holds close to 1 KB of heap, and
+        # most connections never see a change).
+        self._want: dict[str, anyio.Event] = {}
         self._asked: set[str] = set()  # lists someone fetched: those are kept fresh
         self._unlimited: set[str] = set()  # lists whose next refresh skips the rate limit
         #: How many times each list was fetched by this layer (refreshes, not caller fetches).
         self.refreshes: dict[str, int] = dict.fromkeys(KINDS, 0)
         self._queues: list[NotificationQueue] = []
         self._event_hooks: list[Callable[[Event], Any]] = []
-        self._events: collections.deque[Event] = collections.deque(maxlen=_EVENT_BACKLOG)
-        self._events_ready = anyio.Event()
+        #: Events waiting for the hooks; made with the first hook (most clients have none).
+        self._backlog: _Backlog | None = None
         self._subscriptions: set[str] = set()
         self._listens: dict[RequestId, _Listen] = {}
         self._current_listen: _Listen | None = None
@@ -139,6 +162,9 @@ class LiveState:
         self._closed = anyio.Event()
         self._was_ready = False
         self._tg: anyio.abc.TaskGroup | None = None
+        #: The loops started so far (see _start): each starts with its first work, not with the
+        #: client, so an idle client holds none of them (a task costs 3 KB of heap idle).
+        self._loops: set[str] = set()
         connection.on_notification(self._on_notification)
         connection.on_state_change(self._on_state)
         # The connection's telemetry (two events a request) is heard only while someone listens:
@@ -166,6 +192,9 @@ class LiveState:
 
     def on_event(self, hook: Callable[[Event], Any]) -> Callable[[], None]:
         self._event_hooks.append(hook)
+        if self._backlog is None:
+            self._backlog = _Backlog()
+        self._start("events", self._dispatch_events)
         if self._unhear_connection is None:
             self._unhear_connection = self._conn.on_event(self._on_connection_event)
 
@@ -188,20 +217,46 @@ class LiveState:
         """Run the background work until the connection closes."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            for method in self._dirty:
-                tg.start_soon(self._deliver_changes, method)
-            for name in KINDS:
-                tg.start_soon(self._refresh_loop, name)
-            tg.start_soon(self._dispatch_events)
-            tg.start_soon(self._manage_listen)
             # State changes since construction were already heard (the listener came first), and
-            # the events they set are waiting for the loops just started.
+            # the events they set are waiting for their loops: those start now, the rest with
+            # their first work.
+            for name, want in self._want.items():
+                if want.is_set():
+                    self._start(name, self._refresh_loop, name)
+            if self._event_hooks:
+                self._start("events", self._dispatch_events)
+            if self._rules("listens_for_changes"):
+                self._start("listen", self._manage_listen)
             task_status.started()
             await self._closed.wait()
             tg.cancel_scope.cancel()
         self._tg = None
+        self._loops.clear()
+        self._windows.clear()
+        self._dirty.clear()
         for queue in list(self._queues):
             queue.close()
+
+    def _start(self, loop: str, run: Callable[..., Any], *args: Any) -> None:
+        """Start a background loop (named ``loop``) in the task group unless it runs already.
+
+        Before :meth:`run` there is no group: ``run`` starts the loops whose work is waiting.
+        """
+        if loop not in self._loops and self._tg is not None:
+            self._loops.add(loop)
+            self._tg.start_soon(run, *args)
+
+    def _ask_refresh(self, name: str) -> None:
+        self._flag(self._want, name)
+        self._start(name, self._refresh_loop, name)
+
+    @staticmethod
+    def _flag(events: dict[str, anyio.Event], key: str) -> None:
+        """Set ``events[key]``, made on first use (the loop that waits for it renews it)."""
+        event = events.get(key)
+        if event is None:
+            event = events[key] = anyio.Event()
+        event.set()
 
     # --- lists ----------------------------------------------------------------------------------
 
@@ -284,7 +339,7 @@ class LiveState:
         self._lists[name].invalidate()
         if not rate_limited:
             self._unlimited.add(name)
-        self._want[name].set()
+        self._ask_refresh(name)
 
     async def _refresh_loop(self, name: str) -> None:
         """Re-fetch one list when asked, at most once per ``min_refresh_interval``."""
@@ -333,11 +388,11 @@ class LiveState:
         if subscription is not None and subscription != self._newest_acked:
             return  # the same event from a listen stream we are replacing
         self._emit("notification", method=method)
-        names = self._changed_kinds.get(method)
+        names = _CHANGED_KINDS.get(method)
         if names:
             for name in names:
                 self._lists[name].invalidate()  # at once: no fetch racing this news may be stored
-            self._dirty[method].set()
+            self._changed(method)
             return
         self._publish(notification)
 
@@ -345,23 +400,40 @@ class LiveState:
         for queue in self._queues:
             queue.put(notification)
 
-    async def _deliver_changes(self, method: str) -> None:
-        """First of a burst at once; the rest of the burst as one trailing delivery per window."""
-        while True:
-            await self._dirty[method].wait()
-            for trailing in (False, True):
-                if trailing and not self._dirty[method].is_set():
-                    break
-                self._dirty[method] = anyio.Event()
-                self._publish(Notification(method, None))
-                for name in self._changed_kinds[method]:
-                    self._want_refresh(name)
+    def _changed(self, method: str) -> None:
+        """First of a burst at once (here, in order with the notifications around it); the rest of
+        the burst as one trailing delivery per window, from a task that lives as long as the burst."""
+        if method in self._windows:
+            self._dirty.add(method)
+            return
+        self._deliver(method)
+        if self._tg is not None:  # (before run, no window: each notice is delivered at once)
+            self._windows.add(method)
+            self._tg.start_soon(self._trail, method)
+
+    async def _trail(self, method: str) -> None:
+        try:
+            while True:
                 await anyio.sleep(self._window)
+                if method not in self._dirty:
+                    return
+                self._dirty.discard(method)
+                self._deliver(method)
+        finally:
+            self._windows.discard(method)
+            self._dirty.discard(method)
+
+    def _deliver(self, method: str) -> None:
+        self._publish(Notification(method, None))
+        for name in _CHANGED_KINDS[method]:
+            self._want_refresh(name)
 
     # --- connection state -----------------------------------------------------------------------
 
     def _on_state(self, state: ConnectionState) -> None:
         self._listen_changed.set()
+        if self._rules("listens_for_changes"):
+            self._start("listen", self._manage_listen)
         if state == "reconnecting":
             for entry in self._lists.values():
                 entry.invalidate()
@@ -373,7 +445,7 @@ class LiveState:
                 if self._eager:
                     for name, kind in KINDS.items():
                         if self._server_offers(kind):
-                            self._want[name].set()
+                            self._ask_refresh(name)
         elif state == "closed":
             self._closed.set()
 
@@ -381,7 +453,7 @@ class LiveState:
         for name, entry in self._lists.items():
             entry.invalidate()
             if name in self._asked or self._eager:
-                self._want[name].set()
+                self._ask_refresh(name)
         if self._tg is not None and self._subscriptions and self._rules("subscribes_per_resource"):
             self._tg.start_soon(self._resubscribe_legacy)
 
@@ -410,6 +482,7 @@ class LiveState:
                 await self._conn.request("resources/subscribe", {"uri": uri}, timeout=timeout)
             else:
                 self._listen_changed.set()
+                self._start("listen", self._manage_listen)
                 await self._until_listen_covers(uri, timeout)
         except BaseException:
             if new:
@@ -598,17 +671,21 @@ class LiveState:
     def _record(self, event: Event) -> None:
         if event_log.isEnabledFor(logging.DEBUG):
             event_log.debug("%s %s", event.kind, event.data)
-        if self._event_hooks:
-            self._events.append(event)
-            self._events_ready.set()
+        backlog = self._backlog
+        if self._event_hooks and backlog is not None:
+            backlog.events.append(event)
+            backlog.ready.set()
 
     async def _dispatch_events(self) -> None:
         """Call the user's event hooks in this task, never in the reader or a caller."""
+        backlog = self._backlog
+        assert backlog is not None  # made with the first hook, before this loop starts
+        events = backlog.events
         while True:
-            await self._events_ready.wait()
-            self._events_ready = anyio.Event()
-            while self._events:
-                event = self._events.popleft()
+            await backlog.ready.wait()
+            backlog.ready = anyio.Event()
+            while events:
+                event = events.popleft()
                 for hook in list(self._event_hooks):
                     try:
                         outcome = hook(event)

@@ -154,9 +154,15 @@ class ToolResult:
             content = []
         if not isinstance(content, list):
             raise McpError("protocol", "the server sent a tool result whose 'content' is not a list")
+        # The server's own list, not a copy per call (the hot path), unless a block is no object.
+        blocks: list[Any] = content
+        for block in content:
+            if not isinstance(block, dict):
+                blocks = [b if isinstance(b, dict) else {"type": "unknown", "value": b} for b in content]
+                break
         meta = raw.get("_meta")
         return cls(
-            content=[b if isinstance(b, dict) else {"type": "unknown", "value": b} for b in content],
+            content=blocks,
             structured_content=raw.get("structuredContent"),
             is_error=raw.get("isError") is True,
             meta=meta if isinstance(meta, dict) else None,

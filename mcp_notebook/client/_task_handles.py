@@ -315,6 +315,7 @@ class TaskTracker:
         self._followed: set[TaskHandle] = set()
         self._group: anyio.abc.TaskGroup | None = None
         self._wake: anyio.Event | None = None
+        self._scheduling = False  # is the poller (_schedule) running? It starts with a task to follow
         self._listeners: list[Callable[[TaskHandle], None]] = []
         self.closed = False
         self.polls = 0  # tasks/get requests sent (tests and telemetry)
@@ -357,8 +358,10 @@ class TaskTracker:
         try:
             async with anyio.create_task_group() as group:
                 self._group = group
-                group.start_soon(self._schedule)
-                group.start_soon(self._warnings.run)
+                # The poller starts with the first task to follow and the warnings' summary task
+                # with the first warning held back: a client with no tasks runs neither.
+                self._warnings.attach(group)
+                self._kick()  # tasks adopted before it ran
                 task_status.started()
                 if self._connection.state == "closed":
                     closed.set()
@@ -367,9 +370,11 @@ class TaskTracker:
         finally:
             unhook()
             unhear()
+            self._warnings.attach(None)
             self._warnings.close()
             self.closed = True
             self._group = None
+            self._scheduling = False
             for handle in list(self._handles.values()):
                 handle._notify()  # wake every waiter: they raise "closed"
 
@@ -475,9 +480,23 @@ class TaskTracker:
     def _kick(self) -> None:
         if self._wake is not None:
             self._wake.set()
+        elif self._followed and not self._scheduling and self._group is not None:
+            self._scheduling = True
+            self._group.start_soon(self._schedule)
 
     async def _schedule(self) -> None:
-        """Start each followed task's poll when it is due; sleep until the next one (or a kick)."""
+        """Start each followed task's poll when it is due; sleep until the next one (or a kick).
+
+        Ends when no task is followed (the next :meth:`follow` starts it again), so an idle client
+        holds no poller task.
+        """
+        try:
+            await self._poll_while_following()
+        finally:
+            self._wake = None
+            self._scheduling = False
+
+    async def _poll_while_following(self) -> None:
         while True:
             now = anyio.current_time()
             soonest = math.inf
@@ -491,6 +510,8 @@ class TaskTracker:
                     self._spawn(self._poll, handle)
                 else:
                     soonest = min(soonest, handle._due)
+            if not self._followed:
+                return
             wake = self._wake = anyio.Event()
             with anyio.move_on_after(soonest - now):
                 await wake.wait()

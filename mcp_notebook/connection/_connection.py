@@ -341,8 +341,8 @@ class Connection:
                 self._sweeper = DeadlineSweeper(self._clock, lambda: len(self._pending))
                 tg.start_soon(self._sweeper.run)
                 tg.start_soon(self._read_loop, channel, attempt)
-                tg.start_soon(self._warnings.run)
-                tg.start_soon(self._server_logs.run)
+                self._warnings.attach(tg)  # a summary task only once something is held back
+                self._server_logs.attach(tg)
                 self._move("channel_open")
                 negotiated = await self._negotiate(attempt)
                 if negotiated is not None and not self._closing:
@@ -365,6 +365,8 @@ class Connection:
                 raise
             self._end_attempt(attempt, error)
         finally:
+            self._warnings.attach(None)
+            self._server_logs.attach(None)
             self._channel = None
             self._sweeper = None
             self._attempt = None

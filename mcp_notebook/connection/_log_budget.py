@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.abc
 
 __all__ = ["LogBudget"]
 
@@ -47,6 +48,7 @@ class LogBudget:
         "_burst",
         "_clock",
         "_end",
+        "_group",
         "_hint",
         "_interval",
         "_level",
@@ -54,6 +56,7 @@ class LogBudget:
         "_noun",
         "_shown",
         "_start",
+        "_summarizing",
         "_suppressed",
         "_wake",
         "_where",
@@ -87,6 +90,8 @@ class LogBudget:
         self._start = 0.0  # when the current interval began
         self._end: float | None = None  # when it ends; None while no interval is open
         self._wake: anyio.Event | None = None  # set when a summary becomes due (see run)
+        self._group: anyio.abc.TaskGroup | None = None  # where summaries start their task (attach)
+        self._summarizing = False  # has that task been started and not ended?
 
     @property
     def suppressed(self) -> dict[str, int]:
@@ -114,6 +119,9 @@ class LogBudget:
             self._level = level
         if self._wake is not None:
             self._wake.set()
+        elif self._group is not None and not self._summarizing:
+            self._summarizing = True
+            self._group.start_soon(self._summarize_while_held)
 
     def due(self) -> float | None:
         """When the next summary is due (clock time), or None when nothing is held back."""
@@ -134,6 +142,25 @@ class LogBudget:
         self._suppressed = {}
         self._level = logging.NOTSET
         self._end = None
+
+    def attach(self, group: anyio.abc.TaskGroup | None) -> None:
+        """Log each summary when its interval ends, from a task started in ``group`` only while
+        something is held back (None detaches: the group is ending, and its task with it).
+
+        Why not :meth:`run`: a budget that is never exceeded (nearly all of them) then costs no
+        task at all, where ``run`` keeps one idle task per budget for the connection's lifetime.
+        """
+        self._group = group
+        if group is None:
+            self._summarizing = False
+
+    async def _summarize_while_held(self) -> None:
+        try:
+            while (due := self.due()) is not None:
+                await anyio.sleep(max(0.0, due - self._clock()))
+                self.tick()
+        finally:
+            self._summarizing = False
 
     async def run(self) -> None:
         """Log each summary when its interval ends, not only when the next record comes.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import collections
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any, Protocol
 
 from ..protocol._jsonrpc import ErrorResponse, RequestId, Response
@@ -21,10 +21,14 @@ __all__ = ["EXPIRED", "PendingRequest"]
 _PROGRESS_BACKLOG = 64
 
 
-class _Event(Protocol):
-    def set(self) -> None: ...
+class _Wakeup(Protocol):
+    """What a request's caller awaits (see ``_wakeup.py``): on asyncio a bare future."""
 
-    async def wait(self) -> Any: ...
+    def done(self) -> bool: ...
+
+    def set_result(self, result: None, /) -> None: ...
+
+    def __await__(self) -> Generator[Any, None, Any]: ...
 
 
 class _Cancellable(Protocol):
@@ -43,15 +47,20 @@ EXPIRED = _Expired()
 TAKEN = _Expired()
 
 
-class _NoEvent:
-    def set(self) -> None:
+class _Spent:
+    """The wake-up of a request whose outcome was taken: set already, never waited on again."""
+
+    def done(self) -> bool:
+        return True
+
+    def set_result(self, result: None, /) -> None:
         pass
 
-    async def wait(self) -> None:
-        pass
+    def __await__(self) -> Generator[Any, None, Any]:
+        yield from ()
 
 
-_NO_EVENT = _NoEvent()
+_SPENT = _Spent()
 
 
 class PendingRequest:
@@ -79,7 +88,7 @@ class PendingRequest:
         now: float,
         timeout: float,
         max_total: float | None,
-        new_event: Callable[[], _Event],
+        new_event: Callable[[], _Wakeup],
         token: RequestId | None = None,
     ) -> None:
         self.id = request_id
@@ -102,14 +111,18 @@ class PendingRequest:
     def deliver(self, outcome: Response | ErrorResponse | BaseException) -> None:
         if self.outcome is None:
             self.outcome = outcome
-            self._wakeup.set()
+            wakeup = self._wakeup
+            if not wakeup.done():  # (done: its waiter was cancelled, which cancels a future)
+                wakeup.set_result(None)
             if self.scope is not None:
                 self.scope.cancel()
 
     def expire(self) -> None:
         if self.outcome is None:
             self.outcome = EXPIRED
-            self._wakeup.set()
+            wakeup = self._wakeup
+            if not wakeup.done():  # (done: its waiter was cancelled, which cancels a future)
+                wakeup.set_result(None)
             if self.scope is not None:
                 self.scope.cancel()
 
@@ -120,7 +133,9 @@ class PendingRequest:
         if extend and self.paused_remaining is None:
             # Only moves the number: the sweeper re-reads it when the old deadline comes due.
             self.deadline = max(self.deadline, min(now + self.timeout, self.max_deadline))
-        self._wakeup.set()
+        wakeup = self._wakeup
+        if not wakeup.done():
+            wakeup.set_result(None)
 
     def pause(self, now: float) -> None:
         """Stop the clock (a handler is waiting for a human)."""
@@ -137,9 +152,9 @@ class PendingRequest:
 
     async def wait(self) -> None:
         """Wait until something arrived: the outcome (or expiry), or progress."""
-        await self._wakeup.wait()
-        # Progress woke us: a fresh event for what comes next. An answered request is not waited
-        # on again, so the common call (no progress) makes one event, not two.
+        await self._wakeup
+        # Progress woke us: a fresh wake-up for what comes next. An answered request is not
+        # waited on again, so the common call (no progress) makes one, not two.
         if self.outcome is None:
             self._wakeup = self._new_event()
 
@@ -148,7 +163,7 @@ class PendingRequest:
         entry in the deadline sweeper keeps only a small shell alive."""
         outcome, self.outcome = self.outcome, TAKEN
         self.progress = None
-        self._wakeup = _NO_EVENT
+        self._wakeup = _SPENT
         return outcome
 
     def take_progress(self) -> list[dict[str, Any]]:

@@ -32,6 +32,7 @@ from ._pending import EXPIRED, PendingRequest
 from ._progress import GuardedProgress
 from ._recovery import NotSent
 from ._telemetry import Telemetry, with_trace_context
+from ._wakeup import EventWakeup
 
 __all__ = ["Outbox"]
 
@@ -75,7 +76,7 @@ class Outbox:
         #: Ids of long-lived requests (``subscriptions/listen``).
         self.streams: set[RequestId] = set()
         self._clock: Callable[[], float] = anyio.current_time
-        self._new_event: Callable[[], Any] = anyio.Event
+        self._new_event: Callable[[], Any] = EventWakeup  # until use() gives the loop's own
         #: The capabilities a request declares without some extensions, by era and names: every
         #: plain tools/call leaves the tasks extension out, and the capabilities (built once per
         #: connection, never changed) would otherwise be copied for each call.
@@ -166,6 +167,10 @@ class Outbox:
             self.pending.pop(request_id, None)
             if stream:
                 self.streams.discard(request_id)
+            if not self.pending:  # the last one in flight: nothing of the burst may linger
+                sweeper = self._sweeper()
+                if sweeper is not None:
+                    sweeper.forget_finished()
         return await self._settle(channel, pending, label, timeout)
 
     def _message(

@@ -20,6 +20,7 @@ from ..protocol._errors import McpError
 from ..protocol._jsonrpc import ErrorResponse, RequestId, Response
 from ._log_budget import LogBudget
 from ._pending import EXPIRED
+from ._wakeup import EventWakeup, future_wakeups
 
 __all__ = [
     "ConnectionEvent",
@@ -193,10 +194,11 @@ def with_trace_context(
 
 
 def clock_and_events() -> tuple[Callable[[], float], Callable[[], Any]]:
-    """The running loop's clock and event type: on asyncio, the loop's own (no backend lookup)."""
+    """The running loop's clock and what makes a request's wake-up: on asyncio, the loop's own
+    clock (no backend lookup) and a bare future (:mod:`._wakeup`); elsewhere anyio's."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        return anyio.current_time, anyio.Event
-    # anyio's asyncio backend reads this same clock; asyncio events are what anyio.Event wraps.
-    return loop.time, asyncio.Event
+        return anyio.current_time, EventWakeup
+    # anyio's asyncio backend reads this same clock; a request's wake-up is a bare future there.
+    return loop.time, future_wakeups(loop)
