@@ -32,7 +32,14 @@ from typing import Any, Literal
 import anyio
 import anyio.abc
 
-from ..connection import Connection, ConnectionEvent, ConnectionOptions, ConnectionState, NotificationQueue
+from ..connection import (
+    Connection,
+    ConnectionEvent,
+    ConnectionOptions,
+    ConnectionState,
+    Home,
+    NotificationQueue,
+)
 from ..protocol._envelope import META_SUBSCRIPTION_ID
 from ..protocol._errors import METHOD_NOT_FOUND, McpError
 from ..protocol._headers import split_by_header_rules
@@ -162,6 +169,9 @@ class LiveState:
         self._closed = anyio.Event()
         self._was_ready = False
         self._tg: anyio.abc.TaskGroup | None = None
+        #: The group and context the loops start in (run's, not the context of whatever first
+        #: asked for one: a loop outlives that caller, see connection._home).
+        self._home = Home()
         #: The loops started so far (see _start): each starts with its first work, not with the
         #: client, so an idle client holds none of them (a task costs 3 KB of heap idle).
         self._loops: set[str] = set()
@@ -217,6 +227,7 @@ class LiveState:
         """Run the background work until the connection closes."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            self._home.settle(tg)
             # State changes since construction were already heard (the listener came first), and
             # the events they set are waiting for their loops: those start now, the rest with
             # their first work.
@@ -231,6 +242,7 @@ class LiveState:
             await self._closed.wait()
             tg.cancel_scope.cancel()
         self._tg = None
+        self._home.settle(None)
         self._loops.clear()
         self._windows.clear()
         self._dirty.clear()
@@ -242,9 +254,8 @@ class LiveState:
 
         Before :meth:`run` there is no group: ``run`` starts the loops whose work is waiting.
         """
-        if loop not in self._loops and self._tg is not None:
+        if loop not in self._loops and self._home.start_soon(run, *args):
             self._loops.add(loop)
-            self._tg.start_soon(run, *args)
 
     def _ask_refresh(self, name: str) -> None:
         self._flag(self._want, name)
@@ -407,9 +418,8 @@ class LiveState:
             self._dirty.add(method)
             return
         self._deliver(method)
-        if self._tg is not None:  # (before run, no window: each notice is delivered at once)
+        if self._home.start_soon(self._trail, method):  # (before run, no window: each at once)
             self._windows.add(method)
-            self._tg.start_soon(self._trail, method)
 
     async def _trail(self, method: str) -> None:
         try:

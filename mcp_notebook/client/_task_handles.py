@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from ..connection import LogBudget
+from ..connection import Home, LogBudget
 from ..protocol._errors import McpError
 from ..protocol._printable import printable
 from ..protocol._task_shapes import (
@@ -316,6 +316,7 @@ class TaskTracker:
         self._group: anyio.abc.TaskGroup | None = None
         self._wake: anyio.Event | None = None
         self._scheduling = False  # is the poller (_schedule) running? It starts with a task to follow
+        self._home = Home()  # where and in which context the poller starts (the tracker's own)
         self._listeners: list[Callable[[TaskHandle], None]] = []
         self.closed = False
         self.polls = 0  # tasks/get requests sent (tests and telemetry)
@@ -358,6 +359,7 @@ class TaskTracker:
         try:
             async with anyio.create_task_group() as group:
                 self._group = group
+                self._home.settle(group)
                 # The poller starts with the first task to follow and the warnings' summary task
                 # with the first warning held back: a client with no tasks runs neither.
                 self._warnings.attach(group)
@@ -374,6 +376,7 @@ class TaskTracker:
             self._warnings.close()
             self.closed = True
             self._group = None
+            self._home.settle(None)
             self._scheduling = False
             for handle in list(self._handles.values()):
                 handle._notify()  # wake every waiter: they raise "closed"
@@ -480,9 +483,10 @@ class TaskTracker:
     def _kick(self) -> None:
         if self._wake is not None:
             self._wake.set()
-        elif self._followed and not self._scheduling and self._group is not None:
-            self._scheduling = True
-            self._group.start_soon(self._schedule)
+        elif self._followed and not self._scheduling:
+            # In the tracker's context, not the caller's that followed the task: the poller
+            # outlives that call, and a question it finds later belongs to no cell.
+            self._scheduling = self._home.start_soon(self._schedule)
 
     async def _schedule(self) -> None:
         """Start each followed task's poll when it is due; sleep until the next one (or a kick).

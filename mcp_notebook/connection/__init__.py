@@ -2,6 +2,7 @@
 
 from ._connection import Connection, ConnectionEvent, ConnectionState, ConnectionStats, ProgressCallback
 from ._handlers import ClientHandlers, Handler
+from ._home import Home
 from ._log_budget import LogBudget
 from ._negotiate import Negotiated
 from ._notifications import NotificationQueue
@@ -17,6 +18,7 @@ __all__ = [
     "ConnectionStats",
     "GuardedProgress",
     "Handler",
+    "Home",
     "LogBudget",
     "Negotiated",
     "NotificationQueue",

@@ -28,6 +28,8 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from ._home import Home
+
 __all__ = ["LogBudget"]
 
 #: Records of each kind logged in full before they are only counted.
@@ -48,8 +50,8 @@ class LogBudget:
         "_burst",
         "_clock",
         "_end",
-        "_group",
         "_hint",
+        "_home",
         "_interval",
         "_level",
         "_logger",
@@ -90,7 +92,7 @@ class LogBudget:
         self._start = 0.0  # when the current interval began
         self._end: float | None = None  # when it ends; None while no interval is open
         self._wake: anyio.Event | None = None  # set when a summary becomes due (see run)
-        self._group: anyio.abc.TaskGroup | None = None  # where summaries start their task (attach)
+        self._home = Home()  # where summaries start their task (attach)
         self._summarizing = False  # has that task been started and not ended?
 
     @property
@@ -119,9 +121,8 @@ class LogBudget:
             self._level = level
         if self._wake is not None:
             self._wake.set()
-        elif self._group is not None and not self._summarizing:
-            self._summarizing = True
-            self._group.start_soon(self._summarize_while_held)
+        elif not self._summarizing:
+            self._summarizing = self._home.start_soon(self._summarize_while_held)
 
     def due(self) -> float | None:
         """When the next summary is due (clock time), or None when nothing is held back."""
@@ -150,7 +151,7 @@ class LogBudget:
         Why not :meth:`run`: a budget that is never exceeded (nearly all of them) then costs no
         task at all, where ``run`` keeps one idle task per budget for the connection's lifetime.
         """
-        self._group = group
+        self._home.settle(group)  # in the owner's task: its summaries start in its context
         if group is None:
             self._summarizing = False
 
