@@ -506,6 +506,9 @@ class Explorer(Fallback, W.VBox):
         future = self._runs.start(session, name, arguments, app=app)
         self._future = future
         self._idle_buttons()
+        # The engine may have opened the call's question before this thread got here (a busy
+        # machine), when the explorer did not look busy yet: the status line says so now.
+        self._on_dialogs(self.dialog_area.place)
         future.add_done_callback(self._finished)
         return future
 
