@@ -10,6 +10,7 @@ messages is derived from N and from the redraw rates over the flood's own durati
 
 from __future__ import annotations
 
+import collections
 import json
 import time
 import warnings
@@ -102,10 +103,15 @@ def test_a_flood_redraws_the_panels_a_few_times_a_second_with_no_new_widgets(sen
 
         during = sent.of(watched)[before:]
         assert {m[1] for m in during} <= {"comm_msg"}  # values changed; no widget opened
-        # Each log view redraws at most RATE times a second (+1 for the last state),
-        # the status panels at most 10 (in flight: one call): far fewer than one per message.
-        bound = len(views) * (took * RATE + 2) + 2 * (took * RATE + 2)
-        assert len(during) <= bound, (len(during), bound, took)
+        # Each panel redraws at most RATE times a second (+1 for the last state), and a redraw
+        # changes each of its widgets at most once: no widget hears more than that, however many
+        # messages come. (A redraw may change several widgets, a status panel's counters or a log
+        # view's filling chunks, so the total is bounded by the flood's size: far fewer than one per
+        # message. A bound of one message per redraw failed on a loaded machine, where a 3 s flood
+        # redrew each panel about 30 times, changing two or three widgets each time.)
+        per_widget = collections.Counter(m[0] for m in during)
+        most = max(per_widget.values(), default=0)
+        assert most <= took * RATE + 2, (most, took, sorted(per_widget.values()))
         assert len(during) < N / 10
         assert sum(m[2] for m in during) < N * 200  # not the whole table per message
         # The panels make no new widget models however many messages come.
