@@ -27,7 +27,7 @@ task waits) and the run goes on; should a spinning event loop or trio swallow th
 watchdog 60 s later prints the test's id and every thread's stack and ends the worker, which
 pytest-xdist reports as a crash in that test.
 
-In parallel: scripts/test.sh runs the suite on pytest-xdist workers (``-n 4 --dist loadfile``): a
+In parallel: scripts/test.sh runs the suite on pytest-xdist workers (``-n 3 --dist loadfile``): a
 file's tests stay on one worker; the real-clock deadline tests, the soak and the benchmark smoke
 share one worker and never overlap (tests/parallel.py). Nothing may take a fixed port.
 
