@@ -67,6 +67,8 @@ def _request_records() -> int:
 
 
 async def test_no_request_record_outlives_a_burst_of_calls() -> None:
+    # Records of this test only: the worker process may hold one left by an earlier test file.
+    earlier = _request_records()
     async with Client(demo_server(), protocol="legacy") as client:
         answers: list[Any] = []
 
@@ -79,4 +81,4 @@ async def test_no_request_record_outlives_a_burst_of_calls() -> None:
                     tg.start_soon(add, i)
             assert len(answers) in (300, 600)
 
-            assert _request_records() == 0
+            assert _request_records() == earlier
