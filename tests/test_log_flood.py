@@ -190,20 +190,30 @@ def test_a_full_record_names_its_caller_not_the_limiter(captured) -> None:
     assert handler.records[0].funcName == "test_a_full_record_names_its_caller_not_the_limiter"
 
 
+class _Telling(Records):
+    """Records, and says when a summary ("suppressed ...") has been logged."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.told = anyio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        super().emit(record)
+        if "suppressed" in record.getMessage():
+            self.told.set()
+
+
+def _telling(log: logging.Logger) -> tuple[_Telling, anyio.Event]:
+    handler = _Telling()
+    log.addHandler(handler)
+    return handler, handler.told
+
+
 async def test_the_summary_is_logged_when_its_interval_ends_without_another_record(captured) -> None:
     log, handler = captured
     clock = FakeClock()
     budget = budget_for(log, clock, burst=1, interval=10.0)
-    told = anyio.Event()
-
-    class Telling(Records):
-        def emit(self, record: logging.LogRecord) -> None:
-            super().emit(record)
-            if "suppressed" in record.getMessage():
-                told.set()
-
-    handler = Telling()
-    log.addHandler(handler)
+    handler, told = _telling(log)
     async with anyio.create_task_group() as tg:
         tg.start_soon(budget.run)
         await anyio.lowlevel.checkpoint()  # let it go idle
@@ -224,16 +234,7 @@ async def test_an_attached_budget_runs_a_summary_task_only_while_something_is_he
     log, handler = captured
     clock = FakeClock()
     budget = budget_for(log, clock, burst=1, interval=10.0)
-    told = anyio.Event()
-
-    class Telling(Records):
-        def emit(self, record: logging.LogRecord) -> None:
-            super().emit(record)
-            if "suppressed" in record.getMessage():
-                told.set()
-
-    handler = Telling()
-    log.addHandler(handler)
+    handler, told = _telling(log)
 
     def tasks() -> int:
         return len(anyio.get_running_tasks())
