@@ -374,8 +374,14 @@ class LogView(Fallback, W.VBox):
             self.table.reset([self._html(entry) for entry in self.entries()])
 
     def _redraw_new(self) -> None:
-        """Draw what the model added since the last redraw (on the UI thread, coalesced)."""
+        """Draw what the model added since the last redraw (on the UI thread, coalesced).
+
+        A redraw poked before :meth:`pause` may come due after it: a hidden view draws nothing
+        then either (and reads everything when shown again)."""
         with self._lock:
+            if self._paused:
+                self._added = None
+                return
             added, self._added = self._added, deque()
             self._update_choices()
             if added is None:
