@@ -317,6 +317,31 @@ def test_a_blob_is_sized_never_copied() -> None:
 # --- a group's live frame ----------------------------------------------------------------------------
 
 
+def test_a_change_while_the_first_frame_is_built_is_not_missed(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first frame is built in the caller's thread (pandas can take a while on a loaded machine,
+    # the first time more so); a tools change landing meanwhile must still reach the frame. (A
+    # group's frame once never showed the member's tools: they arrived during that first build.)
+    from mcp_notebook.notebook import _frames
+
+    built = _frames.tools_frame
+    first = True
+
+    def slow_first_build(items: Any) -> Any:
+        nonlocal first
+        if first:
+            first = False
+            session.call_tool("add_tool", {"name": "shout"})
+            wait_until(lambda: "shout" in {t.name for t in session.model.tools})
+        return built(items)
+
+    monkeypatch.setattr(_frames, "tools_frame", slow_first_build)
+    tools = session.live_frame("tools")
+    wait_until(lambda: "shout" in set(tools.frame["name"]))
+    tools.stop()
+
+
 def test_a_groups_live_tools_frame_follows_its_members() -> None:
     from mcp_notebook import Group
 

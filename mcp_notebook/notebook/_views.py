@@ -366,10 +366,16 @@ class LiveFrame(_View):
         super().__init__(owner, rate=rate, max_rows=max_rows, widget_factory=widget_factory)
         self.what = what
         self._build = builder
-        self._show(self._build(getattr(self.model, what)))  # at once: .frame is there for code
+        # Heard before the first build: a change landing while it runs (pandas, in the caller's
+        # thread, can take seconds on a loaded machine) wakes the loop, which rebuilds.
+        self.model.observe(self._changed, names=[what])
+        try:
+            self._show(self._build(getattr(self.model, what)))  # at once: .frame is there for code
+        except BaseException:
+            self.model.unobserve(self._changed, names=[what])
+            raise
         self._last_run = time.monotonic()
         self._ready.set()
-        self.model.observe(self._changed, names=[what])
         self._start()
 
     def _changed(self, change: Any) -> None:
