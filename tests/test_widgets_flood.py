@@ -114,7 +114,9 @@ def test_a_flood_redraws_the_panels_a_few_times_a_second_with_no_new_widgets(sen
         most = max(per_widget.values(), default=0)
         assert most <= took * RATE + 2, (most, took, sorted(per_widget.values()))
         assert len(during) < N / 10
-        assert sum(m[2] for m in during) < N * 200  # not the whole table per message
+        # Not the whole table per message (that would be about N * N / 2 rows of ~100 bytes: 450 MB);
+        # a few hundred bytes a line, however often a loaded machine redraws (603 KB was seen once).
+        assert sum(m[2] for m in during) < N * 400
         # The panels make no new widget models however many messages come.
         assert _ids(log, status, board.status, board.log_view) <= watched
         assert _live() - live <= 0 or _explorer_only(board, live)
