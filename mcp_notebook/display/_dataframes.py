@@ -31,6 +31,16 @@ How a tool result becomes a table
    column of dicts, which is never what anyone wants.
    ``{"columns": [names], "rows": [[...], ...]}`` (names may be ``{"name": ...}`` objects; other keys
    go to ``df.attrs["envelope"]``) is that table. *Why:* database servers (MotherDuck) answer so.
+   Two or more lists of one length beside nulls are columns too, the nulls dropped: Chroma's ``get``
+   answers ``{"ids": [...], "documents": [...], "metadatas": [{...}, ...], "embeddings": null}``,
+   one table of documents (``metadatas`` flattened to ``metadatas.source``...). A list of strings
+   that name the dict's own keys (Chroma's ``"included": ["metadatas", "documents"]``) says which
+   columns there are: it goes to ``df.attrs["envelope"]``, even when it is as long as the columns.
+   When every list holds exactly one list (Chroma's ``query``: one list per query text), the one
+   query's lists are the columns; several queries stay one row each. This comes before rule 3's
+   nested search (two lists side by side are columns, even when one of them holds objects) and
+   after its one list (``{"items": [...], "next": null}`` is the items). *Why:* a vector store's
+   answer is one row per document; read by rule 3 only the metadata was a table.
 3. **structuredContent is a dict holding exactly one list, and that list holds objects** (other keys
    may hold non-list values): that list's records, as in rule 1. The other keys are not lost: they are
    kept in ``df.attrs["envelope"]``. *Why:* the official Python SDK wraps a tool's list return as
@@ -42,9 +52,13 @@ How a tool result becomes a table
    one-item lists: dbhub's ``data.statements[0].rows``) when there is exactly one; the top-level
    keys beside its path are the envelope. An empty list is the records only when it is the dict's
    one field: ``{"thought": "...", "branches": [], ...}`` (sequential-thinking) is one object.
+   Rule 2's parallel lists come before this nested search (see rule 2).
 4. **Any other structuredContent:** a dict is one row; a bare scalar (allowed since 2026-07-28) is one
    row with one column ``value``. *Why:* a single object is a single record; turning its keys into
-   rows would change the meaning of the columns.
+   rows would change the meaning of the columns. FastMCP's and the SDK's wrapper of an object
+   return, ``{"result": {...}}`` (an optional or union return type), is looked through first: the
+   object goes through rules 2-4 (columns ``name``, not ``result.name``; typed by the schema of the
+   wrapper's ``result``). ``{"result": 42}`` stays one row with one column ``result``.
 5. **Text that holds data:** the text of a ``{"result": "<text>"}`` wrapper (how the SDK and
    fastmcp send a tool's ``str`` return) or, with no structuredContent, content that is all text
    blocks: one block that parses as a JSON array or object, or several that each parse as a JSON
@@ -180,6 +194,8 @@ def _json_frame(shape: Shape, schema: dict[str, Any], flatten: bool) -> pd.DataF
     """Rules 1-4: the frame of a JSON shape (from structuredContent or parsed text), typed by
     ``schema`` found along the same path as the data."""
     root = schema
+    if shape.inside is not None:  # FastMCP's {"result": {...}}: the object's schema is the wrapper's
+        schema = _resolve(_properties(schema, root).get(shape.inside), root)
     data = shape.value
     if shape.kind == "rows":  # a grid, or columns + rows: typed by pandas, not by a schema
         df = _rows_frame(data, shape.header)
@@ -197,7 +213,10 @@ def _json_frame(shape: Shape, schema: dict[str, Any], flatten: bool) -> pd.DataF
     if shape.kind == "columns":
         props = _properties(schema, root)
         column_schemas = {key: _list_items(props.get(key), root) for key in data}
-        return _columns_frame(data, column_schemas, root, flatten)
+        df = _columns_frame(data, column_schemas, root, flatten)
+        if shape.envelope:  # Chroma's "included"
+            df.attrs["envelope"] = shape.envelope
+        return df
     if shape.kind == "object":
         return _records_frame([data], _properties(schema, root), root, flatten)
     # values: a list's items (rule 1), or one scalar (rule 4)

@@ -9,12 +9,19 @@ result must never disagree, so both ask :func:`result_shape` / :func:`contents_s
    is rows, its first row the header when it names the columns, else positional columns 0..n-1;
    anything else one ``value`` column;
 2. a dict of equal-length lists: columns; ``{"columns": [names], "rows": [[...], ...]}``: that table;
+   a dict of two or more parallel lists beside nulls (Chroma's ``get``/``query``: ``ids``,
+   ``documents``, ``metadatas``, ``distances``; ``"embeddings": null``): those lists as columns, the
+   nulls dropped, a list naming the dict's own keys (Chroma's ``included``) kept as the envelope,
+   and one list per query unwrapped when there is one query (``"ids": [["a", "b"]]``);
 3. a dict holding exactly one list of objects (``{"result": [...]}``, ``{"items": [...], "total": 9}``)
    or one grid (``{"values": [[header...], [row...]]}``): those rows, the other keys kept as the
-   envelope; failing that, the one list of objects nested inside (dbhub's
+   envelope; failing that, and failing rule 2 (so two or more parallel lists are columns, one of
+   them objects or not), the one list of objects nested inside (dbhub's
    ``data.statements[0].rows``) when there is exactly one. An empty list is records only when it
    is the dict's one field;
-4. any other value: a dict is one object, a scalar one value;
+4. any other value: a dict is one object, a scalar one value.
+   FastMCP's ``{"result": {...}}`` wrapper (a tool's object return) is looked through first: its
+   object goes through rules 2-4 (columns ``name``, not ``result.name``);
 5. text that holds data: the text of a ``{"result": "<text>"}`` wrapper (how the SDK and fastmcp
    return a ``str``), or, with no structuredContent, content that is all text (one array or object,
    or one object per block), read as JSON, else (one text, within :data:`MAX_LITERAL_CHARS`) as a
@@ -100,6 +107,8 @@ class Shape:
     header: tuple[Any, ...] = ()
     #: rule 5: how the text was read, ``"json"`` or ``"python"`` (a Python literal)
     text_format: str | None = None
+    #: the wrapper the data was found in: ``result`` for FastMCP's ``{"result": {...}}`` (rule 4)
+    inside: str | None = None
 
     @property
     def is_table(self) -> bool:
@@ -114,6 +123,9 @@ def json_shape(data: Any) -> Shape:
             return Shape("records", data, 1)
         return _grid(data, 1) or Shape("values", data, 1)
     if isinstance(data, dict):
+        inner = data.get("result")
+        if len(data) == 1 and isinstance(inner, dict):  # FastMCP's wrapper of an object return
+            return dataclasses.replace(_dict_shape(inner), inside="result")
         return _dict_shape(data)
     return Shape("values", [data], 4)
 
@@ -132,6 +144,9 @@ def _dict_shape(data: dict[str, Any]) -> Shape:
         grid = _grid(items, 3)
         if grid is not None:
             return dataclasses.replace(grid, envelope=envelope, key=key)
+    parallel = _parallel_columns(data)
+    if parallel is not None:
+        return parallel
     if data and len(list_keys) == len(data) and len({len(v) for v in data.values()}) == 1:
         return Shape("columns", data, 2)
     nested = _nested_records(data)
@@ -162,6 +177,29 @@ def _grid(rows: list[Any], rule: int) -> Shape | None:
     if named:
         return Shape("rows", rows[1:], rule, header=tuple(first))
     return Shape("rows", rows, rule, header=tuple(range(width)))
+
+
+def _parallel_columns(data: dict[str, Any]) -> Shape | None:
+    """Rule 2 for column-oriented answers with gaps (Chroma's ``get`` and ``query``): two or more
+    lists of one length, every other value null (a column not asked for: dropped) or a list of
+    strings naming the dict's keys (Chroma's ``included``: kept as the envelope). When every list
+    holds exactly one list (``query``'s one list per query text, and one query), those are the
+    columns. Before rule 3's nested search: ``metadatas`` is a list of objects, but one column of
+    the table, not the table."""
+    naming = {
+        key
+        for key, value in data.items()
+        if isinstance(value, list) and value and all(isinstance(n, str) and n in data for n in value)
+    }
+    columns = {key: value for key, value in data.items() if isinstance(value, list) and key not in naming}
+    others = [value for key, value in data.items() if key not in columns and key not in naming]
+    if len(columns) < 2 or any(value is not None for value in others):
+        return None
+    if all(len(value) == 1 and isinstance(value[0], list) for value in columns.values()):
+        columns = {key: value[0] for key, value in columns.items()}
+    if len({len(value) for value in columns.values()}) != 1:
+        return None
+    return Shape("columns", columns, 2, envelope={key: data[key] for key in naming})
 
 
 def _column_name(column: Any) -> str | None:
