@@ -26,7 +26,15 @@ result must never disagree, so both ask :func:`result_shape` / :func:`contents_s
    return a ``str``), or, with no structuredContent, content that is all text (one array or object,
    or one object per block), read as JSON, else (one text, within :data:`MAX_LITERAL_CHARS`) as a
    Python literal (``ast.literal_eval``, never ``eval``: mcp-server-sqlite and -duckdb print
-   ``[{'id': 1}]`` and ``[(1, 'x')]``): that value through rules 1-4;
+   ``[{'id': 1}]`` and ``[(1, 'x')]``): that value through rules 1-4; else as Markdown
+   (:mod:`mcp_notebook.display._markdown_data`): the JSON set in it (a fenced ``json`` block, the
+   body of a heading's section: Playwright's ``### Result``) through rules 1-4, else its first pipe
+   table (its cells text, its further tables in :attr:`Shape.more`). One text that is a number or a
+   boolean (a calculator's ``42``) is one object ``{"result": 42}``, as fastmcp wraps it. Several
+   text blocks that are not all JSON objects are each read alone: the blocks that hold data are the
+   data (ESLint's JSON report between two sentences; several JSON objects are records), the others
+   prose, kept for the pictures in :attr:`Shape.before` / :attr:`Shape.after` (so is a text's own
+   prose around its table or JSON);
 6. otherwise the content blocks themselves (a wrapper's text that is not data is text: its blocks).
 
 A resource's single text content is a table when it is CSV/TSV by its MIME type or, without one,
@@ -47,12 +55,14 @@ import functools
 import io
 import itertools
 import json
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..protocol._schema_walk import NodeBudget
+from ._markdown_data import MarkdownTable, read_markdown, text_lines
 
 __all__ = [
     "Preview",
@@ -64,6 +74,7 @@ __all__ = [
     "preview",
     "read_text",
     "result_shape",
+    "text_shape",
     "unwrapped",
 ]
 
@@ -81,6 +92,8 @@ MAX_LITERAL_CHARS = 256 * 1024
 _MAX_NESTED_DEPTH = 16
 _MAX_NESTED_NODES = 10_000
 _TEXT_TYPES = {"", "text/plain", "application/json"}
+#: content of more text blocks than this is not read block by block (each may be parsed as Markdown)
+_MAX_PROSE_BLOCKS = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +118,17 @@ class Shape:
     separator: str | None = None
     #: ``rows``: the column names (a header row's strings, ``columns``' names, or positions 0..n-1)
     header: tuple[Any, ...] = ()
-    #: rule 5: how the text was read, ``"json"`` or ``"python"`` (a Python literal)
+    #: rule 5: how the text was read, ``"json"``, ``"python"`` (a Python literal) or ``"markdown"``
+    #: (a pipe table, its cells text)
     text_format: str | None = None
     #: the wrapper the data was found in: ``result`` for FastMCP's ``{"result": {...}}`` (rule 4)
     inside: str | None = None
+    #: rule 5: the prose shown before and after the data, as text blocks: the blocks around a data
+    #: block, and a text's own lines around its table or JSON
+    before: tuple[Mapping[str, Any], ...] = ()
+    after: tuple[Mapping[str, Any], ...] = ()
+    #: rule 5: a Markdown text's further tables, each a ``rows`` shape (the first is this one)
+    more: tuple[Shape, ...] = ()
 
     @property
     def is_table(self) -> bool:
@@ -342,16 +362,91 @@ def result_shape(structured_content: Any, content: Sequence[Mapping[str, Any]]) 
     """The shape of a tool result, from its ``structuredContent`` and ``content`` (rules 1-6)."""
     text = wrapped_text(structured_content)
     if text is not None:
-        read = read_text(text)
-        if read is not None:
-            return _parsed(json_shape(read[0]), 5, read[1])
+        shape = text_shape(text)
+        if shape is not None:
+            return shape
         return Shape("blocks", list(content) or [{"type": "text", "text": text}], 6)
     if structured_content is not None:
         return json_shape(structured_content)
+    shape = _text_content_shape(content)
+    return shape if shape is not None else Shape("blocks", list(content), 6)
+
+
+def text_shape(text: str) -> Shape | None:
+    """Rule 5's reading of one text: JSON or a Python literal, else the JSON set in its Markdown,
+    else its first Markdown table; ``None`` for a text that holds none."""
+    read = read_text(text)
+    if read is not None:
+        return _parsed(json_shape(read[0]), 5, read[1])
+    return _markdown_shape(text)
+
+
+def _text_content_shape(content: Sequence[Mapping[str, Any]]) -> Shape | None:
+    """Rule 5 for content without structuredContent: all text, holding data; else ``None``."""
+    if not content or any(b.get("type") != "text" or not isinstance(b.get("text"), str) for b in content):
+        return None
+    if len(content) == 1:
+        text = content[0]["text"]
+        return text_shape(text) or _scalar_shape(text)
     parsed = json_text(content)
     if parsed is not None:
         return _parsed(json_shape(parsed[0]), 5, parsed[1])
-    return Shape("blocks", list(content), 6)
+    return _among_prose(content) if len(content) <= _MAX_PROSE_BLOCKS else None
+
+
+def _scalar_shape(text: str) -> Shape | None:
+    """One text that is a JSON number or boolean (a calculator's ``42``): the object fastmcp sends
+    as the same tool's structuredContent, ``{"result": 42}``, so both read as one column ``result``."""
+    value = _loads(text)
+    if isinstance(value, bool) or (isinstance(value, int | float) and math.isfinite(value)):
+        return Shape("object", {"result": value}, 5, text_rule=4, text_format="json")
+    return None
+
+
+def _among_prose(content: Sequence[Mapping[str, Any]]) -> Shape | None:
+    """Several text blocks, each read alone (ESLint: a sentence, its JSON report, a sentence): the
+    first block that holds data is the data (several JSON objects: one record each), the other
+    blocks prose, shown around it by the pictures."""
+    readings = [text_shape(block["text"]) for block in content]
+    data = [index for index, reading in enumerate(readings) if reading is not None]
+    if not data:
+        return None
+    first = data[0]
+    objects = [_loads(content[index]["text"]) for index in data]
+    shape: Shape | None = readings[first]
+    used = {first}
+    if len(data) > 1 and all(isinstance(value, dict) for value in objects):
+        shape, used = _parsed(json_shape(objects), 5, "json"), set(data)
+    assert shape is not None
+    after = [block for index, block in enumerate(content) if index > first and index not in used]
+    return dataclasses.replace(shape, before=(*content[:first], *shape.before), after=(*shape.after, *after))
+
+
+def _markdown_shape(text: str) -> Shape | None:
+    """Rule 5's Markdown reading: the JSON set in the text, else its first pipe table (the others in
+    ``more``), with the text's lines before and after it as prose."""
+    found = read_markdown(text)
+    if found is None:
+        return None
+    if found.json is not None:
+        value, span = found.json
+        shape = _parsed(json_shape(value), 5, "json")
+    else:
+        first, *rest = found.tables
+        shape = dataclasses.replace(_table_shape(first), more=tuple(_table_shape(t) for t in rest))
+        span = first.lines
+    lines = text_lines(text)
+    return dataclasses.replace(shape, before=_prose(lines[: span[0]]), after=_prose(lines[span[1] :]))
+
+
+def _table_shape(table: MarkdownTable) -> Shape:
+    return Shape("rows", table.rows, 5, header=table.header, text_format="markdown")
+
+
+def _prose(lines: Sequence[str]) -> tuple[Mapping[str, Any], ...]:
+    """Lines of a text around its data, as one text block (none when they are blank)."""
+    text = "\n".join(lines).strip("\n")
+    return ({"type": "text", "text": text},) if text.strip() else ()
 
 
 def _parsed(shape: Shape, rule: int | str, text_format: str) -> Shape:
