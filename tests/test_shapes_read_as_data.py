@@ -50,10 +50,10 @@ FETCHED = (
     "\n"
     "Current prices, by size:\n"
     "\n"
-    "| size | price |\n"
-    "| ---- | ----- |\n"
-    "| S | 1.5 |\n"
-    "| L | 3 |\n"
+    "| size | price | order |\n"
+    "| ---- | ----- | ----- |\n"
+    "| S | 1.5 | [buy](https://example.com/s) |\n"
+    "| L | 3 | **sold out** &amp; gone |\n"
     "\n"
     "And the discounts:\n"
     "\n"
@@ -309,8 +309,9 @@ async def test_a_table_alone_keeps_escaped_pipes_and_exact_integers() -> None:
 async def test_several_tables_give_the_first_and_the_rest_in_attrs() -> None:
     result = await _call("fetch")
     df = result.to_dataframe()
-    assert list(df.columns) == ["size", "price"]
+    assert list(df.columns) == ["size", "price", "order"]
     assert df["price"].tolist() == [1.5, 3.0]
+    assert df["order"].tolist() == ["buy", "sold out & gone"]  # each cell as a reader sees it
     [discounts] = df.attrs["more_tables"]
     assert list(discounts.columns) == ["code", "off"]
     assert discounts["code"].tolist() == ["A", "B", "C"]

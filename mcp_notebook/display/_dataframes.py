@@ -68,7 +68,7 @@ How a tool result becomes a table
    blocks: the list of objects, one row per block) goes through rules 1-4.
    ``df.attrs["text_rule"]`` says which, ``df.attrs["text_format"]`` ``"json"`` or ``"python"``.
    A text that is neither is read as Markdown (markdown-it-py's parser, with the notebook extra;
-   texts up to 256 KiB): the JSON set in it, a fenced ``json`` block or the body of a heading's
+   texts up to 128 KiB): the JSON set in it, a fenced ``json`` block or the body of a heading's
    section (Playwright MCP's ``### Result``), goes through rules 1-4; else its first GitHub-style
    pipe table is the frame (``df.attrs["text_format"]`` ``"markdown"``): the header row names the
    columns, each cell is its text (``\\|`` a pipe, an empty cell missing), and a column whose every

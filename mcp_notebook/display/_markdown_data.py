@@ -22,9 +22,9 @@ from typing import Any
 
 __all__ = ["MAX_MARKDOWN_CHARS", "MarkdownData", "MarkdownTable", "read_markdown", "text_lines"]
 
-#: Markdown longer than this is not searched for data: a repr parses it on every draw, and
-#: markdown-it-py reads about 1 MB a second on a busy 2-core machine
-MAX_MARKDOWN_CHARS = 256 * 1024
+#: Markdown longer than this is not searched for data (it stays text): markdown-it-py's block
+#: parser reads about 400 KB a second on a busy 2-core machine, and a repr must not take seconds
+MAX_MARKDOWN_CHARS = 128 * 1024
 #: what a text must hold for a table (a pipe), a fence or a heading to be worth parsing
 _HINTS = ("|", "```", "~~~", "#")
 #: a fence holds JSON when it says so, or says nothing and parses
@@ -33,6 +33,9 @@ _JSON_FENCES = frozenset({"", "json", "json5", "jsonc"})
 _NEWLINES = re.compile(r"\r\n?|\n")
 #: the inline tokens whose text is a cell's text (emphasis marks and link syntax are not)
 _TEXT_TOKENS = frozenset({"text", "text_special", "code_inline", "html_inline"})
+#: the characters that make a cell's inline syntax differ from its text (escapes, entities, code,
+#: emphasis, links, autolinks): a cell without any is its own text, not parsed again
+_INLINE_SYNTAX = frozenset("\\&`*_[]<!")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,17 +74,18 @@ def read_markdown(text: str) -> MarkdownData | None:
 def _read(text: str) -> MarkdownData | None:
     """The parse, remembered for the last few texts: a repr draws text and HTML, then the explorer
     and ``to_dataframe()`` ask again (the value is only ever read)."""
-    parser = _parser()
-    if parser is None:
+    parsers = _parsers()
+    if parsers is None:
         return None
-    tokens = parser.parse(text)
+    blocks, cells = parsers
+    tokens = blocks.parse(text)
     lines = text_lines(text)
     tables: list[MarkdownTable] = []
     fenced: tuple[Any, tuple[int, int]] | None = None
     headings: list[tuple[int, int]] = []  # (first line of a heading, first line after it)
     for index, token in enumerate(tokens):
         if token.type == "table_open" and token.map is not None:
-            tables.append(_table(tokens, index, token.map))
+            tables.append(_table(tokens, index, token.map, cells))
         elif token.type == "fence" and fenced is None and token.map is not None:
             if token.info.strip().lower() in _JSON_FENCES:
                 value = _json_value(token.content)
@@ -100,24 +104,28 @@ def text_lines(text: str) -> list[str]:
     return _NEWLINES.split(text)
 
 
-_PARSERS: list[Any] = []
+_PARSERS: list[tuple[Any, Any] | None] = []
 
 
-def _parser() -> Any:
-    """CommonMark with GFM tables, raw HTML off (a tag in a cell is text, not markup); ``None``
-    without markdown-it-py."""
+def _parsers() -> tuple[Any, Any] | None:
+    """CommonMark with GFM tables, raw HTML off (a tag in a cell is text, not markup): one that
+    finds the blocks only (inline parsing of every paragraph was half the time, and prose is not
+    data) and one for the inline syntax of a cell that has some; ``None`` without markdown-it-py."""
     if not _PARSERS:
         try:
             from markdown_it import MarkdownIt
         except ImportError:
             _PARSERS.append(None)
         else:
-            _PARSERS.append(MarkdownIt("commonmark", {"html": False}).enable("table"))
+            blocks = MarkdownIt("commonmark", {"html": False}).enable("table")
+            blocks.core.ruler.disable(["inline", "text_join"])
+            _PARSERS.append((blocks, MarkdownIt("commonmark", {"html": False})))
     return _PARSERS[0]
 
 
-def _table(tokens: list[Any], start: int, lines: list[int]) -> MarkdownTable:
-    """The cells of the table whose ``table_open`` is ``tokens[start]``."""
+def _table(tokens: list[Any], start: int, lines: list[int], cells: Any) -> MarkdownTable:
+    """The cells of the table whose ``table_open`` is ``tokens[start]``, each one's inline syntax
+    read by the ``cells`` parser."""
     header: list[str] = []
     rows: list[list[str]] = []
     row: list[str] = []
@@ -127,7 +135,7 @@ def _table(tokens: list[Any], start: int, lines: list[int]) -> MarkdownTable:
         if token.type == "tr_open":
             row = []
         elif token.type == "inline":
-            row.append(_cell_text(token))
+            row.append(_cell_text(token.content, cells))
         elif token.type == "tr_close":
             if header:
                 rows.append(row)
@@ -136,7 +144,12 @@ def _table(tokens: list[Any], start: int, lines: list[int]) -> MarkdownTable:
     return MarkdownTable(tuple(header), rows, (lines[0], lines[1]))
 
 
-def _cell_text(inline: Any) -> str:
+def _cell_text(source: str, cells: Any) -> str:
+    """A cell's text as a reader sees it: its source (the table rule has already made ``\\|`` a
+    pipe) when it holds no inline syntax, else the text of its inline tokens."""
+    if _INLINE_SYNTAX.isdisjoint(source):
+        return source.strip()
+    inline = cells.parseInline(source)[0]
     return "".join(child.content for child in inline.children or () if child.type in _TEXT_TOKENS).strip()
 
 
