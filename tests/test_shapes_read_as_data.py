@@ -450,3 +450,21 @@ async def test_a_scalar_answer_is_one_row_with_one_column_result() -> None:
         assert text.splitlines()[0].startswith("1 row × 1 column")
         assert text.splitlines()[2].split() == ["result", "42"]
         assert "<table" in html
+
+
+def _html_of(widget: Any) -> str:
+    """Every HTML value in a widget tree."""
+    value = getattr(widget, "value", None)
+    own = value if isinstance(value, str) else ""
+    return own + "".join(_html_of(child) for child in getattr(widget, "children", ()))
+
+
+@pytest.mark.anyio
+async def test_the_explorer_draws_the_prose_around_the_table() -> None:
+    pytest.importorskip("ipywidgets")
+    from mcp_notebook.widgets._result_view import result_widget
+
+    html = _html_of(result_widget(await _call("lint_files")))
+    assert html.index(ESLINT_BEFORE) < html.index("<table") < html.index(ESLINT_AFTER)
+    assert _th("ruleId") in html
+    assert HOSTILE not in html
