@@ -4,10 +4,11 @@ Reprs (``_repr_mimebundle_``), the explorer's result view, the magics and the st
 draw results here, so they never disagree with each other or with ``to_dataframe()``: the shape is
 decided by :mod:`mcp_notebook.display._shapes`, the same inference the DataFrame uses.
 
-- A table (records, a ``{"result": [...]}`` wrapper, columns, JSON text, CSV/TSV): the first rows
-  (:data:`options` ``.html_rows``, 20, or ``.text_rows``, 10, as text), a caption that states the
-  size (``2,000 rows × 5 columns``) and points to ``.to_dataframe()``; nested values shown as compact
-  JSON. A single object is a key/value table.
+- A table (records, a ``{"result": [...]}`` wrapper, columns, JSON text, a Markdown table, CSV/TSV):
+  the first rows (:data:`options` ``.html_rows``, 20, or ``.text_rows``, 10, as text), a caption that
+  states the size (``2,000 rows × 5 columns``) and points to ``.to_dataframe()``; nested values shown
+  as compact JSON. A single object is a key/value table. Text found around the data (the prose
+  blocks beside a JSON block, a text's lines around its table) is drawn before and after it, as text.
 - Anything else: the content blocks (text, images, audio, links, embedded resources), each cut; a
   text (a ``{"result": text}`` wrapper's too) as Markdown where it reads as Markdown (raw HTML off,
   no images, its line breaks kept), else as its lines.
