@@ -205,24 +205,17 @@ CASES = [
         BLOCK_COLUMNS,
         [block_row("text", text="hello")],
     ),
-    # rule 6, not 5: JSON text that is a scalar is not a table
+    # rule 5: one text that is a number (a calculator's "42") is fastmcp's {"result": 42} (issue #37)
+    ("5-scalar-text", blocks(text("42")), 5, ["result"], [{"result": 42}]),
+    # rule 5: several blocks, each read on its own: the JSON one is the data, the other prose (issue #37)
+    ("5-json-among-prose", blocks(text('{"a": 1}'), text("not json")), 5, ["a"], [{"a": 1}]),
+    # rule 6: several blocks of prose
     (
-        "6-json-scalar",
-        blocks(text("42")),
+        "6-prose-blocks",
+        blocks(text("hello"), text("world")),
         6,
         BLOCK_COLUMNS,
-        [block_row("text", text="42")],
-    ),
-    # rule 6, not 5: several blocks of which one is not a JSON object
-    (
-        "6-json-and-prose",
-        blocks(text('{"a": 1}'), text("not json")),
-        6,
-        BLOCK_COLUMNS,
-        [
-            block_row("text", text='{"a": 1}'),
-            block_row("text", text="not json"),
-        ],
+        [block_row("text", text="hello"), block_row("text", text="world")],
     ),
     # rule 6, not 5: a non-text block next to JSON text (rule 5 would drop the image)
     (

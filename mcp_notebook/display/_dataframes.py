@@ -31,6 +31,16 @@ How a tool result becomes a table
    column of dicts, which is never what anyone wants.
    ``{"columns": [names], "rows": [[...], ...]}`` (names may be ``{"name": ...}`` objects; other keys
    go to ``df.attrs["envelope"]``) is that table. *Why:* database servers (MotherDuck) answer so.
+   Two or more lists of one length beside nulls are columns too, the nulls dropped: Chroma's ``get``
+   answers ``{"ids": [...], "documents": [...], "metadatas": [{...}, ...], "embeddings": null}``,
+   one table of documents (``metadatas`` flattened to ``metadatas.source``...). A list of strings
+   that name the dict's own keys (Chroma's ``"included": ["metadatas", "documents"]``) says which
+   columns there are: it goes to ``df.attrs["envelope"]``, even when it is as long as the columns.
+   When every list holds exactly one list (Chroma's ``query``: one list per query text), the one
+   query's lists are the columns; several queries stay one row each. This comes before rule 3's
+   nested search (two lists side by side are columns, even when one of them holds objects) and
+   after its one list (``{"items": [...], "next": null}`` is the items). *Why:* a vector store's
+   answer is one row per document; read by rule 3 only the metadata was a table.
 3. **structuredContent is a dict holding exactly one list, and that list holds objects** (other keys
    may hold non-list values): that list's records, as in rule 1. The other keys are not lost: they are
    kept in ``df.attrs["envelope"]``. *Why:* the official Python SDK wraps a tool's list return as
@@ -42,9 +52,13 @@ How a tool result becomes a table
    one-item lists: dbhub's ``data.statements[0].rows``) when there is exactly one; the top-level
    keys beside its path are the envelope. An empty list is the records only when it is the dict's
    one field: ``{"thought": "...", "branches": [], ...}`` (sequential-thinking) is one object.
+   Rule 2's parallel lists come before this nested search (see rule 2).
 4. **Any other structuredContent:** a dict is one row; a bare scalar (allowed since 2026-07-28) is one
    row with one column ``value``. *Why:* a single object is a single record; turning its keys into
-   rows would change the meaning of the columns.
+   rows would change the meaning of the columns. FastMCP's and the SDK's wrapper of an object
+   return, ``{"result": {...}}`` (an optional or union return type), is looked through first: the
+   object goes through rules 2-4 (columns ``name``, not ``result.name``; typed by the schema of the
+   wrapper's ``result``). ``{"result": 42}`` stays one row with one column ``result``.
 5. **Text that holds data:** the text of a ``{"result": "<text>"}`` wrapper (how the SDK and
    fastmcp send a tool's ``str`` return) or, with no structuredContent, content that is all text
    blocks: one block that parses as a JSON array or object, or several that each parse as a JSON
@@ -53,9 +67,22 @@ How a tool result becomes a table
    mcp-server-sqlite and mcp-server-duckdb print their rows so). The parsed value (for several
    blocks: the list of objects, one row per block) goes through rules 1-4.
    ``df.attrs["text_rule"]`` says which, ``df.attrs["text_format"]`` ``"json"`` or ``"python"``.
+   A text that is neither is read as Markdown (markdown-it-py's parser, with the notebook extra;
+   texts up to 128 KiB): the JSON set in it, a fenced ``json`` block or the body of a heading's
+   section (Playwright MCP's ``### Result``), goes through rules 1-4; else its first GitHub-style
+   pipe table is the frame (``df.attrs["text_format"]`` ``"markdown"``): the header row names the
+   columns, each cell is its text (``\\|`` a pipe, an empty cell missing), and a column whose every
+   cell ``pd.to_numeric`` reads is numbers (integers exact, ``Int64`` with gaps); the text's further
+   tables are ``df.attrs["more_tables"]``, a tuple of DataFrames read the same way. One text that is
+   a JSON number or boolean (a calculator's ``42``) is one row with one column ``result``, as the
+   same tool's ``{"result": 42}`` from fastmcp. Several text blocks that are not all JSON objects
+   are each read alone: the first that holds data is the frame (several JSON objects: one row
+   each), and the others are prose, which the pictures show around the table (ESLint's MCP server
+   sends a sentence, its JSON report, a sentence; its ``messages`` are the rows, by rule 3).
    A wrapper whose text is not data is text: rule 6, as if the server had sent the text alone.
    *Why:* servers written before ``structuredContent`` existed (and many since) send their data
-   as JSON text, and the Python SDK sends a list return as one JSON text block per item. Blocks
+   as JSON text, and the Python SDK sends a list return as one JSON text block per item; servers
+   that answer for a model (excel-mcp-polars, mcp-server-fetch) write Markdown tables. Blocks
    of other kinds (an image next to the JSON) would be lost by this rule, so it does not apply.
 6. **Otherwise:** one row per content block, with the columns ``type``, ``text``, ``mime_type``,
    ``uri``, ``name`` and ``data_size`` (decoded bytes of base64 ``data`` or ``blob``, computed from the
@@ -171,16 +198,41 @@ def result_to_dataframe(
     df.attrs["rule"] = shape.rule
     if shape.text_rule is not None:
         df.attrs["text_rule"] = shape.text_rule
+    if shape.text_format is not None:
         df.attrs["text_format"] = shape.text_format
+    if shape.more:
+        more_tables = (_missing_as_na(_json_frame(more, {}, flatten)) for more in shape.more)
+        df.attrs["more_tables"] = _Frames(more_tables)
     df.attrs["is_error"] = is_error
     return df
+
+
+class _Frames(tuple[Any, ...]):
+    """A text's further tables (``df.attrs["more_tables"]``), a tuple of DataFrames equal only to
+    itself: pandas compares two frames' attrs to concatenate them, and comparing DataFrames by
+    content raises (a DataFrame has no truth value), so ``pd.concat`` of two such frames failed."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    def __hash__(self) -> int:
+        return id(self)
 
 
 def _json_frame(shape: Shape, schema: dict[str, Any], flatten: bool) -> pd.DataFrame:
     """Rules 1-4: the frame of a JSON shape (from structuredContent or parsed text), typed by
     ``schema`` found along the same path as the data."""
     root = schema
+    if shape.inside is not None:  # FastMCP's {"result": {...}}: the object's schema is the wrapper's
+        schema = _resolve(_properties(schema, root).get(shape.inside), root)
     data = shape.value
+    if shape.kind == "rows" and shape.text_format == "markdown":
+        return _markdown_frame(data, shape.header)
     if shape.kind == "rows":  # a grid, or columns + rows: typed by pandas, not by a schema
         df = _rows_frame(data, shape.header)
         if shape.envelope:
@@ -197,7 +249,10 @@ def _json_frame(shape: Shape, schema: dict[str, Any], flatten: bool) -> pd.DataF
     if shape.kind == "columns":
         props = _properties(schema, root)
         column_schemas = {key: _list_items(props.get(key), root) for key in data}
-        return _columns_frame(data, column_schemas, root, flatten)
+        df = _columns_frame(data, column_schemas, root, flatten)
+        if shape.envelope:  # Chroma's "included"
+            df.attrs["envelope"] = shape.envelope
+        return df
     if shape.kind == "object":
         return _records_frame([data], _properties(schema, root), root, flatten)
     # values: a list's items (rule 1), or one scalar (rule 4)
@@ -251,6 +306,26 @@ def _rows_frame(rows: list[list[Any]], header: tuple[Any, ...]) -> pd.DataFrame:
         return pd.DataFrame({name: pd.Series([], dtype=object) for name in header}, columns=list(header))
     df = pd.DataFrame(padded, columns=list(header))
     _exact_integers(df, lambda position, _: [row[position] for row in padded])
+    return df
+
+
+def _markdown_frame(rows: list[list[str]], header: tuple[Any, ...]) -> pd.DataFrame:
+    """A Markdown table: its cells are text, an empty one missing; a column whose every non-empty cell
+    pandas reads as a number (``pd.to_numeric``) is numbers, its integers exact."""
+    import pandas as pd
+
+    cells: list[list[str | None]] = [[cell if cell != "" else None for cell in row] for row in rows]
+    df = _rows_frame(cells, header)
+    for position in range(df.shape[1]):
+        column = df.iloc[:, position]
+        if column.isna().all():
+            continue
+        try:
+            df.isetitem(position, pd.to_numeric(column))
+        except (ValueError, TypeError):
+            continue  # a cell that is not a number: the column stays text
+    numbers = [[None if cell is None else _csv_number(cell) for cell in row] for row in cells]
+    _exact_integers(df, lambda position, _: [row[position] for row in numbers])
     return df
 
 

@@ -4,10 +4,11 @@ Reprs (``_repr_mimebundle_``), the explorer's result view, the magics and the st
 draw results here, so they never disagree with each other or with ``to_dataframe()``: the shape is
 decided by :mod:`mcp_notebook.display._shapes`, the same inference the DataFrame uses.
 
-- A table (records, a ``{"result": [...]}`` wrapper, columns, JSON text, CSV/TSV): the first rows
-  (:data:`options` ``.html_rows``, 20, or ``.text_rows``, 10, as text), a caption that states the
-  size (``2,000 rows × 5 columns``) and points to ``.to_dataframe()``; nested values shown as compact
-  JSON. A single object is a key/value table.
+- A table (records, a ``{"result": [...]}`` wrapper, columns, JSON text, a Markdown table, CSV/TSV):
+  the first rows (:data:`options` ``.html_rows``, 20, or ``.text_rows``, 10, as text), a caption that
+  states the size (``2,000 rows × 5 columns``) and points to ``.to_dataframe()``; nested values shown
+  as compact JSON. A single object is a key/value table. Text found around the data (the prose
+  blocks beside a JSON block, a text's lines around its table) is drawn before and after it, as text.
 - Anything else: the content blocks (text, images, audio, links, embedded resources), each cut; a
   text (a ``{"result": text}`` wrapper's too) as Markdown where it reads as Markdown (raw HTML off,
   no images, its line breaks kept), else as its lines.
@@ -76,6 +77,9 @@ MAX_TEXT_LINES = 40
 _TEXT_CELL = 30
 _TEXT_WIDTH = 120
 _HTML_CELL = 200
+#: lines of prose a text picture shows before its table (the rest after it, within MAX_TEXT_LINES)
+_PROSE_LINES = 6
+_TEXT_SOURCES = {"python": "Python-literal text", "markdown": "Markdown table"}
 
 
 # --- shared -------------------------------------------------------------------------------------
@@ -91,9 +95,14 @@ def _hidden_rows(preview: Preview) -> str:
     return counted(preview.hidden, "more key" if preview.key_value else "more row")
 
 
+def _more_tables(shape: Shape) -> list[str]:
+    """``2 more tables in df.attrs["more_tables"]`` for a Markdown text with several tables."""
+    return [f'{counted(len(shape.more), "more table")} in df.attrs["more_tables"]'] if shape.more else []
+
+
 def _source(shape: Shape) -> str:
     if shape.rule == 5:
-        return "Python-literal text" if shape.text_format == "python" else "JSON text"
+        return _TEXT_SOURCES.get(shape.text_format or "", "JSON text")
     if shape.rule == "csv":
         return "CSV" if shape.separator == "," else "TSV"
     if shape.rule == "json":
@@ -140,6 +149,7 @@ def _table(preview: Preview, shape: Shape) -> Markup:
     notes = [_hidden_rows(preview)] if preview.hidden > 0 else []
     if not preview.key_value and len(preview.columns) > len(head):
         notes.append(counted(len(preview.columns) - len(head), "more column"))
+    notes.extend(_more_tables(shape))
     if notes:
         more = Markup('<div class="mcpnb-more" style="font-size:0.85em">… {}</div>')
         table += more.format(", ".join(notes))
@@ -215,8 +225,16 @@ def _result_table_html(shape: Shape, structured_content: Any, content: Blocks) -
         raw = _raw_json(structured_content, options.max_chars)
     else:  # rule 5: the text as the server sent it
         raw = _cut("\n".join(str(b.get("text", "")) for b in content), options.max_chars)
-    summary = "raw JSON" if shape.text_format != "python" else "raw text"
-    return _table(table, shape) + _details(summary, _html.code_block(raw), "mcpnb-raw")
+    json_only = shape.text_format in (None, "json") and not shape.before and not shape.after
+    summary = "raw JSON" if json_only else "raw text"
+    # rule 5's prose (the blocks around a data block, a text's lines around its table) as text
+    prose_before, prose_after = _blocks_html(shape.before), _blocks_html(shape.after)
+    return (
+        prose_before
+        + _table(table, shape)
+        + prose_after
+        + _details(summary, _html.code_block(raw), "mcpnb-raw")
+    )
 
 
 def result_html(
@@ -295,6 +313,7 @@ def _text_table(preview: Preview, shape: Shape) -> list[str]:
         notes.append(_hidden_rows(preview))
     if hidden_columns > 0:
         notes.append(counted(hidden_columns, "more column"))
+    notes.extend(_more_tables(shape))
     if notes:
         lines.append("… " + ", ".join(notes))
     if shape.envelope:
@@ -358,7 +377,11 @@ def result_text(structured_content: Any, content: Blocks, is_error: bool = False
     lines = ["[tool error]"] if is_error else []
     table = preview(shape, options.text_rows) if shape.is_table else None
     if table is not None:
+        if shape.before:  # rule 5's prose, cut short so that the table shows
+            lines.extend(_blocks_text(shape.before, _PROSE_LINES))
         lines.extend(_text_table(table, shape))
+        if shape.after:
+            lines.extend(_blocks_text(shape.after, MAX_TEXT_LINES - len(lines)))
     elif shape.value:  # no table: the blocks (a {"result": text} wrapper's text as one)
         lines.extend(_blocks_text(shape.value, MAX_TEXT_LINES - len(lines)))
     else:

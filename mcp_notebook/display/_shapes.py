@@ -9,17 +9,32 @@ result must never disagree, so both ask :func:`result_shape` / :func:`contents_s
    is rows, its first row the header when it names the columns, else positional columns 0..n-1;
    anything else one ``value`` column;
 2. a dict of equal-length lists: columns; ``{"columns": [names], "rows": [[...], ...]}``: that table;
+   a dict of two or more parallel lists beside nulls (Chroma's ``get``/``query``: ``ids``,
+   ``documents``, ``metadatas``, ``distances``; ``"embeddings": null``): those lists as columns, the
+   nulls dropped, a list naming the dict's own keys (Chroma's ``included``) kept as the envelope,
+   and one list per query unwrapped when there is one query (``"ids": [["a", "b"]]``);
 3. a dict holding exactly one list of objects (``{"result": [...]}``, ``{"items": [...], "total": 9}``)
    or one grid (``{"values": [[header...], [row...]]}``): those rows, the other keys kept as the
-   envelope; failing that, the one list of objects nested inside (dbhub's
+   envelope; failing that, and failing rule 2 (so two or more parallel lists are columns, one of
+   them objects or not), the one list of objects nested inside (dbhub's
    ``data.statements[0].rows``) when there is exactly one. An empty list is records only when it
    is the dict's one field;
-4. any other value: a dict is one object, a scalar one value;
+4. any other value: a dict is one object, a scalar one value.
+   FastMCP's ``{"result": {...}}`` wrapper (a tool's object return) is looked through first: its
+   object goes through rules 2-4 (columns ``name``, not ``result.name``);
 5. text that holds data: the text of a ``{"result": "<text>"}`` wrapper (how the SDK and fastmcp
    return a ``str``), or, with no structuredContent, content that is all text (one array or object,
    or one object per block), read as JSON, else (one text, within :data:`MAX_LITERAL_CHARS`) as a
    Python literal (``ast.literal_eval``, never ``eval``: mcp-server-sqlite and -duckdb print
-   ``[{'id': 1}]`` and ``[(1, 'x')]``): that value through rules 1-4;
+   ``[{'id': 1}]`` and ``[(1, 'x')]``): that value through rules 1-4; else as Markdown
+   (:mod:`mcp_notebook.display._markdown_data`): the JSON set in it (a fenced ``json`` block, the
+   body of a heading's section: Playwright's ``### Result``) through rules 1-4, else its first pipe
+   table (its cells text, its further tables in :attr:`Shape.more`). One text that is a number or a
+   boolean (a calculator's ``42``) is one object ``{"result": 42}``, as fastmcp wraps it. Several
+   text blocks that are not all JSON objects are each read alone: the blocks that hold data are the
+   data (ESLint's JSON report between two sentences; several JSON objects are records), the others
+   prose, kept for the pictures in :attr:`Shape.before` / :attr:`Shape.after` (so is a text's own
+   prose around its table or JSON);
 6. otherwise the content blocks themselves (a wrapper's text that is not data is text: its blocks).
 
 A resource's single text content is a table when it is CSV/TSV by its MIME type or, without one,
@@ -40,12 +55,14 @@ import functools
 import io
 import itertools
 import json
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..protocol._schema_walk import NodeBudget
+from ._markdown_data import MarkdownTable, read_markdown, text_lines
 
 __all__ = [
     "Preview",
@@ -57,6 +74,7 @@ __all__ = [
     "preview",
     "read_text",
     "result_shape",
+    "text_shape",
     "unwrapped",
 ]
 
@@ -74,6 +92,8 @@ MAX_LITERAL_CHARS = 256 * 1024
 _MAX_NESTED_DEPTH = 16
 _MAX_NESTED_NODES = 10_000
 _TEXT_TYPES = {"", "text/plain", "application/json"}
+#: content of more text blocks than this is not read block by block (each may be parsed as Markdown)
+_MAX_PROSE_BLOCKS = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +118,17 @@ class Shape:
     separator: str | None = None
     #: ``rows``: the column names (a header row's strings, ``columns``' names, or positions 0..n-1)
     header: tuple[Any, ...] = ()
-    #: rule 5: how the text was read, ``"json"`` or ``"python"`` (a Python literal)
+    #: rule 5: how the text was read, ``"json"``, ``"python"`` (a Python literal) or ``"markdown"``
+    #: (a pipe table, its cells text)
     text_format: str | None = None
+    #: the wrapper the data was found in: ``result`` for FastMCP's ``{"result": {...}}`` (rule 4)
+    inside: str | None = None
+    #: rule 5: the prose shown before and after the data, as text blocks: the blocks around a data
+    #: block, and a text's own lines around its table or JSON
+    before: tuple[Mapping[str, Any], ...] = ()
+    after: tuple[Mapping[str, Any], ...] = ()
+    #: rule 5: a Markdown text's further tables, each a ``rows`` shape (the first is this one)
+    more: tuple[Shape, ...] = ()
 
     @property
     def is_table(self) -> bool:
@@ -114,6 +143,9 @@ def json_shape(data: Any) -> Shape:
             return Shape("records", data, 1)
         return _grid(data, 1) or Shape("values", data, 1)
     if isinstance(data, dict):
+        inner = data.get("result")
+        if len(data) == 1 and isinstance(inner, dict):  # FastMCP's wrapper of an object return
+            return dataclasses.replace(_dict_shape(inner), inside="result")
         return _dict_shape(data)
     return Shape("values", [data], 4)
 
@@ -132,6 +164,9 @@ def _dict_shape(data: dict[str, Any]) -> Shape:
         grid = _grid(items, 3)
         if grid is not None:
             return dataclasses.replace(grid, envelope=envelope, key=key)
+    parallel = _parallel_columns(data)
+    if parallel is not None:
+        return parallel
     if data and len(list_keys) == len(data) and len({len(v) for v in data.values()}) == 1:
         return Shape("columns", data, 2)
     nested = _nested_records(data)
@@ -162,6 +197,29 @@ def _grid(rows: list[Any], rule: int) -> Shape | None:
     if named:
         return Shape("rows", rows[1:], rule, header=tuple(first))
     return Shape("rows", rows, rule, header=tuple(range(width)))
+
+
+def _parallel_columns(data: dict[str, Any]) -> Shape | None:
+    """Rule 2 for column-oriented answers with gaps (Chroma's ``get`` and ``query``): two or more
+    lists of one length, every other value null (a column not asked for: dropped) or a list of
+    strings naming the dict's keys (Chroma's ``included``: kept as the envelope). When every list
+    holds exactly one list (``query``'s one list per query text, and one query), those are the
+    columns. Before rule 3's nested search: ``metadatas`` is a list of objects, but one column of
+    the table, not the table."""
+    naming = {
+        key
+        for key, value in data.items()
+        if isinstance(value, list) and value and all(isinstance(n, str) and n in data for n in value)
+    }
+    columns = {key: value for key, value in data.items() if isinstance(value, list) and key not in naming}
+    others = [value for key, value in data.items() if key not in columns and key not in naming]
+    if len(columns) < 2 or any(value is not None for value in others):
+        return None
+    if all(len(value) == 1 and isinstance(value[0], list) for value in columns.values()):
+        columns = {key: value[0] for key, value in columns.items()}
+    if len({len(value) for value in columns.values()}) != 1:
+        return None
+    return Shape("columns", columns, 2, envelope={key: data[key] for key in naming})
 
 
 def _column_name(column: Any) -> str | None:
@@ -304,16 +362,91 @@ def result_shape(structured_content: Any, content: Sequence[Mapping[str, Any]]) 
     """The shape of a tool result, from its ``structuredContent`` and ``content`` (rules 1-6)."""
     text = wrapped_text(structured_content)
     if text is not None:
-        read = read_text(text)
-        if read is not None:
-            return _parsed(json_shape(read[0]), 5, read[1])
+        shape = text_shape(text)
+        if shape is not None:
+            return shape
         return Shape("blocks", list(content) or [{"type": "text", "text": text}], 6)
     if structured_content is not None:
         return json_shape(structured_content)
+    shape = _text_content_shape(content)
+    return shape if shape is not None else Shape("blocks", list(content), 6)
+
+
+def text_shape(text: str) -> Shape | None:
+    """Rule 5's reading of one text: JSON or a Python literal, else the JSON set in its Markdown,
+    else its first Markdown table; ``None`` for a text that holds none."""
+    read = read_text(text)
+    if read is not None:
+        return _parsed(json_shape(read[0]), 5, read[1])
+    return _markdown_shape(text)
+
+
+def _text_content_shape(content: Sequence[Mapping[str, Any]]) -> Shape | None:
+    """Rule 5 for content without structuredContent: all text, holding data; else ``None``."""
+    if not content or any(b.get("type") != "text" or not isinstance(b.get("text"), str) for b in content):
+        return None
+    if len(content) == 1:
+        text = content[0]["text"]
+        return text_shape(text) or _scalar_shape(text)
     parsed = json_text(content)
     if parsed is not None:
         return _parsed(json_shape(parsed[0]), 5, parsed[1])
-    return Shape("blocks", list(content), 6)
+    return _among_prose(content) if len(content) <= _MAX_PROSE_BLOCKS else None
+
+
+def _scalar_shape(text: str) -> Shape | None:
+    """One text that is a JSON number or boolean (a calculator's ``42``): the object fastmcp sends
+    as the same tool's structuredContent, ``{"result": 42}``, so both read as one column ``result``."""
+    value = _loads(text)
+    if isinstance(value, bool) or (isinstance(value, int | float) and math.isfinite(value)):
+        return Shape("object", {"result": value}, 5, text_rule=4, text_format="json")
+    return None
+
+
+def _among_prose(content: Sequence[Mapping[str, Any]]) -> Shape | None:
+    """Several text blocks, each read alone (ESLint: a sentence, its JSON report, a sentence): the
+    first block that holds data is the data (several JSON objects: one record each), the other
+    blocks prose, shown around it by the pictures."""
+    readings = [text_shape(block["text"]) for block in content]
+    data = [index for index, reading in enumerate(readings) if reading is not None]
+    if not data:
+        return None
+    first = data[0]
+    objects = [_loads(content[index]["text"]) for index in data]
+    shape: Shape | None = readings[first]
+    used = {first}
+    if len(data) > 1 and all(isinstance(value, dict) for value in objects):
+        shape, used = _parsed(json_shape(objects), 5, "json"), set(data)
+    assert shape is not None
+    after = [block for index, block in enumerate(content) if index > first and index not in used]
+    return dataclasses.replace(shape, before=(*content[:first], *shape.before), after=(*shape.after, *after))
+
+
+def _markdown_shape(text: str) -> Shape | None:
+    """Rule 5's Markdown reading: the JSON set in the text, else its first pipe table (the others in
+    ``more``), with the text's lines before and after it as prose."""
+    found = read_markdown(text)
+    if found is None:
+        return None
+    if found.json is not None:
+        value, span = found.json
+        shape = _parsed(json_shape(value), 5, "json")
+    else:
+        first, *rest = found.tables
+        shape = dataclasses.replace(_table_shape(first), more=tuple(_table_shape(t) for t in rest))
+        span = first.lines
+    lines = text_lines(text)
+    return dataclasses.replace(shape, before=_prose(lines[: span[0]]), after=_prose(lines[span[1] :]))
+
+
+def _table_shape(table: MarkdownTable) -> Shape:
+    return Shape("rows", table.rows, 5, header=table.header, text_format="markdown")
+
+
+def _prose(lines: Sequence[str]) -> tuple[Mapping[str, Any], ...]:
+    """Lines of a text around its data, as one text block (none when they are blank)."""
+    text = "\n".join(lines).strip("\n")
+    return ({"type": "text", "text": text},) if text.strip() else ()
 
 
 def _parsed(shape: Shape, rule: int | str, text_format: str) -> Shape:
