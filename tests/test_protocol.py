@@ -404,6 +404,16 @@ def test_after_discover_without_an_outcome_is_a_programming_error() -> None:
         after_discover(Pin("auto", None))
 
 
+def test_after_discover_a_failing_http_server_is_named_with_what_it_answered() -> None:
+    said = "HTTP 500 Internal Server Error from http://127.0.0.1:9/mcp: boom"
+    decision = after_discover(
+        Pin("auto", None), error={"code": -32603, "message": said, "data": {"httpStatus": 500}}
+    )
+    assert isinstance(decision, Fail)
+    assert decision.error.kind == "transport"
+    assert said in decision.error.message  # the status, its reason and the address (#37)
+
+
 @pytest.mark.parametrize(
     ("option", "ended_before", "expected"),
     [

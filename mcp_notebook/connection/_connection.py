@@ -35,6 +35,7 @@ from ..protocol._errors import (
     MAX_NAME_CHARS,
     REQUEST_TIMEOUT,
     McpError,
+    advise_first_connect,
     clip,
 )
 from ..protocol._jsonrpc import (
@@ -285,7 +286,7 @@ class Connection:
                     if attempt.probe_ended:
                         self._move("lost")  # and start the server again, at once
                         continue
-                    raise reason
+                    raise advise_first_connect(reason)
                 if attempt.fatal or not self._opts.reconnect:
                     self._closed_reason = reason
                     break

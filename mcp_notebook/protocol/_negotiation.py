@@ -277,11 +277,12 @@ def after_discover(
         status = _http_status(error)
         if status is not None and (status == 429 or status >= 500):
             # Busy or broken: that says nothing about the era, so it is no reason to fall back.
+            said = error.get("message")  # the binding's: the status, its reason, the address
+            said = said if isinstance(said, str) and said else f"the server answered HTTP {status}"
             return Fail(
                 McpError(
                     "transport",
-                    f"server/discover: the server answered HTTP {status}; it is busy or failing, so its "
-                    "protocol era cannot be told yet",
+                    f"server/discover: {said}; it is busy or failing, so its protocol era cannot be told yet",
                     code=CONNECTION_CLOSED,
                 )
             )

@@ -37,6 +37,7 @@ from ..protocol._versions import Era
 from ._base import NotDelivered, OversizedFrame
 from ._env import child_env
 from ._pipes import PipeBroken, PipeClosed, Pipes, spawn
+from ._program import missing_program
 from ._tree import ProcessTree, spawn_options
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "StdioTransport"]
@@ -165,12 +166,7 @@ class StdioTransport:
         try:
             return await spawn(self.argv, cwd=self.cwd, env=self._child_env(), options=spawn_options())
         except FileNotFoundError:
-            where = f" in cwd {self.cwd!r}" if self.cwd else ""
-            raise McpError(
-                "transport",
-                f"could not start the server: {self.argv[0]!r} was not found{where}; "
-                "check that it is installed and on PATH, or give its full path",
-            ) from None
+            raise missing_program(self.argv[0], self.cwd) from None
         except PermissionError:
             raise McpError(
                 "transport", f"could not start the server: {self.argv[0]!r} is not executable"
