@@ -1,16 +1,39 @@
-"""What to say when a stdio server's program cannot be found.
+"""Which program a stdio server's command starts, and what to say when there is none.
 
-A program that is missing cannot be guessed: the error says so, and how to name it.
+Why a bare ``python`` is special: the commands people copy (READMEs, config files, ``%mcp connect
+demo -- python -m ...``) say ``python``, but Debian and Ubuntu have no ``python`` on PATH and a
+virtualenv that was created but never activated puts none there either, so the command failed
+with "'python' was not found" while the Python running this very code stood ready. A bare
+``python``/``python3`` that PATH does not have means the running interpreter; one PATH has is
+used as it is, since the user's PATH is the user's choice.
+
+A program that is missing otherwise cannot be guessed: the error says so, and how to name it.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+from collections.abc import Mapping
 
 from ..protocol._errors import McpError
 
-__all__ = ["missing_program"]
+__all__ = ["BARE_PYTHONS", "missing_program", "stand_in_interpreter"]
+
+#: Commands that mean "a Python": the running one, when PATH has none of that name.
+BARE_PYTHONS: frozenset[str] = frozenset({"python", "python3"})
+
+
+def stand_in_interpreter(program: str, env: Mapping[str, str]) -> str | None:
+    """The running interpreter, for a bare ``python``/``python3`` that the server's PATH (in
+    ``env``, as the process is started with it) does not have; None: start ``program`` as it is."""
+    if program not in BARE_PYTHONS or not sys.executable:
+        return None
+    path = next((value for name, value in env.items() if name.upper() == "PATH"), os.defpath)
+    if shutil.which(program, path=path) is not None:
+        return None
+    return sys.executable
 
 
 def missing_program(program: str, cwd: str | None) -> McpError:
