@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import socket
 
+import anyio
 import pytest
 
 import mcp_notebook
@@ -49,10 +50,10 @@ async def test_a_missing_program_says_how_to_name_it() -> None:
         async with Client(f"{MISSING} --stdio"):
             pass
     message = caught.value.message
-    assert "nothing will retry" in message
     assert "full path" in message
     assert f".venv/bin/{MISSING}" in message  # the virtualenv's bin, with its name
     advice = what_to_do(caught.value)
+    assert "nothing to retry" in advice
     assert "full path" in advice
     assert WRONG_ADVICE not in advice
 
@@ -87,6 +88,19 @@ async def test_a_refused_address_is_named_with_what_happened() -> None:
     advice = what_to_do(caught.value)
     assert WRONG_ADVICE not in advice
     assert "address" in advice
+
+
+def test_a_refused_address_is_named_on_trio_too() -> None:
+    """On trio the engine is httpx, and trio groups one refusal per address it tried."""
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+
+    async def connect() -> None:
+        async with Client(url):
+            pass
+
+    with raises_mcp("transport", match="connection refused: nothing listens at that address") as caught:
+        anyio.run(connect, backend="trio")
+    assert url in caught.value.message
 
 
 @pytest.mark.anyio

@@ -447,10 +447,11 @@ def _describe(exc: BaseException) -> str:
     return f"{cause} ({raw})" if cause else raw
 
 
-def _plain_cause(exc: BaseException) -> str | None:
+def _plain_cause(exc: BaseException, seen: set[int] | None = None) -> str | None:
     """The common reasons a connection cannot be made, found among ``exc``'s causes (aiohttp keeps
-    the OSError as ``os_error``, httpx chains it); None for any other failure."""
-    seen: set[int] = set()
+    the OSError as ``os_error``, httpx chains it, trio groups one per address tried); None for any
+    other failure."""
+    seen = set() if seen is None else seen
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
@@ -458,6 +459,11 @@ def _plain_cause(exc: BaseException) -> str | None:
             return "the host name could not be resolved (DNS)"
         if isinstance(current, ConnectionRefusedError):
             return "connection refused: nothing listens at that address"
+        if isinstance(current, BaseExceptionGroup):
+            for inner in current.exceptions:
+                found = _plain_cause(inner, seen)
+                if found is not None:
+                    return found
         os_error = getattr(current, "os_error", None)
         if isinstance(os_error, BaseException) and id(os_error) not in seen:
             current = os_error

@@ -37,16 +37,21 @@ def stand_in_interpreter(program: str, env: Mapping[str, str]) -> str | None:
 
 
 def missing_program(program: str, cwd: str | None) -> McpError:
-    """The error for a program that could not be found: nothing started, so nothing to retry."""
+    """The error for a program that could not be found: nothing started, so nothing to retry.
+
+    The message says how to name the program; the advice (a notebook's "what to do") adds that
+    there is nothing to retry, which holds where the error is raised: a group, whose board shows
+    the message, tries its servers again in the background.
+    """
     where = "" if os.path.dirname(program) else " on PATH"
     if cwd:
         where += f" (the working directory was {cwd!r})"
     bin_dir = "Scripts" if sys.platform == "win32" else "bin"
     name = os.path.basename(program)
-    advice = (
-        f"nothing was started, so nothing will retry: give the program's full path, e.g. the one in "
-        f"the virtualenv it is installed in (/path/to/.venv/{bin_dir}/{name}), or add that folder to PATH"
+    how = (
+        f"give the program's full path, e.g. the one in the virtualenv it is installed in "
+        f"(/path/to/.venv/{bin_dir}/{name}), or add that folder to PATH"
     )
-    error = McpError("transport", f"could not start the server: {program!r} was not found{where}; {advice}")
-    error.advice = advice
+    error = McpError("transport", f"could not start the server: {program!r} was not found{where}; {how}")
+    error.advice = f"nothing was started, so there is nothing to retry: {how}, then connect again"
     return error
