@@ -13,6 +13,7 @@ import pytest
 
 from mcp_notebook import ClientGroup
 from tests.conftest import python_server
+from tests.raises import raises_mcp
 
 pytestmark = pytest.mark.anyio
 
@@ -59,3 +60,39 @@ async def test_every_listed_name_calls_the_tool_it_lists(no_leaked_processes):
             for name in ("a/b.c", "a.b/c"):
                 server, _, tool = name.partition("/")
                 assert (await group.call_tool(name, {})).text == f"{server}:{tool}"
+
+
+def many_tools() -> dict[str, list[str]]:
+    """Two servers with more tools than an error lists (a dozen), so a list of tools would be cut."""
+    return {
+        "sales": python_server("list_bounds_server.py", "--items", "20", "--label", "sales"),
+        "weather": python_server("list_bounds_server.py", "--items", "20", "--label", "weather"),
+    }
+
+
+async def test_an_unknown_server_in_server_tool_is_named_with_the_servers(no_leaked_processes):
+    """#37, item 4: ``SERVER.TOOL`` whose SERVER is not in the group says so and lists the
+    servers, instead of listing the tools alphabetically, cut after a dozen."""
+    async with ClientGroup(many_tools(), timeout=30) as group:
+        with anyio.fail_after(HANG_GUARD):
+            assert len(await group.list_tools()) == 40
+            with raises_mcp("invalid") as caught:
+                await group.call_tool("wether.tool_1", {})
+    message = caught.value.message
+    assert message.startswith("no server named 'wether' in this group (for 'wether.tool_1')"), message
+    assert "did you mean 'weather'?" in message
+    assert "(servers: sales, weather)" in message
+    assert "tools:" not in message
+
+
+def test_the_notebook_group_names_the_unknown_server_too(no_leaked_processes):
+    from mcp_notebook.notebook import Group
+
+    group = Group(many_tools(), register=False, show_progress=False, timeout=30)
+    try:
+        with raises_mcp(
+            "invalid", match=r"no server named 'sale' in this group .*\(servers: sales, weather\)"
+        ):
+            group.call_tool("sale.tool_1", {})
+    finally:
+        group.close()

@@ -43,6 +43,7 @@ from mcp_notebook.protocol._negotiation import (
     Initialize,
     Pin,
     after_discover,
+    after_probe_ended_connection,
     check_initialize_result,
     first_step,
     parse_protocol_option,
@@ -401,6 +402,32 @@ def test_after_discover_version_failure_names_server_versions(option: str, kwarg
 def test_after_discover_without_an_outcome_is_a_programming_error() -> None:
     with pytest.raises(ValueError, match="after_discover"):
         after_discover(Pin("auto", None))
+
+
+def test_after_discover_a_failing_http_server_is_named_with_what_it_answered() -> None:
+    said = "HTTP 500 Internal Server Error from http://127.0.0.1:9/mcp: boom"
+    decision = after_discover(
+        Pin("auto", None), error={"code": -32603, "message": said, "data": {"httpStatus": 500}}
+    )
+    assert isinstance(decision, Fail)
+    assert decision.error.kind == "transport"
+    assert said in decision.error.message  # the status, its reason and the address (#37)
+
+
+@pytest.mark.parametrize(
+    ("option", "ended_before", "expected"),
+    [
+        ("auto", False, Pin("legacy", None)),  # an early mcp 1.x server: initialize, no probe
+        ("auto", True, None),  # it ended the next connection too: failing, not old; never a loop
+        ("modern", False, None),  # the user asked for modern: no fallback
+        (MODERN, False, None),
+    ],
+)
+def test_a_connection_ended_by_the_probe_is_tried_once_more_as_legacy(
+    option: str, ended_before: bool, expected: Pin | None
+) -> None:
+    pin = parse_protocol_option(option)
+    assert after_probe_ended_connection(pin, ended_before=ended_before) == expected
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,7 @@ import anyio
 from ..connection import ConnectionOptions
 from ..protocol._errors import UNRETRIED_KINDS, McpError, clip
 from ..protocol._printable import printable
-from ._arguments import unknown_tool
+from ._arguments import suggest, unknown_tool
 from ._client import Client
 from ._owned import OwnedTask, spawn_owned
 from ._results import Tool, ToolResult
@@ -673,13 +673,22 @@ class ClientGroup:
 
         The rule is :func:`resolve_tool_name`'s, over this group's servers and their cached lists;
         a name no server offers is refused with the closest ``SERVER.TOOL`` names
-        (:func:`~mcp_notebook.client._arguments.unknown_tool`, as a single client says it).
+        (:func:`~mcp_notebook.client._arguments.unknown_tool`, as a single client says it), and a
+        ``SERVER.TOOL`` whose ``SERVER`` is not in the group with that name and the group's servers.
         """
         try:
             return resolve_tool_name(name, list(self.members), self._offers, self.separator)
         except McpError as exc:
             if exc.data is not None or not isinstance(name, str) or not name:
                 raise
+            server, dot, _ = name.partition(self.separator)
+            if dot and server and server not in self.members:
+                # SERVER.TOOL whose SERVER is none of ours: a list of tools would not say that.
+                raise McpError(
+                    "invalid",
+                    f"no server named {clip(server)!r} in this group (for {clip(name)!r})"
+                    + suggest(server, list(self.members), "servers"),
+                ) from None
             known = [self.qualify(s, t.name) for s in self.members for t in self._known_tools(s)]
             advice = f"; name tools SERVER{self.separator}TOOL"
             raise McpError(

@@ -35,6 +35,7 @@ from ..protocol._errors import (
     MAX_NAME_CHARS,
     REQUEST_TIMEOUT,
     McpError,
+    advise_first_connect,
     clip,
 )
 from ..protocol._jsonrpc import (
@@ -79,6 +80,10 @@ class _Attempt:
         self.fatal = False
         self.negotiation_scope: anyio.CancelScope | None = None
         self.task_group: anyio.abc.TaskGroup | None = None
+        #: The channel's end was its first failure (not a failed negotiation, not a close).
+        self.channel_ended = False
+        #: It ended on our discover probe: connect again at once, without the probe.
+        self.probe_ended = False
 
 
 class Connection:
@@ -278,7 +283,10 @@ class Connection:
                         raise self._closed_error()
                     break
                 if not self._life.ever_ready:
-                    raise reason
+                    if attempt.probe_ended:
+                        self._move("lost")  # and start the server again, at once
+                        continue
+                    raise advise_first_connect(reason)
                 if attempt.fatal or not self._opts.reconnect:
                     self._closed_reason = reason
                     break
@@ -373,6 +381,8 @@ class Connection:
             attempt.task_group = None
         if not ready and self._closing:
             self._closed_reason = attempt.reason
+        elif not ready and attempt.channel_ended and attempt.reason is not None:
+            attempt.probe_ended = self._handshakes.probe_ended_connection(attempt.reason)
         return ready
 
     async def _negotiate(self, attempt: _Attempt) -> Negotiated | None:
@@ -684,6 +694,8 @@ class Connection:
                         exc_info=logger.isEnabledFor(logging.DEBUG),
                     )
         except McpError as exc:
+            if attempt.reason is None:
+                attempt.channel_ended = True
             self._end_attempt(attempt, exc)
 
     def _on_notification(self, message: Notification) -> None:

@@ -24,6 +24,7 @@ from ..protocol._negotiation import (
     Negotiated,
     Pin,
     after_discover,
+    after_probe_ended_connection,
     check_initialize_result,
     first_step,
 )
@@ -170,15 +171,60 @@ class Negotiator:
         self._notify = notify
         #: The era found, remembered across reconnects.
         self.known: Negotiated | None = None
+        #: The method of the negotiation request awaiting its answer (None between them).
+        self._awaiting: str | None = None
+        #: A connection ended on our discover probe once: the option to negotiate with since.
+        self._probe_ended: Pin | None = None
+        #: What ended it, until the log has been told.
+        self._untold: str | None = None
+
+    def probe_ended_connection(self, reason: McpError) -> bool:
+        """The channel ended (``reason``) during negotiation: True if it ended while our
+        ``server/discover`` probe awaited its answer and the server is to be reached again at
+        once, with ``initialize`` and no probe (the rule: :func:`after_probe_ended_connection`);
+        False if this end is a failure like any other."""
+        if self._awaiting != "server/discover":
+            return False
+        pin = after_probe_ended_connection(self._pin, ended_before=self._probe_ended is not None)
+        if pin is None:
+            return False
+        self._probe_ended = pin
+        self._untold = reason.message.partition(";")[0]  # what ended it, without the quoted output
+        return True
+
+    def _tell_probe_ended(self) -> None:
+        """Say once, when the handshake without the probe worked, that the probe ended the server:
+        only then is it known that the probe did it (a server that exits at start-up whatever it
+        is sent ends the second connection too, and fails as it would have)."""
+        if self._untold is None:
+            return
+        # WARNING, not INFO: the server crashed on a message every MCP client may send, and each
+        # connect now starts it twice; protocol='legacy' spares that, and only the user can say so.
+        logger.warning(
+            "%s: %s on the server/discover probe (as servers on early MCP SDKs do); started it again "
+            "and connected with the legacy handshake (initialize). protocol='legacy' skips the probe",
+            self._transport.describe(),
+            self._untold,
+        )
+        self._untold = None
 
     async def on_new_channel(self) -> Negotiated:
         """Negotiate on a fresh channel within ``connect_timeout`` (TimeoutError past it)."""
         known = self.known or _hinted(self._transport, self._pin)
         with anyio.fail_after(self._opts.connect_timeout):
+            if known is None and self._probe_ended is not None:
+                negotiated = await self.handshake(None, self._probe_ended)
+                self._tell_probe_ended()
+                return negotiated
             try:
                 return await self.handshake(known)
             except McpError as exc:
-                if known is None or not known.reprobes_after_refusal or exc.kind not in REFUSAL_KINDS:
+                if (
+                    known is None
+                    or not known.reprobes_after_refusal
+                    or exc.kind not in REFUSAL_KINDS
+                    or self._probe_ended is not None  # it would end the connection again
+                ):
                     raise
                 # The handshake that worked before is refused now: the server may have been
                 # upgraded. Probe its era afresh (a modern server never falls back).
@@ -195,16 +241,25 @@ class Negotiator:
 
     async def handshake(self, known: Negotiated | None, pin: Pin | None = None) -> Negotiated:
         """Negotiate from what is known (None: probe), under ``pin`` or the user's option."""
+        self._awaiting = None
         return await negotiate(
             pin=pin or self._pin,
             known=known,
-            exchange=self._exchange,
+            exchange=self._noted_exchange,
             notify=self._notify,
             capabilities=self._capabilities,
             client_info=self._opts.client_info,
             probe_timeout=self._opts.probe_timeout,
             handshake_timeout=self._opts.connect_timeout,
         )
+
+    async def _noted_exchange(self, method: str, params: dict[str, Any] | None, **how: Any) -> dict[str, Any]:
+        """``exchange``, noting which request awaits its answer: if the channel ends meanwhile,
+        the connection asks :meth:`probe_ended_connection` whether the probe ended it."""
+        self._awaiting = method
+        result = await self._exchange(method, params, **how)
+        self._awaiting = None
+        return result
 
     async def after_ready(self, negotiated: Negotiated) -> None:
         """What a fresh session needs once agreed: the log level, where it is a session setting."""

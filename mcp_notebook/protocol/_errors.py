@@ -67,6 +67,7 @@ __all__ = [
     "McpTimeout",
     "McpTransportError",
     "McpVersionError",
+    "advise_first_connect",
     "clip",
     "full_tracebacks",
     "set_full_tracebacks",
@@ -155,6 +156,10 @@ class McpError(Exception):
     #: The call that failed, in words (``"tools/call 'add' on 'demo'"``), where a layer that knows
     #: it set it; shown in the short traceback.
     call: str | None = None
+    #: What to do, where the layer that raised it knows better than the kind's usual advice (a
+    #: program that was not found: there is no session that could reconnect); shown in the short
+    #: traceback.
+    advice: str | None = None
     #: The kind a subclass stands for (None on McpError itself, which takes any kind).
     _KIND: ClassVar[ErrorKind | None] = None
 
@@ -368,9 +373,23 @@ _ADVICE: dict[str, str] = {
     "version": "no protocol version in common: update the server or pin protocol=",
     "invalid": "nothing was sent: fix the call as the message says",
 }
+#: What to do when the first connect failed, by kind, where the usual advice assumes a session that
+#: is up and reconnects by itself: before the first connect there is none, so nothing retries.
+_CONNECT_ADVICE: dict[str, str] = {
+    "transport": "nothing is connected, so nothing retries by itself: fix what the message says "
+    "(the command, the address, the server), then connect again",
+    "timeout": "the server did not get ready in time: connect again with a longer connect_timeout=",
+}
 _MAX_FRAMES = 4
 _MAX_CALL_CHARS = 300
 _RED, _BOLD, _RESET = "\x1b[0;31m", "\x1b[1m", "\x1b[0m"
+
+
+def advise_first_connect(err: McpError) -> McpError:
+    """``err``, a first connect's failure, with advice that fits it (unless its raiser gave some)."""
+    if err.advice is None:
+        err.advice = _CONNECT_ADVICE.get(err.kind)
+    return err
 
 
 def full_tracebacks() -> bool:
@@ -390,7 +409,8 @@ def short_traceback(err: McpError) -> list[str]:
     lines = [f"{_RED}{type(err).__name__}{_RESET} [{err.kind}]: {err}"]
     if err.call:
         lines.append(f"  {_BOLD}call:{_RESET} {printable(clip(err.call, _MAX_CALL_CHARS))}")
-    lines.append(f"  {_BOLD}what to do:{_RESET} {_ADVICE.get(err.kind, 'see the message')}")
+    advice = err.advice or _ADVICE.get(err.kind, "see the message")
+    lines.append(f"  {_BOLD}what to do:{_RESET} {advice}")
     frames = _user_frames(err.__traceback__)
     for frame in frames[-_MAX_FRAMES:]:
         lines.append(clip(f"  {_where(frame)}: {frame.line or ''}".rstrip(": "), _MAX_CALL_CHARS))

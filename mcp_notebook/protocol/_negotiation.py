@@ -18,6 +18,9 @@ The rules, for stdio and HTTP alike (HTTP statuses arrive as ``data.httpStatus``
 * Over HTTP, a 429 or 5xx (``data.httpStatus``) -> a failed attempt (kind ``transport``): a busy or
   broken server says nothing about its era.
 * Any other error, or no answer within the probe timeout -> legacy, ``initialize``.
+* The connection ending while the probe waits for its answer (a stdio server on an early mcp 1.x
+  SDK exits on a method it does not know) -> under ``protocol="auto"``, connect again once and go
+  straight to ``initialize``; a second such end is the connection's failure, never a loop.
 
 What an agreed era implies for the client afterwards is here too, as named properties of
 :class:`EraRules` (and so of :class:`Negotiated`): the one home of the era policy. Code outside
@@ -56,6 +59,7 @@ __all__ = [
     "Negotiated",
     "Pin",
     "after_discover",
+    "after_probe_ended_connection",
     "check_initialize_result",
     "era_rules",
     "first_step",
@@ -273,11 +277,12 @@ def after_discover(
         status = _http_status(error)
         if status is not None and (status == 429 or status >= 500):
             # Busy or broken: that says nothing about the era, so it is no reason to fall back.
+            said = error.get("message")  # the binding's: the status, its reason, the address
+            said = said if isinstance(said, str) and said else f"the server answered HTTP {status}"
             return Fail(
                 McpError(
                     "transport",
-                    f"server/discover: the server answered HTTP {status}; it is busy or failing, so its "
-                    "protocol era cannot be told yet",
+                    f"server/discover: {said}; it is busy or failing, so its protocol era cannot be told yet",
                     code=CONNECTION_CLOSED,
                 )
             )
@@ -301,6 +306,21 @@ def after_discover(
             return Fail(McpError("timeout", "server/discover got no answer (protocol='modern')"))
         return Initialize(LATEST_HANDSHAKE_VERSION)
     raise ValueError("after_discover needs a result, an error or timed_out=True")
+
+
+def after_probe_ended_connection(pin: Pin, *, ended_before: bool) -> Pin | None:
+    """How to connect again after the connection ended while ``server/discover`` waited for its
+    answer, or None: the end is the connection's failure.
+
+    Servers built on early mcp 1.x SDKs (chroma-mcp 0.2.6 on mcp 1.6.0) exit on a method they do
+    not know, and the probe is the first message they get: under ``protocol="auto"`` that is
+    legacy evidence, so connect again as ``protocol="legacy"`` does (``initialize``, accepting the
+    server's handshake version, no probe). Once only (``ended_before``): a server that also ends
+    the next connection is failing, not old, and starting it again would loop.
+    """
+    if pin.mode != "auto" or ended_before:
+        return None
+    return Pin("legacy", None)
 
 
 def check_initialize_result(pin: Pin, offered: str, result: dict[str, Any]) -> str:

@@ -28,6 +28,7 @@ reaches an auth flow without its ``Content-Encoding``.
 
 from __future__ import annotations
 
+import socket
 import ssl
 import urllib.request
 import zlib
@@ -439,8 +440,36 @@ def _yarl_url(url: str) -> Any:
 
 
 def _describe(exc: BaseException) -> str:
+    """What failed, in words a person reads first (refused, DNS), then the library's own text."""
     text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    raw = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    cause = _plain_cause(exc)
+    return f"{cause} ({raw})" if cause else raw
+
+
+def _plain_cause(exc: BaseException, seen: set[int] | None = None) -> str | None:
+    """The common reasons a connection cannot be made, found among ``exc``'s causes (aiohttp keeps
+    the OSError as ``os_error``, httpx chains it, trio groups one per address tried); None for any
+    other failure."""
+    seen = set() if seen is None else seen
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, socket.gaierror) or type(current).__name__ == "ClientConnectorDNSError":
+            return "the host name could not be resolved (DNS)"
+        if isinstance(current, ConnectionRefusedError):
+            return "connection refused: nothing listens at that address"
+        if isinstance(current, BaseExceptionGroup):
+            for inner in current.exceptions:
+                found = _plain_cause(inner, seen)
+                if found is not None:
+                    return found
+        os_error = getattr(current, "os_error", None)
+        if isinstance(os_error, BaseException) and id(os_error) not in seen:
+            current = os_error
+        else:
+            current = current.__cause__ or current.__context__
+    return None
 
 
 # --- httpx ------------------------------------------------------------------------------------

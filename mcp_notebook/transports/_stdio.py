@@ -37,6 +37,7 @@ from ..protocol._versions import Era
 from ._base import NotDelivered, OversizedFrame
 from ._env import child_env
 from ._pipes import PipeBroken, PipeClosed, Pipes, spawn
+from ._program import missing_program, stand_in_interpreter
 from ._tree import ProcessTree, spawn_options
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "StdioTransport"]
@@ -107,6 +108,7 @@ class StdioTransport:
         self._stdout: collections.deque[str] = collections.deque(maxlen=_STDOUT_LINES)
         self.pid: int | None = None
         self.returncode: int | None = None
+        self._told_stand_in = False
 
     def __repr__(self) -> str:
         env = f", env={{{', '.join(repr(k) + ': ***' for k in self._env)}}}" if self._env else ""
@@ -162,15 +164,11 @@ class StdioTransport:
             tree.release()
 
     async def _spawn(self) -> Pipes:
+        env = self._child_env()
         try:
-            return await spawn(self.argv, cwd=self.cwd, env=self._child_env(), options=spawn_options())
+            return await spawn(self._program(env), cwd=self.cwd, env=env, options=spawn_options())
         except FileNotFoundError:
-            where = f" in cwd {self.cwd!r}" if self.cwd else ""
-            raise McpError(
-                "transport",
-                f"could not start the server: {self.argv[0]!r} was not found{where}; "
-                "check that it is installed and on PATH, or give its full path",
-            ) from None
+            raise missing_program(self.argv[0], self.cwd) from None
         except PermissionError:
             raise McpError(
                 "transport", f"could not start the server: {self.argv[0]!r} is not executable"
@@ -179,6 +177,23 @@ class StdioTransport:
             raise McpError(
                 "transport", f"could not start the server {self.argv[0]!r}: {exc.strerror or exc}"
             ) from None
+
+    def _program(self, env: dict[str, str]) -> list[str]:
+        """``argv``, or with the running interpreter for a bare ``python`` the server's PATH
+        lacks (see :mod:`._program`), said once in the log."""
+        python = stand_in_interpreter(self.argv[0], env)
+        if python is None:
+            return self.argv
+        if not self._told_stand_in:
+            self._told_stand_in = True
+            # INFO: what the command meant in nearly every case, and nothing to fix.
+            logger.info(
+                "%r is not on PATH: starting %s with the running interpreter, %s",
+                self.argv[0],
+                self.describe(),
+                python,
+            )
+        return [python, *self.argv[1:]]
 
     async def _drain_stderr(self, pipes: Pipes, drained: anyio.Event) -> None:
         """Keep the server's stderr flowing into a bounded buffer; a stalled pipe would stall it."""
