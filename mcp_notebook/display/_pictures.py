@@ -10,7 +10,7 @@ decided by :mod:`mcp_notebook.display._shapes`, the same inference the DataFrame
   JSON. A single object is a key/value table.
 - Anything else: the content blocks (text, images, audio, links, embedded resources), each cut; a
   text (a ``{"result": text}`` wrapper's too) as Markdown where it reads as Markdown (raw HTML off,
-  no images, its line breaks kept), else as its lines.
+  no images, its line breaks kept, pipe tables drawn as tables), else as its lines.
 - The raw JSON stays one click away in a collapsed ``<details>``.
 
 Whatever the server sends (a 10 MB result, 100,000 rows, hostile keys), the output is bounded:
@@ -159,10 +159,11 @@ def _details(summary: str, body: Markup, css: str) -> Markup:
 
 def text_html(text: str) -> Markup:
     """A text block: Markdown (raw HTML off, no images) where it reads as Markdown, its single line
-    breaks kept; otherwise its lines as they are. Cut at :data:`options` ``.max_chars``."""
+    breaks kept, each table its first :data:`options` ``.html_rows`` rows; otherwise its lines as
+    they are. Cut at :data:`options` ``.max_chars``."""
     if is_markdown(text):
         return Markup('<div class="mcpnb-markdown">{}</div>').format(
-            _html.markdown_html(text, options.max_chars, breaks=True)
+            _html.markdown_html(text, options.max_chars, breaks=True, max_rows=options.html_rows)
         )
     return _html.code_block(text, options.max_chars)
 
