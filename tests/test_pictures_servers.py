@@ -16,13 +16,15 @@ import pytest
 
 import mcp_notebook
 from tests.conftest import python_server
-from tests.servers.pictures_server import PAGE_ROWS
+from tests.servers.pictures_server import NOISE, PAGE_ROWS, PLOT
 
 pytest.importorskip("ipywidgets")
 
+import ipywidgets as W
+
 from mcp_notebook.widgets import explorer
 
-from .widget_helpers import markup
+from .widget_helpers import markup, walk
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -91,5 +93,52 @@ def test_markdown_tables_are_drawn_as_tables_in_the_repr_and_the_explorer(sessio
         _called(ex, "polars_describe")
         _assert_polars_table(markup(ex.result_box))
         _assert_polars_table(ex.snapshot_html())  # what a saved notebook shows without widgets
+    finally:
+        ex.close()
+
+
+# --- 2. images first ---------------------------------------------------------------------------------
+
+
+def test_a_plot_beside_structured_data_is_shown_first_and_its_pointer_shows_it(session: Any) -> None:
+    result = session.call_tool("execute_cell")
+    html = _html(result)
+    image = html.index(f'<img src="data:image/png;base64,{PLOT}"')
+    assert image < html.index("<table") < html.index("<details")  # above the data, never folded away
+    # the structured value that points at the image block shows it small, named
+    pointer = html.index("image 1: image/png, about")
+    assert html.index("<img", image + 1) < pointer < html.index("<details")
+    assert html.count(PLOT) == 2  # the picture and the thumbnail; the folded blocks only name it
+    assert "(shown above)" in html[html.index('<details class="mcpnb-content"') :]
+    assert _text(result).splitlines()[0].startswith("[image 1: image/png, about ")
+
+    ex = explorer(session)
+    try:
+        _called(ex, "execute_cell")
+        view = ex.result_box.children[0]
+        first = view.children[0]
+        assert isinstance(first, W.Image), view.children  # first, not inside the folded content
+        assert bytes(first.value).startswith(b"\x89PNG")
+        folded = [w for w in walk(view) if isinstance(w, W.Accordion)]
+        assert folded
+        assert not any(isinstance(w, W.Image) for f in folded for w in walk(f))
+        # the snapshot a saved notebook keeps: a thumbnail, never nothing
+        # (the image itself: the table's thumbnail is in it whatever happens to the image widget)
+        assert f'<img class="mcpnb-static-image" src="data:image/png;base64,{PLOT}"' in ex.snapshot_html()
+    finally:
+        ex.close()
+
+
+def test_a_large_plot_is_named_where_it_is_not_copied(session: Any) -> None:
+    html = _html(session.call_tool("execute_noisy_cell"))
+    assert html.count(NOISE) == 1  # drawn once, above the table; the pointer names it
+    assert re.search(r"image 1: image/png, about [\d,]+ bytes, shown above", html)
+
+    ex = explorer(session)
+    try:
+        _called(ex, "execute_noisy_cell")
+        snapshot = ex.snapshot_html()
+        assert NOISE not in snapshot
+        assert re.search(r"\[image image/png, [\d,]+ bytes\]", snapshot), snapshot[:2000]
     finally:
         ex.close()

@@ -11,6 +11,9 @@ decided by :mod:`mcp_notebook.display._shapes`, the same inference the DataFrame
 - Anything else: the content blocks (text, images, audio, links, embedded resources), each cut; a
   text (a ``{"result": text}`` wrapper's too) as Markdown where it reads as Markdown (raw HTML off,
   no images, its line breaks kept, pipe tables drawn as tables), else as its lines.
+- Images first: a table's image blocks are drawn above it, never only inside the collapsed content
+  (jupyter-mcp-server answers a plot as structured data *and* a PNG block); a cell that points at
+  one (``"[omitted: see image content block 1]"``) shows it small, or names it.
 - The raw JSON stays one click away in a collapsed ``<details>``.
 
 Whatever the server sends (a 10 MB result, 100,000 rows, hostile keys), the output is bounded:
@@ -21,8 +24,9 @@ string goes through :mod:`mcp_notebook.display._html`; no server string becomes 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol._printable import printable
@@ -35,6 +39,7 @@ __all__ = [
     "contents_html",
     "contents_table_html",
     "contents_text",
+    "image_note",
     "options",
     "result_html",
     "result_table_html",
@@ -76,6 +81,16 @@ MAX_TEXT_LINES = 40
 _TEXT_CELL = 30
 _TEXT_WIDTH = 120
 _HTML_CELL = 200
+#: strings of one list drawn each as its own (a longer list: the rest counted)
+_LIST_ITEMS = 10
+#: base64 characters of an image a table cell draws small beside the pointer to it (about 225 KB);
+#: a larger one is named. Each image at most once per picture: a list of 10,000 pointers to one
+#: image costs one thumbnail
+_MAX_THUMBNAIL = 300_000
+#: a cell that points at an image block, as jupyter-mcp-server's ``"[omitted: see image content
+#: block 1]"`` (the number counts the result's image blocks from 1)
+_IMAGE_POINTER = re.compile(r"\bimage(?:\s+content)?\s+block\s*#?\s*(\d{1,4})\b", re.I)
+_MAX_POINTER = 200
 
 
 # --- shared -------------------------------------------------------------------------------------
@@ -125,12 +140,95 @@ def _compact(value: Any) -> str:
         return repr(type(value))
 
 
+def _strings(value: Any) -> bool:
+    """Whether ``value`` is a non-empty list of strings (jupyter-mcp-server's ``images``)."""
+    return isinstance(value, list) and bool(value) and all(isinstance(item, str) for item in value)
+
+
+def _image_blocks(content: Any) -> list[Mapping[str, Any]]:
+    """The result's image blocks, in order (what a pointer's number counts)."""
+    if not isinstance(content, Sequence) or isinstance(content, str):
+        return []
+    return [b for b in content if isinstance(b, Mapping) and b.get("type") == "image"]
+
+
+def _image_label(number: int, block: Mapping[str, Any]) -> str:
+    mime = block.get("mimeType")
+    size = _html.base64_size(block.get("data"))
+    return f"image {number}: {mime if isinstance(mime, str) else '?'}, about {size:,} bytes"
+
+
+def image_note(number: int, block: Mapping[str, Any]) -> Markup:
+    """Where an image block drawn first stood among the blocks: its name, not its bytes again."""
+    return Markup('<div class="mcpnb-image-ref"><em>[{} (shown above)]</em></div>').format(
+        _image_label(number, block)
+    )
+
+
+@dataclass
+class _Images:
+    """A result's image blocks, for the table cells that point at them; each is drawn small once."""
+
+    blocks: list[Mapping[str, Any]]
+    drawn: set[int] = field(default_factory=set)
+
+    def number(self, value: Any) -> int | None:
+        """The image block (numbered from 1) a short string points at, else ``None``."""
+        if not self.blocks or not isinstance(value, str) or len(value) > _MAX_POINTER:
+            return None
+        match = _IMAGE_POINTER.search(value)
+        number = int(match.group(1)) if match else 0
+        return number if 1 <= number <= len(self.blocks) else None
+
+    def cell(self, number: int, text: str) -> Markup:
+        """The image ``number`` small (a thumbnail the first time, within its cap), else its name."""
+        block = self.blocks[number - 1]
+        data, mime = block.get("data"), block.get("mimeType")
+        label = _image_label(number, block)
+        src = None
+        if (
+            number not in self.drawn
+            and isinstance(data, str)
+            and len(data) <= _MAX_THUMBNAIL
+            and _html.remote_image_host(data) is None  # a URL would be fetched: never in a cell
+        ):
+            src = _html.safe_image_src(data, mime if isinstance(mime, str) else "")
+        if src is None:
+            return Markup('<span class="mcpnb-image-ref">🖼 <em>[{}, shown above]</em></span>').format(label)
+        self.drawn.add(number)
+        return Markup(
+            '<span class="mcpnb-image-ref"><img src="{}" alt="{}" title="{}" '
+            'style="max-height:8em;max-width:16em;vertical-align:top"><br><small>{}</small></span>'
+        ).format(src, label, text, label)
+
+
 # --- HTML ---------------------------------------------------------------------------------------
 
 
-def _table(preview: Preview, shape: Shape) -> Markup:
+def _cell_html(value: Any, images: _Images) -> Any:
+    """One table cell: a pointer to an image block (alone or among a list's strings) shows the
+    image; anything else one cut line of compact JSON."""
+    number = images.number(value)
+    if number is not None:
+        return images.cell(number, value)
+    if _strings(value) and any(images.number(item) is not None for item in value):
+        items = [Markup("<div>{}</div>").format(_cell_html(item, images)) for item in value[:_LIST_ITEMS]]
+        if len(value) > _LIST_ITEMS:
+            items.append(Markup("<div><em>… {:,} more</em></div>").format(len(value) - _LIST_ITEMS))
+        return Markup('<div class="mcpnb-list">{}</div>').format(Markup("").join(items))
+    return _html.short(_compact(value), _HTML_CELL)
+
+
+def _table(preview: Preview, shape: Shape, images: _Images | None = None) -> Markup:
     head = ["key", "value"] if preview.key_value else preview.columns[: max(options.html_columns, 1)]
-    rows = [[_html.short(_compact(c), _HTML_CELL) for c in row[: len(head)]] for row in preview.rows]
+    if images is None:
+        images = _Images([])
+    keys = 1 if preview.key_value else 0  # a key is a name: drawn as one, never as an image
+    rows = [
+        [_html.short(_compact(c), _HTML_CELL) for c in row[:keys]]
+        + [_cell_html(c, images) for c in row[keys : len(head)]]
+        for row in preview.rows
+    ]
     table = _html.grid(head, rows, css_class="mcpnb-result-table")
     shown = f" · first {len(preview.rows):,} shown" if preview.hidden > 0 else ""
     caption = Markup(
@@ -181,8 +279,16 @@ def _block_html(block: Any) -> Markup:
     return _html.content_block_html(block, remote_images=options.remote_images)
 
 
-def _blocks_html(blocks: Sequence[Any]) -> Markup:
-    shown = [_block_html(b) for b in blocks[: options.max_blocks]]
+def _blocks_html(blocks: Sequence[Any], *, images_above: bool = False) -> Markup:
+    """The blocks, cut; ``images_above``: the image blocks were drawn first, so here only named."""
+    shown = []
+    number = 0
+    for block in blocks[: options.max_blocks]:
+        if images_above and isinstance(block, Mapping) and block.get("type") == "image":
+            number += 1
+            shown.append(image_note(number, block))
+        else:
+            shown.append(_block_html(block))
     if len(blocks) > options.max_blocks:
         more = len(blocks) - options.max_blocks
         shown.append(
@@ -217,7 +323,19 @@ def _result_table_html(shape: Shape, structured_content: Any, content: Blocks) -
     else:  # rule 5: the text as the server sent it
         raw = _cut("\n".join(str(b.get("text", "")) for b in content), options.max_chars)
     summary = "raw JSON" if shape.text_format != "python" else "raw text"
-    return _table(table, shape) + _details(summary, _html.code_block(raw), "mcpnb-raw")
+    images = _Images(_image_blocks(content))
+    return _table(table, shape, images) + _details(summary, _html.code_block(raw), "mcpnb-raw")
+
+
+def _images_html(images: Sequence[Mapping[str, Any]]) -> Markup:
+    """A table's image blocks, drawn above it (each through :func:`_block_html`, within the caps)."""
+    if not images:
+        return Markup("")
+    shown = [_block_html(b) for b in images[: options.max_blocks]]
+    if len(images) > options.max_blocks:
+        more = counted(len(images) - options.max_blocks, "more image")
+        shown.append(Markup("<div><em>… {}</em></div>").format(more))
+    return Markup('<div class="mcpnb-images">{}</div>').format(Markup("").join(shown))
 
 
 def result_html(
@@ -228,10 +346,12 @@ def result_html(
     shape = result_shape(structured_content, content)
     table = _result_table_html(shape, structured_content, content)
     if table is not None:
+        images = _image_blocks(content)
+        parts.append(_images_html(images))  # a plot is what the user asked for: first, never folded away
         parts.append(table)
         if structured_content is not None and content:
             # the text blocks usually repeat the structured data: one click away
-            blocks = _blocks_html(content)
+            blocks = _blocks_html(content, images_above=bool(images))
             parts.append(_details(f"content ({counted(len(content), 'block')})", blocks, "mcpnb-content"))
     elif shape.value:  # no table: the blocks (a {"result": text} wrapper's text as one)
         parts.append(_blocks_html(shape.value))
@@ -359,6 +479,8 @@ def result_text(structured_content: Any, content: Blocks, is_error: bool = False
     lines = ["[tool error]"] if is_error else []
     table = preview(shape, options.text_rows) if shape.is_table else None
     if table is not None:
+        images = _image_blocks(content)  # first, as in HTML: a plot is not hidden behind its data
+        lines.extend(f"[{_one_line(_image_label(n, b), _TEXT_WIDTH)}]" for n, b in enumerate(images, 1))
         lines.extend(_text_table(table, shape))
     elif shape.value:  # no table: the blocks (a {"result": text} wrapper's text as one)
         lines.extend(_blocks_text(shape.value, MAX_TEXT_LINES - len(lines)))
