@@ -16,7 +16,7 @@ import pytest
 
 import mcp_notebook
 from tests.conftest import python_server
-from tests.servers.pictures_server import NOISE, PAGE_ROWS, PLOT
+from tests.servers.pictures_server import HELP_LINES, NOISE, PAGE_ROWS, PLOT, PRINTED
 
 pytest.importorskip("ipywidgets")
 
@@ -142,3 +142,33 @@ def test_a_large_plot_is_named_where_it_is_not_copied(session: Any) -> None:
         assert re.search(r"\[image image/png, [\d,]+ bytes\]", snapshot), snapshot[:2000]
     finally:
         ex.close()
+
+
+# --- 3. line breaks in structured values --------------------------------------------------------------
+
+
+def test_line_breaks_in_structured_strings_are_kept_in_html_and_text(session: Any) -> None:
+    result = session.call_tool("execute_cell")
+    html = _html(result)
+    # "result" (a string) and "outputs" (a list of strings) keep the printed DataFrame's lines
+    kept = re.findall(r'<pre class="mcpnb-lines"[^>]*>([^<]*)</pre>', html)
+    assert kept.count(PRINTED) == 2, kept
+    table = html[: html.index("<details")]  # the raw JSON, one click away, is JSON
+    assert "\\n0   north" not in table  # no JSON escapes in place of line breaks
+
+    lines = _text(result).splitlines()
+    for printed in PRINTED.splitlines():
+        shown = [line.removesuffix(" +").rstrip() for line in lines]  # " +": the cell goes on below
+        assert any(line.endswith(printed.rstrip()) for line in shown), (printed, lines)
+
+
+def test_a_live_frame_keeps_description_lines_and_cuts_tall_ones(session: Any) -> None:
+    frame = session.live_frame("tools")
+    try:
+        html = frame._repr_html_()
+    finally:
+        frame.stop()
+    assert "\n".join(HELP_LINES[:6]) in html
+    assert "\\n" not in html  # pandas' literal \n
+    assert HELP_LINES[6] not in html
+    assert f"… ({len(HELP_LINES) - 6} more lines)" in html

@@ -44,6 +44,7 @@ __all__ = [
     "escape",
     "grid",
     "html_table",
+    "lines_cut",
     "link",
     "markdown_html",
     "remote_image_host",
@@ -119,6 +120,20 @@ def code_block(text: Any, limit: int = _MAX_INLINE_TEXT) -> Markup:
     if len(text) > limit:
         text = text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
     return Markup('<pre style="white-space:pre-wrap;margin:0.2em 0">{}</pre>').format(text)
+
+
+def lines_cut(text: str, max_lines: int, max_chars: int = _MAX_INLINE_TEXT) -> str:
+    """``text`` with its line breaks, at most ``max_lines`` lines and ``max_chars`` characters; a
+    last line counts what was left out (``… (12 more lines)``). A printed DataFrame or a tool's
+    long description keeps its shape, and a tall one cannot make a picture screens tall."""
+    lines = text.replace("\r\n", "\n").rstrip("\n").split("\n")
+    shown = "\n".join(lines[: max(max_lines, 1)])
+    hidden = len(lines) - max(max_lines, 1)
+    notes = [counted(hidden, "more line")] if hidden > 0 else []
+    if len(shown) > max_chars:
+        shown = shown[:max_chars]
+        notes.append(f"{len(text):,} characters in all")
+    return f"{shown}\n… ({', '.join(notes)})" if notes else shown
 
 
 def link(uri: Any, label: Any = None) -> Markup:

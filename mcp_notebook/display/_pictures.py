@@ -14,6 +14,8 @@ decided by :mod:`mcp_notebook.display._shapes`, the same inference the DataFrame
 - Images first: a table's image blocks are drawn above it, never only inside the collapsed content
   (jupyter-mcp-server answers a plot as structured data *and* a PNG block); a cell that points at
   one (``"[omitted: see image content block 1]"``) shows it small, or names it.
+- Text inside structured values keeps its line breaks (a printed DataFrame in an ``outputs`` list),
+  a tall one cut to its first lines with the rest counted.
 - The raw JSON stays one click away in a collapsed ``<details>``.
 
 Whatever the server sends (a 10 MB result, 100,000 rows, hostile keys), the output is bounded:
@@ -81,7 +83,11 @@ MAX_TEXT_LINES = 40
 _TEXT_CELL = 30
 _TEXT_WIDTH = 120
 _HTML_CELL = 200
-#: strings of one list drawn each as its own (a longer list: the rest counted)
+#: a multi-line text in a cell: lines drawn in HTML, lines (and their width) as text
+_HTML_CELL_LINES = 12
+_TEXT_CELL_LINES = 6
+_TEXT_LINE_CELL = 60
+#: strings of one list drawn each with its lines (a longer list: the rest counted)
 _LIST_ITEMS = 10
 #: base64 characters of an image a table cell draws small beside the pointer to it (about 225 KB);
 #: a larger one is named. Each image at most once per picture: a list of 10,000 pointers to one
@@ -140,8 +146,13 @@ def _compact(value: Any) -> str:
         return repr(type(value))
 
 
+def _has_lines(text: str) -> bool:
+    """Whether a text has a line break inside it (a trailing one, as ``print`` leaves, is not)."""
+    return "\n" in text.strip("\n")
+
+
 def _strings(value: Any) -> bool:
-    """Whether ``value`` is a non-empty list of strings (jupyter-mcp-server's ``images``)."""
+    """Whether ``value`` is a non-empty list of strings (jupyter-mcp-server's ``outputs``)."""
     return isinstance(value, list) and bool(value) and all(isinstance(item, str) for item in value)
 
 
@@ -205,13 +216,23 @@ class _Images:
 # --- HTML ---------------------------------------------------------------------------------------
 
 
+def _lines_html(text: str) -> Markup:
+    """A multi-line text in a cell: its lines kept (a printed DataFrame stays aligned), cut."""
+    shown = _html.lines_cut(text, _HTML_CELL_LINES, _HTML_CELL * _HTML_CELL_LINES)
+    return Markup(
+        '<pre class="mcpnb-lines" style="white-space:pre-wrap;margin:0;font-size:0.95em">{}</pre>'
+    ).format(shown)
+
+
 def _cell_html(value: Any, images: _Images) -> Any:
-    """One table cell: a pointer to an image block (alone or among a list's strings) shows the
-    image; anything else one cut line of compact JSON."""
+    """One table cell: a pointer to an image block shows the image; text with line breaks (alone or
+    as a list's strings) keeps them; anything else one cut line of compact JSON."""
     number = images.number(value)
     if number is not None:
         return images.cell(number, value)
-    if _strings(value) and any(images.number(item) is not None for item in value):
+    if isinstance(value, str) and _has_lines(value):
+        return _lines_html(value)
+    if _strings(value) and any(_has_lines(item) or images.number(item) is not None for item in value):
         items = [Markup("<div>{}</div>").format(_cell_html(item, images)) for item in value[:_LIST_ITEMS]]
         if len(value) > _LIST_ITEMS:
             items.append(Markup("<div><em>… {:,} more</em></div>").format(len(value) - _LIST_ITEMS))
@@ -390,26 +411,55 @@ def _one_line(value: Any, limit: int) -> str:
     return _html.short(printable(_compact(value).replace("\r\n", "\n").replace("\t", " ")), limit)
 
 
+def _cell_lines(value: Any) -> list[str]:
+    """A cell as text lines: a text with line breaks (alone or as a list's strings) keeps them, cut
+    to a few with the rest counted; anything else one line."""
+    if _strings(value) and any(_has_lines(item) for item in value):
+        value = "\n".join(item.rstrip("\n") for item in value)
+    if not isinstance(value, str) or not _has_lines(value):
+        return [_one_line(value, _TEXT_CELL)]
+    shown = _html.lines_cut(value, _TEXT_CELL_LINES, _TEXT_LINE_CELL * _TEXT_CELL_LINES)
+    return [_one_line(line, _TEXT_LINE_CELL) for line in shown.split("\n")]
+
+
 def _text_table(preview: Preview, shape: Shape) -> list[str]:
     head = ["key", "value"] if preview.key_value else preview.columns
-    cells = [[_one_line(c, _TEXT_CELL) for c in row] for row in preview.rows]
+    cells = [[_cell_lines(c) for c in row] for row in preview.rows]
     widths: list[int] = []
     shown: list[int] = []
     used = 0
     for index, name in enumerate(head):
-        width = max([len(_one_line(name, _TEXT_CELL))] + [len(row[index]) for row in cells])
+        width = max([len(_one_line(name, _TEXT_CELL))] + [len(line) for row in cells for line in row[index]])
         if shown and (used + width > _TEXT_WIDTH or len(shown) >= options.max_columns):
             break
         shown.append(index)
         widths.append(width)
         used += width + 2
 
-    def line(values: list[str]) -> str:
-        return "  ".join(values[i].ljust(w) for i, w in zip(shown, widths, strict=True)).rstrip()
+    def line(values: list[str], continued: frozenset[int] = frozenset()) -> str:
+        """One line across the columns; a cell whose text goes on below is marked `` +`` after it
+        (as psql marks one), so a line of a tall cell never reads as a row of its own."""
+        parts = (
+            values[i].ljust(w) + (" +" if i in continued else "  ")
+            for i, w in zip(shown, widths, strict=True)
+        )
+        return "".join(parts).rstrip()
+
+    def row_lines(row: list[list[str]]) -> list[str]:
+        """A row as tall as its tallest cell shown: each line of it across the columns."""
+        height = max((len(row[i]) for i in shown), default=1)  # no columns: one empty line, as before
+        return [
+            line(
+                [cell[n] if n < len(cell) else "" for cell in row],
+                frozenset(i for i in shown if n < len(row[i]) - 1),
+            )
+            for n in range(height)
+        ]
 
     lines = [f"{_size(preview)} ({_source(shape)}); .to_dataframe() for the DataFrame"]
     lines.append(line([_one_line(h, _TEXT_CELL) for h in head]))
-    lines.extend(line(row) for row in cells)
+    for row in cells:
+        lines.extend(row_lines(row))
     hidden_columns = len(head) - len(shown)
     notes = []
     if preview.hidden > 0:
