@@ -121,9 +121,15 @@ def read_text(text: str) -> TextTable:
     """A text picture's table: the size line, the header line, the row lines and the notes after."""
     lines = text.split("\n")  # a table of no columns has an empty header line
     start = next(i for i, line in enumerate(lines) if re.search(r"\brows? × ", line))
-    rows, notes = [], []
+    rows: list[str] = []
+    notes: list[str] = []
+    continued = False
     for line in lines[start + 2 :]:
-        (notes if line.startswith(("… ", "also: ")) or notes else rows).append(line)
+        if continued:  # the row above has a cell that goes on (psql's " +"): the same row, a new line
+            rows[-1] += "\n" + line
+        else:
+            (notes if line.startswith(("… ", "also: ")) or notes else rows).append(line)
+        continued = line.endswith(" +") and not notes
     return TextTable(lines[start], lines[start + 1], rows, notes)
 
 
@@ -720,7 +726,8 @@ def test_a_newline_in_a_key_or_cell_does_not_break_the_text_table() -> None:
     _, text = result_bundle({"structuredContent": [{"two\nlines": "a\nb"}, {"two\nlines": "c"}]})
     table = read_text(text)
     assert table.header == "two\\nlines"
-    assert table.rows == ["a\\nb", "c"]
+    # its line break kept, the row marked (after the column's width) as going on below
+    assert table.rows == ["a".ljust(len(table.header)) + " +\nb", "c"]
     _, text = result_bundle({"structuredContent": {"rows": [{"a": 1}], "next\npage": "p\n2"}})
     assert read_text(text).notes == ["also: next\\npage=p\\n2"]
 

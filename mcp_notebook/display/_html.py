@@ -44,6 +44,7 @@ __all__ = [
     "escape",
     "grid",
     "html_table",
+    "lines_cut",
     "link",
     "markdown_html",
     "remote_image_host",
@@ -121,6 +122,20 @@ def code_block(text: Any, limit: int = _MAX_INLINE_TEXT) -> Markup:
     return Markup('<pre style="white-space:pre-wrap;margin:0.2em 0">{}</pre>').format(text)
 
 
+def lines_cut(text: str, max_lines: int, max_chars: int = _MAX_INLINE_TEXT) -> str:
+    """``text`` with its line breaks, at most ``max_lines`` lines and ``max_chars`` characters; a
+    last line counts what was left out (``… (12 more lines)``). A printed DataFrame or a tool's
+    long description keeps its shape, and a tall one cannot make a picture screens tall."""
+    lines = text.replace("\r\n", "\n").rstrip("\n").split("\n")
+    shown = "\n".join(lines[: max(max_lines, 1)])
+    hidden = len(lines) - max(max_lines, 1)
+    notes = [counted(hidden, "more line")] if hidden > 0 else []
+    if len(shown) > max_chars:
+        shown = shown[:max_chars]
+        notes.append(f"{len(text):,} characters in all")
+    return f"{shown}\n… ({', '.join(notes)})" if notes else shown
+
+
 def link(uri: Any, label: Any = None) -> Markup:
     """A link for an http(s) URL (opened in a new tab, no referrer); anything else as code text."""
     text = label if label is not None else uri
@@ -142,15 +157,61 @@ def table(rows: Iterable[tuple[Any, Any]]) -> Markup:
 
 # --- Markdown -----------------------------------------------------------------------------------
 
+#: Markdown tables drawn in the theme's own colours (JupyterLab's variables, a neutral grey where
+#: there are none), so they read in light and dark alike; cells left-aligned unless the table says
+_MD_TABLE_STYLE = "border-collapse:collapse;margin:0.4em 0"
+_MD_CELL_STYLE = (
+    "border:1px solid var(--jp-border-color2, rgba(127,127,127,0.35));padding:0.2em 0.6em;"
+    "vertical-align:top;text-align:left"
+)
+_MD_HEAD_STYLE = _MD_CELL_STYLE + ";background:var(--jp-layout-color2, rgba(127,127,127,0.12))"
+#: rows of one Markdown table drawn when the caller does not say (a tool's description)
+MARKDOWN_TABLE_ROWS = 50
+
+
+def _cut_table_rows(state: Any) -> None:
+    """Core rule: each table keeps its first ``env["max_rows"]`` body rows; its ``table_close``
+    token counts the others (``meta["hidden"]``), which its renderer states. A server's page of
+    100,000 rows is drawn as the first few, as any other big result is."""
+    limit = state.env.get("max_rows")
+    if not isinstance(limit, int):
+        limit = MARKDOWN_TABLE_ROWS
+    kept: list[Any] = []
+    in_body = skipping = False
+    rows = hidden = 0
+    for token in state.tokens:
+        kind = token.type
+        if kind == "tbody_open":
+            in_body, rows = True, 0
+        elif kind == "tbody_close":
+            in_body = False
+        elif in_body and kind == "tr_open":
+            rows += 1
+            skipping = rows > limit
+            if skipping:
+                hidden += 1
+        elif kind == "table_close":
+            token.meta = {**(token.meta or {}), "hidden": hidden}
+            hidden = 0
+        if not skipping:
+            kept.append(token)
+        if kind == "tr_close":
+            skipping = False
+    state.tokens = kept
+
 
 def _markdown(breaks: bool = False) -> Any:
-    """CommonMark with raw HTML off (a tag is shown as text), no images (a remote image would
-    tell the server who reads the notebook), and links only to http(s) and mailto."""
+    """CommonMark and GitHub's pipe tables, with raw HTML off (a tag is shown as text), no images
+    (a remote image would tell the server who reads the notebook), and links only to http(s) and
+    mailto. Tables because servers answer with them (excel-mcp-polars, mcp-server-fetch): without
+    the rule they read as lines of pipes."""
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "breaks": breaks})
+    md.enable("table")
     md.disable("image")
     md.validateLink = lambda url: url.strip().lower().startswith(_LINK_SCHEMES)  # type: ignore[method-assign]
+    md.core.ruler.push("mcpnb_table_rows", _cut_table_rows)
 
     def link_open(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
         token = tokens[index]
@@ -158,23 +219,54 @@ def _markdown(breaks: bool = False) -> Any:
         token.attrSet("rel", "noopener noreferrer nofollow")
         return str(renderer.renderToken(tokens, index, options, env))
 
+    def table_open(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+        tokens[index].attrSet("class", "mcpnb-table mcpnb-markdown-table")
+        tokens[index].attrSet("style", _MD_TABLE_STYLE)
+        # a wide table scrolls sideways inside its own box, as the result tables do
+        opened = renderer.renderToken(tokens, index, options, env)
+        return f'<div class="mcpnb-table-view" style="max-width:100%;overflow-x:auto">{opened}'
+
+    def table_close(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+        closed = renderer.renderToken(tokens, index, options, env)
+        hidden = (tokens[index].meta or {}).get("hidden", 0)
+        more = Markup('<div class="mcpnb-more" style="font-size:0.85em">… {}</div>').format(
+            counted(hidden, "more row")
+        )
+        return f"{closed}</div>{more if hidden else ''}"
+
+    def cell_open(style: str) -> Any:
+        def render(renderer: Any, tokens: Any, index: int, options: Any, env: Any) -> str:
+            token = tokens[index]
+            align = token.attrGet("style")  # the table's own alignment (``|---:|``) comes last, and wins
+            token.attrSet("style", f"{style};{align}" if align else style)
+            return str(renderer.renderToken(tokens, index, options, env))
+
+        return render
+
     md.add_render_rule("link_open", link_open)
+    md.add_render_rule("table_open", table_open)
+    md.add_render_rule("table_close", table_close)
+    md.add_render_rule("th_open", cell_open(_MD_HEAD_STYLE))
+    md.add_render_rule("td_open", cell_open(_MD_CELL_STYLE))
     return md
 
 
 _MD: dict[bool, Any] = {}
 
 
-def markdown_html(text: Any, limit: int = 5000, *, breaks: bool = False) -> Markup:
-    """Untrusted Markdown (a tool's description) as HTML: never raw HTML, never script, no images,
-    links only to http(s) and mailto; ``breaks``: a single line break stays one (a tool's text).
+def markdown_html(
+    text: Any, limit: int = 5000, *, breaks: bool = False, max_rows: int = MARKDOWN_TABLE_ROWS
+) -> Markup:
+    """Untrusted Markdown (a tool's description, a text result) as HTML: never raw HTML, never
+    script, no images, links only to http(s) and mailto, pipe tables drawn (each cut to its first
+    ``max_rows`` rows, the rest counted); ``breaks``: a single line break stays one (a tool's text).
     Without markdown-it-py, the escaped text, its lines kept."""
     text = inspect.cleandoc(short(text, limit))  # a docstring's indented lines are not code blocks
     try:
         if breaks not in _MD:
             _MD[breaks] = _markdown(breaks)
         # markdown-it escapes all text and, with html off, every tag: its output is markup.
-        return Markup(str(_MD[breaks].render(text)))
+        return Markup(str(_MD[breaks].render(text, {"max_rows": max(max_rows, 1)})))
     except ImportError:
         return Markup('<div style="white-space:pre-wrap">{}</div>').format(text)
 

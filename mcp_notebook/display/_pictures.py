@@ -11,7 +11,12 @@ decided by :mod:`mcp_notebook.display._shapes`, the same inference the DataFrame
   blocks beside a JSON block, a text's lines around its table) is drawn before and after it, as text.
 - Anything else: the content blocks (text, images, audio, links, embedded resources), each cut; a
   text (a ``{"result": text}`` wrapper's too) as Markdown where it reads as Markdown (raw HTML off,
-  no images, its line breaks kept), else as its lines.
+  no images, its line breaks kept, pipe tables drawn as tables), else as its lines.
+- Images first: a table's image blocks are drawn above it, never only inside the collapsed content
+  (jupyter-mcp-server answers a plot as structured data *and* a PNG block); a cell that points at
+  one (``"[omitted: see image content block 1]"``) shows it small, or names it.
+- Text inside structured values keeps its line breaks (a printed DataFrame in an ``outputs`` list),
+  a tall one cut to its first lines with the rest counted.
 - The raw JSON stays one click away in a collapsed ``<details>``.
 
 Whatever the server sends (a 10 MB result, 100,000 rows, hostile keys), the output is bounded:
@@ -22,8 +27,9 @@ string goes through :mod:`mcp_notebook.display._html`; no server string becomes 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol._printable import printable
@@ -36,6 +42,7 @@ __all__ = [
     "contents_html",
     "contents_table_html",
     "contents_text",
+    "image_note",
     "options",
     "result_html",
     "result_table_html",
@@ -80,6 +87,20 @@ _HTML_CELL = 200
 #: lines of prose a text picture shows before its table (the rest after it, within MAX_TEXT_LINES)
 _PROSE_LINES = 6
 _TEXT_SOURCES = {"python": "Python-literal text", "markdown": "Markdown table"}
+#: a multi-line text in a cell: lines drawn in HTML, lines (and their width) as text
+_HTML_CELL_LINES = 12
+_TEXT_CELL_LINES = 6
+_TEXT_LINE_CELL = 60
+#: strings of one list drawn each with its lines (a longer list: the rest counted)
+_LIST_ITEMS = 10
+#: base64 characters of an image a table cell draws small beside the pointer to it (about 225 KB);
+#: a larger one is named. Each image at most once per picture: a list of 10,000 pointers to one
+#: image costs one thumbnail
+_MAX_THUMBNAIL = 300_000
+#: a cell that points at an image block, as jupyter-mcp-server's ``"[omitted: see image content
+#: block 1]"`` (the number counts the result's image blocks from 1)
+_IMAGE_POINTER = re.compile(r"\bimage(?:\s+content)?\s+block\s*#?\s*(\d{1,4})\b", re.I)
+_MAX_POINTER = 200
 
 
 # --- shared -------------------------------------------------------------------------------------
@@ -134,12 +155,110 @@ def _compact(value: Any) -> str:
         return repr(type(value))
 
 
+def _has_lines(text: str) -> bool:
+    """Whether a text has a line break inside it (a trailing one, as ``print`` leaves, is not)."""
+    return "\n" in text.strip("\n")
+
+
+def _strings(value: Any) -> bool:
+    """Whether ``value`` is a non-empty list of strings (jupyter-mcp-server's ``outputs``)."""
+    return isinstance(value, list) and bool(value) and all(isinstance(item, str) for item in value)
+
+
+def _image_blocks(content: Any) -> list[Mapping[str, Any]]:
+    """The result's image blocks, in order (what a pointer's number counts)."""
+    if not isinstance(content, Sequence) or isinstance(content, str):
+        return []
+    return [b for b in content if isinstance(b, Mapping) and b.get("type") == "image"]
+
+
+def _image_label(number: int, block: Mapping[str, Any]) -> str:
+    mime = block.get("mimeType")
+    size = _html.base64_size(block.get("data"))
+    return f"image {number}: {mime if isinstance(mime, str) else '?'}, about {size:,} bytes"
+
+
+def image_note(number: int, block: Mapping[str, Any]) -> Markup:
+    """Where an image block drawn first stood among the blocks: its name, not its bytes again."""
+    return Markup('<div class="mcpnb-image-ref"><em>[{} (shown above)]</em></div>').format(
+        _image_label(number, block)
+    )
+
+
+@dataclass
+class _Images:
+    """A result's image blocks, for the table cells that point at them; each is drawn small once."""
+
+    blocks: list[Mapping[str, Any]]
+    drawn: set[int] = field(default_factory=set)
+
+    def number(self, value: Any) -> int | None:
+        """The image block (numbered from 1) a short string points at, else ``None``."""
+        if not self.blocks or not isinstance(value, str) or len(value) > _MAX_POINTER:
+            return None
+        match = _IMAGE_POINTER.search(value)
+        number = int(match.group(1)) if match else 0
+        return number if 1 <= number <= len(self.blocks) else None
+
+    def cell(self, number: int, text: str) -> Markup:
+        """The image ``number`` small (a thumbnail the first time, within its cap), else its name."""
+        block = self.blocks[number - 1]
+        data, mime = block.get("data"), block.get("mimeType")
+        label = _image_label(number, block)
+        src = None
+        if (
+            number not in self.drawn
+            and isinstance(data, str)
+            and len(data) <= _MAX_THUMBNAIL
+            and _html.remote_image_host(data) is None  # a URL would be fetched: never in a cell
+        ):
+            src = _html.safe_image_src(data, mime if isinstance(mime, str) else "")
+        if src is None:
+            return Markup('<span class="mcpnb-image-ref">🖼 <em>[{}, shown above]</em></span>').format(label)
+        self.drawn.add(number)
+        return Markup(
+            '<span class="mcpnb-image-ref"><img src="{}" alt="{}" title="{}" '
+            'style="max-height:8em;max-width:16em;vertical-align:top"><br><small>{}</small></span>'
+        ).format(src, label, text, label)
+
+
 # --- HTML ---------------------------------------------------------------------------------------
 
 
-def _table(preview: Preview, shape: Shape) -> Markup:
+def _lines_html(text: str) -> Markup:
+    """A multi-line text in a cell: its lines kept (a printed DataFrame stays aligned), cut."""
+    shown = _html.lines_cut(text, _HTML_CELL_LINES, _HTML_CELL * _HTML_CELL_LINES)
+    return Markup(
+        '<pre class="mcpnb-lines" style="white-space:pre-wrap;margin:0;font-size:0.95em">{}</pre>'
+    ).format(shown)
+
+
+def _cell_html(value: Any, images: _Images) -> Any:
+    """One table cell: a pointer to an image block shows the image; text with line breaks (alone or
+    as a list's strings) keeps them; anything else one cut line of compact JSON."""
+    number = images.number(value)
+    if number is not None:
+        return images.cell(number, value)
+    if isinstance(value, str) and _has_lines(value):
+        return _lines_html(value)
+    if _strings(value) and any(_has_lines(item) or images.number(item) is not None for item in value):
+        items = [Markup("<div>{}</div>").format(_cell_html(item, images)) for item in value[:_LIST_ITEMS]]
+        if len(value) > _LIST_ITEMS:
+            items.append(Markup("<div><em>… {:,} more</em></div>").format(len(value) - _LIST_ITEMS))
+        return Markup('<div class="mcpnb-list">{}</div>').format(Markup("").join(items))
+    return _html.short(_compact(value), _HTML_CELL)
+
+
+def _table(preview: Preview, shape: Shape, images: _Images | None = None) -> Markup:
     head = ["key", "value"] if preview.key_value else preview.columns[: max(options.html_columns, 1)]
-    rows = [[_html.short(_compact(c), _HTML_CELL) for c in row[: len(head)]] for row in preview.rows]
+    if images is None:
+        images = _Images([])
+    keys = 1 if preview.key_value else 0  # a key is a name: drawn as one, never as an image
+    rows = [
+        [_html.short(_compact(c), _HTML_CELL) for c in row[:keys]]
+        + [_cell_html(c, images) for c in row[keys : len(head)]]
+        for row in preview.rows
+    ]
     table = _html.grid(head, rows, css_class="mcpnb-result-table")
     shown = f" · first {len(preview.rows):,} shown" if preview.hidden > 0 else ""
     caption = Markup(
@@ -169,10 +288,11 @@ def _details(summary: str, body: Markup, css: str) -> Markup:
 
 def text_html(text: str) -> Markup:
     """A text block: Markdown (raw HTML off, no images) where it reads as Markdown, its single line
-    breaks kept; otherwise its lines as they are. Cut at :data:`options` ``.max_chars``."""
+    breaks kept, each table its first :data:`options` ``.html_rows`` rows; otherwise its lines as
+    they are. Cut at :data:`options` ``.max_chars``."""
     if is_markdown(text):
         return Markup('<div class="mcpnb-markdown">{}</div>').format(
-            _html.markdown_html(text, options.max_chars, breaks=True)
+            _html.markdown_html(text, options.max_chars, breaks=True, max_rows=options.html_rows)
         )
     return _html.code_block(text, options.max_chars)
 
@@ -190,8 +310,16 @@ def _block_html(block: Any) -> Markup:
     return _html.content_block_html(block, remote_images=options.remote_images)
 
 
-def _blocks_html(blocks: Sequence[Any]) -> Markup:
-    shown = [_block_html(b) for b in blocks[: options.max_blocks]]
+def _blocks_html(blocks: Sequence[Any], *, images_above: bool = False) -> Markup:
+    """The blocks, cut; ``images_above``: the image blocks were drawn first, so here only named."""
+    shown = []
+    number = 0
+    for block in blocks[: options.max_blocks]:
+        if images_above and isinstance(block, Mapping) and block.get("type") == "image":
+            number += 1
+            shown.append(image_note(number, block))
+        else:
+            shown.append(_block_html(block))
     if len(blocks) > options.max_blocks:
         more = len(blocks) - options.max_blocks
         shown.append(
@@ -227,14 +355,26 @@ def _result_table_html(shape: Shape, structured_content: Any, content: Blocks) -
         raw = _cut("\n".join(str(b.get("text", "")) for b in content), options.max_chars)
     json_only = shape.text_format in (None, "json") and not shape.before and not shape.after
     summary = "raw JSON" if json_only else "raw text"
+    images = _Images(_image_blocks(content))
     # rule 5's prose (the blocks around a data block, a text's lines around its table) as text
     prose_before, prose_after = _blocks_html(shape.before), _blocks_html(shape.after)
     return (
         prose_before
-        + _table(table, shape)
+        + _table(table, shape, images)
         + prose_after
         + _details(summary, _html.code_block(raw), "mcpnb-raw")
     )
+
+
+def _images_html(images: Sequence[Mapping[str, Any]]) -> Markup:
+    """A table's image blocks, drawn above it (each through :func:`_block_html`, within the caps)."""
+    if not images:
+        return Markup("")
+    shown = [_block_html(b) for b in images[: options.max_blocks]]
+    if len(images) > options.max_blocks:
+        more = counted(len(images) - options.max_blocks, "more image")
+        shown.append(Markup("<div><em>… {}</em></div>").format(more))
+    return Markup('<div class="mcpnb-images">{}</div>').format(Markup("").join(shown))
 
 
 def result_html(
@@ -245,10 +385,12 @@ def result_html(
     shape = result_shape(structured_content, content)
     table = _result_table_html(shape, structured_content, content)
     if table is not None:
+        images = _image_blocks(content)
+        parts.append(_images_html(images))  # a plot is what the user asked for: first, never folded away
         parts.append(table)
         if structured_content is not None and content:
             # the text blocks usually repeat the structured data: one click away
-            blocks = _blocks_html(content)
+            blocks = _blocks_html(content, images_above=bool(images))
             parts.append(_details(f"content ({counted(len(content), 'block')})", blocks, "mcpnb-content"))
     elif shape.value:  # no table: the blocks (a {"result": text} wrapper's text as one)
         parts.append(_blocks_html(shape.value))
@@ -287,26 +429,55 @@ def _one_line(value: Any, limit: int) -> str:
     return _html.short(printable(_compact(value).replace("\r\n", "\n").replace("\t", " ")), limit)
 
 
+def _cell_lines(value: Any) -> list[str]:
+    """A cell as text lines: a text with line breaks (alone or as a list's strings) keeps them, cut
+    to a few with the rest counted; anything else one line."""
+    if _strings(value) and any(_has_lines(item) for item in value):
+        value = "\n".join(item.rstrip("\n") for item in value)
+    if not isinstance(value, str) or not _has_lines(value):
+        return [_one_line(value, _TEXT_CELL)]
+    shown = _html.lines_cut(value, _TEXT_CELL_LINES, _TEXT_LINE_CELL * _TEXT_CELL_LINES)
+    return [_one_line(line, _TEXT_LINE_CELL) for line in shown.split("\n")]
+
+
 def _text_table(preview: Preview, shape: Shape) -> list[str]:
     head = ["key", "value"] if preview.key_value else preview.columns
-    cells = [[_one_line(c, _TEXT_CELL) for c in row] for row in preview.rows]
+    cells = [[_cell_lines(c) for c in row] for row in preview.rows]
     widths: list[int] = []
     shown: list[int] = []
     used = 0
     for index, name in enumerate(head):
-        width = max([len(_one_line(name, _TEXT_CELL))] + [len(row[index]) for row in cells])
+        width = max([len(_one_line(name, _TEXT_CELL))] + [len(line) for row in cells for line in row[index]])
         if shown and (used + width > _TEXT_WIDTH or len(shown) >= options.max_columns):
             break
         shown.append(index)
         widths.append(width)
         used += width + 2
 
-    def line(values: list[str]) -> str:
-        return "  ".join(values[i].ljust(w) for i, w in zip(shown, widths, strict=True)).rstrip()
+    def line(values: list[str], continued: frozenset[int] = frozenset()) -> str:
+        """One line across the columns; a cell whose text goes on below is marked `` +`` after it
+        (as psql marks one), so a line of a tall cell never reads as a row of its own."""
+        parts = (
+            values[i].ljust(w) + (" +" if i in continued else "  ")
+            for i, w in zip(shown, widths, strict=True)
+        )
+        return "".join(parts).rstrip()
+
+    def row_lines(row: list[list[str]]) -> list[str]:
+        """A row as tall as its tallest cell shown: each line of it across the columns."""
+        height = max((len(row[i]) for i in shown), default=1)  # no columns: one empty line, as before
+        return [
+            line(
+                [cell[n] if n < len(cell) else "" for cell in row],
+                frozenset(i for i in shown if n < len(row[i]) - 1),
+            )
+            for n in range(height)
+        ]
 
     lines = [f"{_size(preview)} ({_source(shape)}); .to_dataframe() for the DataFrame"]
     lines.append(line([_one_line(h, _TEXT_CELL) for h in head]))
-    lines.extend(line(row) for row in cells)
+    for row in cells:
+        lines.extend(row_lines(row))
     hidden_columns = len(head) - len(shown)
     notes = []
     if preview.hidden > 0:
@@ -377,6 +548,8 @@ def result_text(structured_content: Any, content: Blocks, is_error: bool = False
     lines = ["[tool error]"] if is_error else []
     table = preview(shape, options.text_rows) if shape.is_table else None
     if table is not None:
+        images = _image_blocks(content)  # first, as in HTML: a plot is not hidden behind its data
+        lines.extend(f"[{_one_line(_image_label(n, b), _TEXT_WIDTH)}]" for n, b in enumerate(images, 1))
         if shape.before:  # rule 5's prose, cut short so that the table shows
             lines.extend(_blocks_text(shape.before, _PROSE_LINES))
         lines.extend(_text_table(table, shape))

@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -54,6 +55,16 @@ if TYPE_CHECKING:
 __all__ = ["LIVE_FRAMES", "MIN_EVERY", "LiveFrame", "ResourceWatch", "ToolWatch"]
 
 logger = logging.getLogger("mcp_notebook.notebook")
+
+#: A text cell of a live frame's picture: lines kept, at most this many, aligned at the top.
+_CELL_LINES = 6
+_CELL_STYLE = "white-space:pre-wrap;vertical-align:top;text-align:left"
+_MULTILINE_CELL = re.compile(r"<td>([^<]*\n[^<]*)</td>")
+
+
+def _lines(value: Any) -> str:
+    return _html.lines_cut(str(value), _CELL_LINES, 120 * _CELL_LINES)
+
 
 #: The shortest ``every=`` a tool watch accepts, in seconds.
 MIN_EVERY = 0.1
@@ -231,11 +242,20 @@ class _View:
             return "<i>waiting for the first update…</i>"
         # to_html escapes every cell (escape=True is its default): server strings stay text.
         # Durations (float seconds in the frame) read short here: 7 ms, 1.2 s (issue #29).
-        short = {name: short_duration for name in ("duration", "elapsed") if name in self.frame.columns}
+        formatters: dict[str, Callable[[Any], str]] = {
+            name: short_duration for name in ("duration", "elapsed") if name in self.frame.columns
+        }
+        # Text keeps its line breaks (pandas would write them as a literal \n), a tall one cut to its
+        # first lines with the rest counted: a tool's long description is not three screens tall.
+        for name, dtype in self.frame.dtypes.items():
+            if isinstance(name, str) and name not in formatters and str(dtype) in ("string", "str"):
+                formatters[name] = _lines
         html = self.frame.to_html(
-            max_rows=self.max_rows, border=0, classes="mcpnb-live-table", formatters=short
+            max_rows=self.max_rows, border=0, classes="mcpnb-live-table", formatters=formatters
         )
-        return str(html)
+        # pandas writes each data cell as a bare <td> on one line, its text escaped (no "<" in
+        # it): a cell whose text holds a line break is drawn so that the break shows
+        return _MULTILINE_CELL.sub(rf'<td style="{_CELL_STYLE}">\1</td>', str(html))
 
     @property
     def widget(self) -> Any:

@@ -11,17 +11,20 @@ widgets still shows the live view, which it ranks above HTML.
 The snapshot is built from the panel's own widgets by :func:`static_html`: an ``HTML`` widget's
 value is markup our panels already built with every server string escaped (:mod:`display._html`); text
 controls, labels, choices and titles are escaped here. Nothing is executed and no script is added.
-Buttons are left out (nothing can be clicked in a snapshot), and so is what the panel hides.
+Buttons are left out (nothing can be clicked in a snapshot), and so is what the panel hides. An
+image (a plot a tool answered) is kept small, or named (its type and size) when it is large: a
+saved notebook shows that there was one, never nothing.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 from typing import Any
 
 import ipywidgets as W
 
-from ..display._html import escape, short
+from ..display._html import RASTER_IMAGE_TYPES, escape, safe_image_src, short
 
 __all__ = ["Fallback", "plural", "static_html", "status_line"]
 
@@ -29,6 +32,8 @@ logger = logging.getLogger("mcp_notebook.widgets")
 
 _DEPTH = 40  # nesting deeper than this is not drawn (a panel is nowhere near it)
 _SKIPPED = (W.Button, W.ToggleButton, W.FloatProgress, W.IntProgress, W.FloatSlider, W.IntSlider, W.Image)
+#: bytes of one image a snapshot keeps inline (a thumbnail); a larger one is named, not copied
+_SNAPSHOT_IMAGE = 200_000
 _NOTE = '<div class="mcpnb-static-note" style="color:#6a737d;font-size:0.8em">{}</div>'
 
 
@@ -40,6 +45,19 @@ def _hidden(widget: Any) -> bool:
 def _labelled(description: Any, value: Any) -> str:
     label = f"<b>{escape(short(description, 80))}</b> " if description else ""
     return f'<div class="mcpnb-static-field">{label}{escape(short(value, 2000))}</div>'
+
+
+def _image_html(image: W.Image) -> str:
+    """An image as a thumbnail (a raster type within :data:`_SNAPSHOT_IMAGE`), else its name."""
+    value = image.value  # ipywidgets keeps it as a memoryview
+    data = bytes(value) if isinstance(value, bytes | bytearray | memoryview) else b""
+    mime = f"image/{str(image.format).lower()}"
+    if mime in RASTER_IMAGE_TYPES and 0 < len(data) <= _SNAPSHOT_IMAGE:
+        src = safe_image_src(base64.b64encode(data).decode("ascii"), mime)
+        if src is not None:
+            style = "max-width:100%;max-height:20em"
+            return f'<img class="mcpnb-static-image" src="{escape(src)}" style="{style}">'
+    return f'<div class="mcpnb-static-image"><em>[image {escape(mime)}, {len(data):,} bytes]</em></div>'
 
 
 def _output_html(output: W.Output) -> str:
@@ -68,7 +86,8 @@ def static_html(widget: Any, depth: int = 0) -> str:
     if isinstance(widget, W.Label):
         return f"<div>{escape(widget.value)}</div>" if widget.value else ""
     if isinstance(widget, _SKIPPED):
-        return ""  # buttons, sliders and progress bars (their label says the state), media
+        # buttons, sliders and progress bars are left out (their label says the state); images kept
+        return _image_html(widget) if isinstance(widget, W.Image) else ""
     if isinstance(widget, W.Checkbox):
         return _labelled(None, f"{'☑' if widget.value else '☐'} {widget.description}")
     if isinstance(widget, W.Text | W.Textarea | W.Password | W.Combobox):

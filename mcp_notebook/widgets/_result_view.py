@@ -4,7 +4,9 @@ Why widgets rather than the result's own HTML repr: images and audio go through 
 and ``Audio`` (bytes, not markup), and the view can sit inside the explorer and be replaced in place.
 Every server string is escaped (:mod:`display._html`); only raster images and known audio types are
 decoded; SVG is shown as escaped source text; links are shown as full URLs and never opened or
-made clickable, so the user sees where they lead first.
+made clickable, so the user sees where they lead first. A result with a table shows its images
+first, above it (a plot beside its structured data is what the user asked for); the table is the
+repr's own (a cell that points at an image draws it small, as a checked raster ``data:`` URI).
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from ..display._html import (
     short,
 )
 from ..display._html import remote_image_host as _remote_image_host
+from ..display._pictures import image_note, result_table_html, text_html
 from ..display._pictures import options as _options
-from ..display._pictures import result_table_html, text_html
 from ..display._shapes import result_shape
 from ..protocol._errors import McpError
 from ._lean import lean
@@ -211,6 +213,19 @@ def result_widget(result: ToolResult | BaseException, *, code: str = "result") -
     return box
 
 
+def _folded(blocks: list[Any]) -> list[W.Widget]:
+    """The blocks under a table, folded away; an image (drawn above the table) only named there."""
+    folded: list[W.Widget] = []
+    number = 0
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "image":
+            number += 1
+            folded.append(_html(str(image_note(number, block)), "mcpnb-image-ref"))
+        else:
+            folded.append(block_widget(block))
+    return folded
+
+
 def _result_children(result: ToolResult, code: str = "result") -> list[W.Widget]:
     children: list[W.Widget] = []
     if result.is_error:
@@ -220,20 +235,24 @@ def _result_children(result: ToolResult, code: str = "result") -> list[W.Widget]
         # the inference's blocks: the content, or a {"result": text} wrapper's text when it has none
         shape = result_shape(result.structured_content, result.content)
         blocks = list(shape.value) if shape.kind == "blocks" else list(result.content)
-    content = [block_widget(b) for b in blocks]
     # The same table as the result's repr (one renderer): its first rows, its size, the raw JSON.
     table = result_table_html(result.structured_content, result.content)
     if table is not None:
+        # Images first, as in the repr: a plot beside its structured data is shown, not folded away;
+        # among the folded blocks it is only named.
+        images = [b for b in blocks if isinstance(b, dict) and b.get("type") == "image"]
+        children.extend(block_widget(b) for b in images[: _options.max_blocks])
         children.append(_html(table, "mcpnb-result-table"))
         children.append(_frame_button(result, code))
-        if content and result.structured_content is not None:
+        if blocks and result.structured_content is not None:
             # The text blocks usually repeat the structured data; they stay one click away.
+            content = _folded(blocks)
             more = W.Accordion(children=[W.VBox(content)], selected_index=None)
             more.set_title(0, f"content ({len(content)} block{'s' if len(content) != 1 else ''})")
             more.add_class("mcpnb-content")
             children.append(more)
     else:
-        children.extend(content)
+        children.extend(block_widget(b) for b in blocks)
     if not children:
         children.append(_html("<em>(empty result)</em>", "mcpnb-empty"))
     return children
