@@ -34,6 +34,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..display._html import escape, short
+from ..protocol._defaults import required_defaults
 from ..protocol._json_schema import UnresolvableRef, schema_validator, validation_errors
 from ..protocol._schema_walk import MAX_SCHEMA_NODES
 from ._form_fields import (
@@ -182,6 +183,9 @@ class SchemaForm:
             assert self._root is not None
             local = self._root.problems("")
             parsed = self.value
+        # Judged as a call would send it: a required field left empty that has a default gets it
+        # (the client's one rule), so the form refuses no more than call_tool() does.
+        parsed = {**parsed, **required_defaults(self.schema, parsed)}
         return local + [e for e in schema_errors(self.schema, parsed) if e.split(":")[0] not in _paths(local)]
 
     # --- events -------------------------------------------------------------------------------
