@@ -20,6 +20,7 @@ from typing import Any
 
 from ..protocol._errors import INVALID_PARAMS, MAX_NAME_CHARS, McpError, clip
 from ..protocol._json_schema import UnresolvableRef, compile_pattern, schema_validator, validation_errors
+from ..protocol._schema_words import branch_words, branches_words
 
 __all__ = [
     "ArgumentValidator",
@@ -444,11 +445,13 @@ def _length(accept: Callable[[int, int], bool], bound: int) -> Callable[[Any], b
     return lambda v: type(v) is not str or accept(len(v), bound)
 
 
-def _describe(error: Any, subject: str = "arguments") -> str:
+def _describe(error: Any, subject: str = "arguments", depth: int = 0) -> str:
     """One jsonschema ValidationError in words, naming the path and the rule, never the value."""
     where = subject + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
     rule = error.validator
     expected = error.validator_value
+    if rule in ("anyOf", "oneOf"):
+        return _describe_union(error, where, subject, depth)
     if rule in ("required", "additionalProperties", "dependentRequired", "unevaluatedProperties"):
         # These messages name properties (keys from the schema or the caller), never values.
         return f"{where}: {error.message}"
@@ -462,3 +465,46 @@ def _describe(error: Any, subject: str = "arguments") -> str:
 def _brief(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+#: How deep a refusal follows a union into the one branch that the value's type fits.
+_MAX_UNION_DEPTH = 3
+#: Rules that say a value is not of a branch's kind at all (the branch was not meant); ``None``
+#: is a ``false`` branch's.
+_KIND_RULES = frozenset({"type", "const", "enum", None})
+
+
+def _describe_union(error: Any, where: str, subject: str, depth: int) -> str:
+    """An ``anyOf``/``oneOf`` refusal as the branches that would have been accepted, in words
+    (:mod:`..protocol._schema_words`), and, when the value is of the kind of exactly one branch,
+    what is wrong inside it (``arguments.x.a must be of type 'integer'``)."""
+    branches = error.validator_value
+    said = f"{where} must be one of: {branches_words(branches)}"
+    if error.validator == "oneOf" and not error.context:
+        return f"{where} must match exactly one of: {branches_words(branches)}, but matches several"
+    meant = _meant_branch(error)
+    if meant is None or depth >= _MAX_UNION_DEPTH or not isinstance(branches, list):
+        return said
+    index, inner = meant
+    if not inner.relative_path and inner.validator not in ("anyOf", "oneOf"):
+        return said  # the branch's own words already say what it wants of the value itself
+    return f"{said}; as {branch_words(branches[index])}, {_describe(inner, subject, depth + 1)}"
+
+
+def _meant_branch(error: Any) -> tuple[int, Any] | None:
+    """The one branch whose kind the value has, with its deepest error (a union's error last), if
+    exactly one branch is of that kind."""
+    by_branch: dict[int, list[Any]] = {}
+    for sub in error.context or ():
+        index = sub.relative_schema_path[0] if sub.relative_schema_path else None
+        if isinstance(index, int):
+            by_branch.setdefault(index, []).append(sub)
+    meant = [
+        (index, subs)
+        for index, subs in by_branch.items()
+        if not any(s.validator in _KIND_RULES and not s.relative_path for s in subs)
+    ]
+    if len(meant) != 1:
+        return None
+    index, subs = meant[0]
+    return index, min(subs, key=lambda sub: (-len(sub.relative_path), sub.validator in ("anyOf", "oneOf")))
