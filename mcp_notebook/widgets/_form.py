@@ -37,6 +37,7 @@ from ..display._html import escape, short
 from ..protocol._defaults import required_defaults
 from ..protocol._json_schema import UnresolvableRef, schema_validator, validation_errors
 from ..protocol._schema_walk import MAX_SCHEMA_NODES
+from ..protocol._schema_words import branches_words
 from ._form_fields import (
     Context,
     Field,
@@ -334,6 +335,11 @@ def _describe(error: Any) -> list[str]:
     }
     if rule in words:
         return [f"{label}: {short(words[rule](), 300)}"]
+    if rule in ("anyOf", "oneOf"):  # the branches in the client's words (protocol/_schema_words.py)
+        said = branches_words(expected)
+        if rule == "oneOf" and not error.context:
+            return [f"{label}: {short(f'must match exactly one of: {said}, but matches several', 400)}"]
+        return [f"{label}: {short(f'must be one of: {said}', 400)}"]
     if rule in ("additionalProperties", "unevaluatedProperties", "dependentRequired"):
         return [f"{label}: {short(error.message, 300)}"]  # names keys, never values
     return [f"{label}: does not match the schema ({rule})"]
