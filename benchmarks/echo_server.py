@@ -72,6 +72,46 @@ BASE_TOOLS = [
         "inputSchema": _schema(count="integer"),
     },
     {
+        # the way pydantic (the Python SDK, fastmcp) writes `url: AnyUrl, since: datetime | None = None`:
+        # formats, and a union the client's quick check leaves to jsonschema (benchmarks/first_call_probe.py)
+        "name": "visit",
+        "description": "Return the URL.",
+        "inputSchema": {
+            "type": "object",
+            "title": "visitArguments",
+            "properties": {
+                "url": {"type": "string", "format": "uri", "minLength": 1, "maxLength": 2083, "title": "Url"},
+                "since": {
+                    "anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}],
+                    "default": None,
+                    "title": "Since",
+                },
+            },
+            "required": ["url"],
+        },
+    },
+    {
+        # pydantic's nested model (`at: Point, when: datetime`): a $ref, which only jsonschema judges
+        "name": "place",
+        "description": "Return nothing much.",
+        "inputSchema": {
+            "$defs": {
+                "Point": {
+                    "type": "object",
+                    "title": "Point",
+                    "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
+                    "required": ["lat", "lon"],
+                }
+            },
+            "type": "object",
+            "properties": {
+                "at": {"$ref": "#/$defs/Point"},
+                "when": {"type": "string", "format": "date-time", "title": "When"},
+            },
+            "required": ["at"],
+        },
+    },
+    {
         "name": "garbage",
         "description": "Write malformed and stray lines (stdio), then the result.",
         "inputSchema": {"type": "object", "properties": {}},
@@ -166,8 +206,9 @@ class EchoServer:
             name = params["name"]
             args = params.get("arguments") or {}
             notes: list[Any] = []
-            if name == "echo":
-                result: dict[str, Any] = {"content": [{"type": "text", "text": str(args.get("text", ""))}]}
+            if name in ("echo", "visit", "place"):
+                text = args.get("text", args.get("url", ""))
+                result: dict[str, Any] = {"content": [{"type": "text", "text": str(text)}]}
             elif name == "big":
                 result = {"content": [{"type": "text", "text": "x" * int(args["size"])}]}
             elif name == "flood":

@@ -59,6 +59,24 @@ JSONSCHEMA_ONLY: list[dict[str, Any]] = [
     },
 ]
 
+#: Unions the quick check takes (pydantic's ``X | None``, formats in them; issue #37): it says yes
+#: only where jsonschema does, and leaves a branch it cannot judge to jsonschema.
+UNIONS: list[dict[str, Any]] = [
+    {
+        "type": "object",
+        "properties": {
+            "v": {
+                "anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}],
+                "default": None,
+                "title": "V",
+            },
+            "n": {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string", "maxLength": 3}]},
+            "x": {"anyOf": [{"type": "boolean"}, {"type": "array", "items": {"type": "string"}}]},
+        },
+        "required": ["n"],
+    },
+]
+
 
 def _ids(schema: dict[str, Any]) -> str:
     return ",".join(schema.get("properties", {}))
@@ -155,7 +173,7 @@ arguments = st.dictionaries(
 )
 
 
-@pytest.mark.parametrize("schema", SCHEMAS + JSONSCHEMA_ONLY, ids=_ids)
+@pytest.mark.parametrize("schema", SCHEMAS + JSONSCHEMA_ONLY + UNIONS, ids=_ids)
 @pytest.mark.filterwarnings("ignore:tool .* has no argument")  # names outside the schema: warned, as meant
 @settings(max_examples=100, deadline=None)
 @given(arguments=arguments)
@@ -178,7 +196,8 @@ def test_any_arguments_get_jsonschemas_verdict(schema: dict[str, Any], arguments
     "schema",
     [
         {"type": "object", "properties": {"a": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"type": "string"}}},
-        {"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "null"}]}}},
+        {"type": "object", "properties": {"a": {"oneOf": [{"type": "string"}, {"type": "null"}]}}},
+        {"type": "object", "properties": {"a": {"anyOf": [{"$ref": "#/$defs/x"}]}}, "$defs": {"x": {}}},
         {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string"}}}},
         {"type": "object", "properties": {"a": {"enum": [1, True]}}},
         {"type": "object", "properties": {"a": {"type": "string", "pattern": "(unclosed"}}},
@@ -187,6 +206,28 @@ def test_any_arguments_get_jsonschemas_verdict(schema: dict[str, Any], arguments
 )
 def test_other_schemas_are_left_to_jsonschema(schema: dict[str, Any]) -> None:
     assert _quick_check(schema) is None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "quick_yes"),
+    [
+        ({"n": 3, "v": None}, True),
+        ({"n": 3, "v": "2026-01-01T00:00:00Z"}, True),
+        ({"n": "abc", "v": "not a date"}, True),  # format is an annotation for arguments
+        ({"n": 0, "x": True}, True),
+        ({"n": -1}, False),
+        ({"n": "abcd"}, False),
+        ({"n": 1, "v": 1}, False),
+        ({"n": 1, "x": ["a"]}, False),  # its branch has ``items``: left to jsonschema (which accepts)
+        ({"v": None}, False),
+    ],
+)
+def test_the_quick_check_takes_pydantic_unions(arguments: dict[str, Any], quick_yes: bool) -> None:
+    quick = _quick_check(UNIONS[0])
+    assert quick is not None
+    assert quick(arguments) is quick_yes
+    if quick_yes:
+        assert _judge(UNIONS[0], arguments) == []
 
 
 def test_integral_float_is_judged_by_jsonschema() -> None:

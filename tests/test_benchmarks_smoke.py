@@ -36,6 +36,7 @@ EXPECTED_CASES = {
     "flood-progress/stdio/echo",
     "memory/stdio/echo",
     "import",
+    "first-call/stdio/echo/formats",
     "dataframe/stdio/echo",
 }
 CLIENTS = {"ours", "ours_novalidate", "sdk", "fastmcp", "raw"}

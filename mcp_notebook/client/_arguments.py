@@ -20,6 +20,7 @@ from typing import Any
 
 from ..protocol._errors import INVALID_PARAMS, MAX_NAME_CHARS, McpError, clip
 from ..protocol._json_schema import UnresolvableRef, compile_pattern, schema_validator, validation_errors
+from ..protocol._schema_words import branch_words, branches_words
 
 __all__ = [
     "ArgumentValidator",
@@ -41,10 +42,11 @@ MISSING: Any = object()
 class SchemaValidator:
     """Compiled validators, one per tool schema, reused until the tool's schema object changes.
 
-    jsonschema is imported and a validator built only when the quick check cannot say yes: with
-    the format-checking extras a notebook environment installs, importing jsonschema takes from a
-    few hundred milliseconds to seconds (``rfc3987_syntax`` compiles a grammar), which a call with
-    plainly valid arguments (or a plainly valid result) should never wait for.
+    jsonschema is imported and a validator built only when the quick check cannot say yes:
+    importing it and building the first validator takes a few hundred milliseconds on a loaded
+    machine (its format libraries, a grammar build among them, wait until a form checks a format:
+    :mod:`..protocol._jsonschema_import`), which a call with plainly valid arguments (or a plainly
+    valid result) should never wait for; hence the quick check takes pydantic's ``X | None`` too.
 
     Subclasses say what they check: ``subject`` names the value's root in messages, ``schema_name``
     the tool's field, and ``_refuse`` turns the violations into the error.
@@ -332,6 +334,7 @@ _ANNOTATIONS = frozenset(
 )
 _ROOT_KEYS = _ANNOTATIONS | {"type", "properties", "required", "additionalProperties", "$schema"}
 _PROPERTY_KEYS = _ANNOTATIONS | {
+    "anyOf",
     "type",
     "enum",
     "minimum",
@@ -388,12 +391,17 @@ def _quick_check(schema: dict[str, Any]) -> _Quick | None:
     return quick
 
 
-def _property_test(spec: Any) -> Callable[[Any], bool] | None:
+def _property_test(spec: Any, depth: int = 0) -> Callable[[Any], bool] | None:
     if spec is True or spec == {}:
         return lambda value: True
     if not isinstance(spec, dict) or not set(spec) <= _PROPERTY_KEYS:
         return None
     checks: list[Callable[[Any], bool]] = []
+    if "anyOf" in spec:
+        any_of = _any_of_test(spec["anyOf"], depth)
+        if any_of is None:
+            return None
+        checks.append(any_of)
     kinds = spec.get("type")
     if kinds is not None:
         names = [kinds] if isinstance(kinds, str) else kinds
@@ -407,6 +415,24 @@ def _property_test(spec: Any) -> Callable[[Any], bool] | None:
             return None  # mixed-type enums compare with JSON semantics (1 vs True): jsonschema's job
         allowed = frozenset(choices)
         checks.append(lambda v: type(v) is str and v in allowed)
+    bounds = _bound_checks(spec)
+    if bounds is None:
+        return None
+    checks += bounds
+    if "pattern" in spec:
+        # The same RE2 match the full check makes (linear time, whatever the server's pattern), so
+        # the verdict here is the same one; without it, a tool with a pattern paid jsonschema's
+        # import (1-2 s in a Jupyter install, which compiles a URI grammar) on its first call.
+        regex = compile_pattern(spec["pattern"])
+        if regex is None:
+            return None
+        checks.append(lambda v: type(v) is not str or regex.finds(v))
+    return lambda value: all(check(value) for check in checks)
+
+
+def _bound_checks(spec: dict[str, Any]) -> list[Callable[[Any], bool]] | None:
+    """The numeric and length bounds of ``spec`` as checks; ``None`` for a bound of the wrong type."""
+    checks: list[Callable[[Any], bool]] = []
     for key, accept in (
         ("minimum", lambda v, b: v >= b),
         ("maximum", lambda v, b: v <= b),
@@ -424,15 +450,23 @@ def _property_test(spec: Any) -> Callable[[Any], bool] | None:
             if type(bound) is not int:
                 return None
             checks.append(_length(accept, bound))
-    if "pattern" in spec:
-        # The same RE2 match the full check makes (linear time, whatever the server's pattern), so
-        # the verdict here is the same one; without it, a tool with a pattern paid jsonschema's
-        # import (1-2 s in a Jupyter install, which compiles a URI grammar) on its first call.
-        regex = compile_pattern(spec["pattern"])
-        if regex is None:
-            return None
-        checks.append(lambda v: type(v) is not str or regex.finds(v))
-    return lambda value: all(check(value) for check in checks)
+    return checks
+
+
+#: How deep ``anyOf`` inside ``anyOf`` is compiled (deeper: left to jsonschema).
+_MAX_QUICK_DEPTH = 4
+
+
+def _any_of_test(branches: Any, depth: int) -> Callable[[Any], bool] | None:
+    """pydantic's ``X | None`` (formats in it too): without this, the first call of such a tool
+    imported jsonschema. A branch that says yes is enough; a branch this cannot judge is left out
+    (so a "no" falls through to jsonschema, the judge, as always)."""
+    if not isinstance(branches, list) or depth >= _MAX_QUICK_DEPTH:
+        return None
+    tests = [test for test in (_property_test(b, depth + 1) for b in branches) if test is not None]
+    if not tests:
+        return None
+    return lambda v: any(test(v) for test in tests)
 
 
 def _numeric(accept: Callable[[Any, Any], bool], bound: float) -> Callable[[Any], bool]:
@@ -444,11 +478,13 @@ def _length(accept: Callable[[int, int], bool], bound: int) -> Callable[[Any], b
     return lambda v: type(v) is not str or accept(len(v), bound)
 
 
-def _describe(error: Any, subject: str = "arguments") -> str:
+def _describe(error: Any, subject: str = "arguments", depth: int = 0) -> str:
     """One jsonschema ValidationError in words, naming the path and the rule, never the value."""
     where = subject + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
     rule = error.validator
     expected = error.validator_value
+    if rule in ("anyOf", "oneOf"):
+        return _describe_union(error, where, subject, depth)
     if rule in ("required", "additionalProperties", "dependentRequired", "unevaluatedProperties"):
         # These messages name properties (keys from the schema or the caller), never values.
         return f"{where}: {error.message}"
@@ -462,3 +498,46 @@ def _describe(error: Any, subject: str = "arguments") -> str:
 def _brief(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+#: How deep a refusal follows a union into the one branch that the value's type fits.
+_MAX_UNION_DEPTH = 3
+#: Rules that say a value is not of a branch's kind at all (the branch was not meant); ``None``
+#: is a ``false`` branch's.
+_KIND_RULES = frozenset({"type", "const", "enum", None})
+
+
+def _describe_union(error: Any, where: str, subject: str, depth: int) -> str:
+    """An ``anyOf``/``oneOf`` refusal as the branches that would have been accepted, in words
+    (:mod:`..protocol._schema_words`), and, when the value is of the kind of exactly one branch,
+    what is wrong inside it (``arguments.x.a must be of type 'integer'``)."""
+    branches = error.validator_value
+    said = f"{where} must be one of: {branches_words(branches)}"
+    if error.validator == "oneOf" and not error.context:
+        return f"{where} must match exactly one of: {branches_words(branches)}, but matches several"
+    meant = _meant_branch(error)
+    if meant is None or depth >= _MAX_UNION_DEPTH or not isinstance(branches, list):
+        return said
+    index, inner = meant
+    if not inner.relative_path and inner.validator not in ("anyOf", "oneOf"):
+        return said  # the branch's own words already say what it wants of the value itself
+    return f"{said}; as {branch_words(branches[index])}, {_describe(inner, subject, depth + 1)}"
+
+
+def _meant_branch(error: Any) -> tuple[int, Any] | None:
+    """The one branch whose kind the value has, with its deepest error (a union's error last), if
+    exactly one branch is of that kind."""
+    by_branch: dict[int, list[Any]] = {}
+    for sub in error.context or ():
+        index = sub.relative_schema_path[0] if sub.relative_schema_path else None
+        if isinstance(index, int):
+            by_branch.setdefault(index, []).append(sub)
+    meant = [
+        (index, subs)
+        for index, subs in by_branch.items()
+        if not any(s.validator in _KIND_RULES and not s.relative_path for s in subs)
+    ]
+    if len(meant) != 1:
+        return None
+    index, subs = meant[0]
+    return index, min(subs, key=lambda sub: (-len(sub.relative_path), sub.validator in ("anyOf", "oneOf")))

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 
 from ..connection import Connection, ConnectionOptions, GuardedProgress, ProgressCallback
+from ..protocol._defaults import required_defaults
 from ..protocol._errors import INVALID_PARAMS, McpError
 from ..protocol._task_shapes import (
     TASKS_EXTENSION,
@@ -294,11 +295,12 @@ class Calls:
         return tool_result
 
     async def _tool_for_call(
-        self, name: str, arguments: Mapping[str, Any], *, validate: bool, within: float
+        self, name: str, arguments: dict[str, Any], *, validate: bool, within: float
     ) -> Tool | None:
         """The tool as listed (fetching the list when it is not cached and we need it, for at
         most ``within`` seconds in all), with the arguments checked against its inputSchema when
-        ``validate``.
+        ``validate``: first the defaults of required ones left out are filled into ``arguments``
+        (the call's own copy, which is what is sent; see :mod:`..protocol._defaults`).
 
         The list is needed to validate, and to know whether a 2025-11-25 tool runs as a task. A
         list that cannot be had is said, naming the tool (a warning, and an "unchecked_call"
@@ -332,6 +334,7 @@ class Calls:
             if tool is None and validate:
                 self._refuse_unknown(name, [t.name for t in tools if not t.app_only])
         if tool is not None and validate:
+            arguments.update(required_defaults(tool.input_schema, arguments))
             self._validator.check(name, tool.input_schema, arguments)
         return tool
 

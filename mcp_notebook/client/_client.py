@@ -411,7 +411,9 @@ class Client:
         A tool that fails reports ``is_error=True`` in its result; pass ``raise_on_error=True`` to
         get an ``McpError(kind="server")`` instead. With ``validate`` (the default) the arguments
         are checked against the tool's inputSchema first, and a mismatch raises
-        ``McpError(kind="invalid")`` without sending anything; and when the tool declares an
+        ``McpError(kind="invalid")`` without sending anything; a required argument left out whose
+        schema gives a ``default`` is filled with it before the check, and sent (the server would
+        fill it too; ``validate=False`` sends exactly what was given); and when the tool declares an
         outputSchema, a successful result must carry ``structuredContent`` that matches it, or the
         call raises ``McpError(kind="protocol")`` naming the first violations (never the values).
 

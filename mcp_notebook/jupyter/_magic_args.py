@@ -38,6 +38,7 @@ from typing import Any
 
 from ..client._arguments import suggest, unknown_arguments
 from ..notebook._targets import TargetError, split_line
+from ..protocol._defaults import required_defaults
 from ..protocol._printable import printable
 from ..protocol._schema_walk import NodeBudget, local_target
 
@@ -234,8 +235,9 @@ def tool_arguments(
 ) -> dict[str, Any]:
     """The arguments ``key=value`` words give, coerced by ``schema`` (the tool's ``inputSchema``).
 
-    ``base`` (a cell body) comes first; the words override its keys. Checks names and ``required``;
-    the values themselves are checked by the client against the full schema before sending.
+    ``base`` (a cell body) comes first; the words override its keys. Checks names and ``required``
+    (a required argument left out that has a default gets it); the values themselves are checked
+    by the client against the full schema before sending.
     """
     owner = f"tool {tool!r}"
     root = dict(schema) if isinstance(schema, Mapping) else {}
@@ -252,6 +254,9 @@ def tool_arguments(
         else:
             raise MagicArgError(unknown_arguments(tool, [key], list(properties)))
         arguments[key] = _json(text, key, owner) if is_json else coerce(text, prop, root, key, owner)
+    # A required argument left out whose schema gives a default is filled with it, as the
+    # client's check fills it (one rule: protocol/_defaults.py), so it is not "missing".
+    arguments.update(required_defaults(root, arguments))
     required = root.get("required")
     if isinstance(required, list):
         missing = [r for r in required if isinstance(r, str) and r not in arguments]

@@ -29,7 +29,9 @@ compiling, never by matching: valid if RE2 or ``re`` can compile it (compiling i
 Walks of a schema's expansion (forms, frames, the magics' types) are bounded and resolve references
 by the same rule in :mod:`._schema_walk`.
 
-jsonschema and referencing are imported on first use: ``import mcp_notebook`` stays cheap.
+jsonschema and referencing are imported on first use: ``import mcp_notebook`` stays cheap; and
+jsonschema's format libraries (a grammar build among them) only when a format check runs
+(:mod:`._jsonschema_import`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ import logging
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+from ._jsonschema_import import import_jsonschema
 
 __all__ = ["Pattern", "UnresolvableRef", "compile_pattern", "schema_validator", "validation_errors"]
 
@@ -248,6 +252,7 @@ def schema_validator(schema: Mapping[str, Any] | bool, *, formats: bool = False)
     Raises ``jsonschema.SchemaError`` for a schema that is itself broken. ``formats`` asserts
     ``format`` (off by default: an annotation in 2020-12).
     """
+    import_jsonschema()  # the first time, with its format libraries left until a format needs one
     import jsonschema.validators
 
     base = jsonschema.validators.validator_for(schema, default=jsonschema.validators.Draft202012Validator)

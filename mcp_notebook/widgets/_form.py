@@ -34,8 +34,10 @@ from typing import Any
 import ipywidgets as W
 
 from ..display._html import escape, short
+from ..protocol._defaults import required_defaults
 from ..protocol._json_schema import UnresolvableRef, schema_validator, validation_errors
 from ..protocol._schema_walk import MAX_SCHEMA_NODES
+from ..protocol._schema_words import branches_words
 from ._form_fields import (
     Context,
     Field,
@@ -182,6 +184,9 @@ class SchemaForm:
             assert self._root is not None
             local = self._root.problems("")
             parsed = self.value
+        # Judged as a call would send it: a required field left empty that has a default gets it
+        # (the client's one rule), so the form refuses no more than call_tool() does.
+        parsed = {**parsed, **required_defaults(self.schema, parsed)}
         return local + [e for e in schema_errors(self.schema, parsed) if e.split(":")[0] not in _paths(local)]
 
     # --- events -------------------------------------------------------------------------------
@@ -330,6 +335,11 @@ def _describe(error: Any) -> list[str]:
     }
     if rule in words:
         return [f"{label}: {short(words[rule](), 300)}"]
+    if rule in ("anyOf", "oneOf"):  # the branches in the client's words (protocol/_schema_words.py)
+        said = branches_words(expected)
+        if rule == "oneOf" and not error.context:
+            return [f"{label}: {short(f'must match exactly one of: {said}, but matches several', 400)}"]
+        return [f"{label}: {short(f'must be one of: {said}', 400)}"]
     if rule in ("additionalProperties", "unevaluatedProperties", "dependentRequired"):
         return [f"{label}: {short(error.message, 300)}"]  # names keys, never values
     return [f"{label}: does not match the schema ({rule})"]

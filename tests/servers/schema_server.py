@@ -9,8 +9,9 @@ and whose results carry the ``structuredContent`` that meets them.
 
 ``--spec FILE`` is JSON: ``{"tools": [tool, ...], "answers": {"<tool name>": structuredContent}}``.
 Every ``tools/call`` answers with a text block and, when ``answers`` has the tool, that
-``structuredContent``. ``--log FILE`` appends the name of every tool called (one line each), so a
-test can prove a refused call never reached the server.
+``structuredContent`` (with ``"echo_arguments": true`` in the spec, the text block is the arguments
+it received, as sorted JSON, so a test sees what was sent). ``--log FILE`` appends the name of every
+tool called (one line each), so a test can prove a refused call never reached the server.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ def send(message: dict) -> None:
     out.flush()
 
 
-def call_tool(request_id: object, name: object) -> None:
+def call_tool(request_id: object, name: object, arguments: object) -> None:
     if LOG:
         with open(LOG, "a", encoding="utf-8") as log:
             log.write(f"{name}\n")
-    result: dict = {"content": [{"type": "text", "text": f"called {name}"}], "isError": False}
+    text = json.dumps(arguments, sort_keys=True) if SPEC.get("echo_arguments") else f"called {name}"
+    result: dict = {"content": [{"type": "text", "text": text}], "isError": False}
     if name in SPEC.get("answers", {}):
         result["structuredContent"] = SPEC["answers"][name]
     send({"id": request_id, "result": result})
@@ -59,7 +61,7 @@ def handle(message: dict) -> None:
     elif method == "tools/list":
         send({"id": request_id, "result": {"tools": SPEC["tools"]}})
     elif method == "tools/call":
-        call_tool(request_id, params.get("name"))
+        call_tool(request_id, params.get("name"), params.get("arguments"))
     else:  # server/discover too: a legacy server
         send({"id": request_id, "error": {"code": -32601, "message": f"Method not found: {method}"}})
 
