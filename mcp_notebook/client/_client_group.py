@@ -41,7 +41,7 @@ import anyio
 from ..connection import ConnectionOptions
 from ..protocol._errors import UNRETRIED_KINDS, McpError, clip
 from ..protocol._printable import printable
-from ._arguments import unknown_tool
+from ._arguments import suggest, unknown_tool
 from ._client import Client
 from ._owned import OwnedTask, spawn_owned
 from ._results import Tool, ToolResult
@@ -673,13 +673,26 @@ class ClientGroup:
 
         The rule is :func:`resolve_tool_name`'s, over this group's servers and their cached lists;
         a name no server offers is refused with the closest ``SERVER.TOOL`` names
-        (:func:`~mcp_notebook.client._arguments.unknown_tool`, as a single client says it).
+        (:func:`~mcp_notebook.client._arguments.unknown_tool`, as a single client says it), and a
+        ``SERVER.TOOL`` whose ``SERVER`` is not in the group with the closest server names.
         """
         try:
             return resolve_tool_name(name, list(self.members), self._offers, self.separator)
         except McpError as exc:
             if exc.data is not None or not isinstance(name, str) or not name:
                 raise
+            server, separator, _tool = name.partition(self.separator)
+            if separator and server not in self.members:
+                # SERVER.TOOL with a SERVER the group has not: name it and the servers, as %mcp
+                # does, instead of a dozen tools that begin with another server's name
+                servers = list(self.members)
+                short = f"no server named {clip(server)!r} (for {clip(name)!r})"
+                raise McpError(
+                    "invalid",
+                    short + suggest(server, servers, "servers"),
+                    full_message=f"no server named {server!r} (for {name!r})"
+                    + suggest(server, servers, "servers", full=True),
+                ) from None
             known = [self.qualify(s, t.name) for s in self.members for t in self._known_tools(s)]
             advice = f"; name tools SERVER{self.separator}TOOL"
             raise McpError(
