@@ -110,6 +110,7 @@ def test_filling_the_form_and_calling_shows_the_result_table(notebook: OpenNoteb
     expect(explorer.locator(".mcpnb-error")).to_have_count(0)
     expect(explorer.locator(".mcpnb-history")).to_contain_text("sales_records", timeout=EXPECT_MS)
     page.screenshot("result-table")
+    page.keep(explorer, "explorer.png")  # the README's first picture (scripts/gallery.sh)
 
 
 def test_an_elicitation_dialog_answered_by_clicking_completes_the_call(notebook: OpenNotebook) -> None:

@@ -684,10 +684,13 @@ class ClientGroup:
             server, dot, _ = name.partition(self.separator)
             if dot and server and server not in self.members:
                 # SERVER.TOOL whose SERVER is none of ours: a list of tools would not say that.
+                servers = list(self.members)
                 raise McpError(
                     "invalid",
                     f"no server named {clip(server)!r} in this group (for {clip(name)!r})"
-                    + suggest(server, list(self.members), "servers"),
+                    + suggest(server, servers, "servers"),
+                    full_message=f"no server named {server!r} in this group (for {name!r})"
+                    + suggest(server, servers, "servers", full=True),
                 ) from None
             known = [self.qualify(s, t.name) for s in self.members for t in self._known_tools(s)]
             advice = f"; name tools SERVER{self.separator}TOOL"

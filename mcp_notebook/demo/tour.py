@@ -13,6 +13,7 @@ JupyterLab at the quickstart notebook instead (:mod:`mcp_notebook.demo._lab`).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -57,14 +58,20 @@ def _server_line(info: dict[str, Any]) -> str:
 
 
 def _stats_lines(stats: ConnectionStats) -> list[str]:
-    """The connection's counters in words, the zero ones left out (never a raw dataclass repr)."""
+    """The connection's counters in words, the zero ones left out (never a raw dataclass repr).
+
+    The first line accounts for every request: how each ended, plus those in flight and the
+    long-lived ``subscriptions/listen`` stream the client keeps open in the modern era (once
+    printed on the next line, so the ended ones seemed one short of the total)."""
     words = {"server": "server error"}
-    ended = ", ".join(f"{n} {words.get(outcome, outcome)}" for outcome, n in sorted(stats.outcomes.items()))
-    lines = [f"{stats.requests} requests ({ended or 'none ended'}), {stats.in_flight} in flight"]
+    parts = [f"{n} {words.get(outcome, outcome)}" for outcome, n in sorted(stats.outcomes.items())]
+    parts.append(f"{stats.in_flight} in flight")
+    if stats.streams:
+        parts.append(f"{stats.streams} open (listening for changes)")
+    lines = [f"{stats.requests} requests: {', '.join(parts)}"]
     counted = {
         "notifications": stats.notifications,
         "server requests": stats.server_requests,
-        "open streams": stats.streams,
         "timeouts": stats.timeouts,
         "cancellations": stats.cancellations,
         "late responses": stats.late_responses,
@@ -172,6 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mcp_notebook.demo._lab import lab
 
         return lab(browser=not args.no_browser, port=args.port)
+    # Piped (``| tee``, CI), Python buffers stdout in blocks: the tour would print nothing for
+    # half a minute, then everything. A line at a time, as in a terminal.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)
     anyio.run(_both_eras)
     print(f"Next, the notebooks in JupyterLab: {_this_python()} -m mcp_notebook.demo.tour --lab")
     return 0

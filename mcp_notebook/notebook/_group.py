@@ -27,6 +27,7 @@ from ._dialogs import dialogs_for
 from ._engine import Engine, get_engine, on_exit
 from ._model import GroupModel
 from ._registry import REGISTRY
+from ._server_logs import asking_for_logs
 from ._session import Session, target_label
 
 if TYPE_CHECKING:
@@ -81,7 +82,9 @@ def connect_all(
     or None to use the first file of the documented search path
     (:func:`mcp_notebook.config.config_search_path`). ``only`` picks servers by name. VS Code
     ``${input:...}`` values come from ``inputs`` or are asked once per
-    kernel (a password field). ``options`` are every client's (``timeout``, ``protocol``, ...).
+    kernel (a password field). ``options`` are every client's (``timeout``, ``protocol``, ...);
+    each server is asked for its log messages at ``log_level="info"``, as :func:`connect` does
+    (``log_level=None``: none).
 
     Returns once every server is up or has failed its first attempt (``wait=N``: after N seconds
     at most, slower servers joining as they come up; ``False``: at once); the failed ones show
@@ -191,7 +194,9 @@ class Group:
             own = {kind: options.get(kind) for kind in ("elicitation", "sampling")}
             self._dialogs[name] = dialogs_for(dialogs, own, name, self.session_class.dialogs_factory())
             wrapped[name] = _MemberSpec(spec, {k: v for k, v in own.items() if v is not None})
-        self.core = ClientGroup(wrapped, errors=entries.errors, separator=separator, **options)
+        # Every server is asked for its log messages, as a Session asks (notebook/_server_logs.py).
+        client_options = asking_for_logs(options)
+        self.core = ClientGroup(wrapped, errors=entries.errors, separator=separator, **client_options)
         self._closed = False
         self.core.on_change(self._on_member)
         self._sync_board()
@@ -428,7 +433,10 @@ class Group:
         frame = pd.DataFrame([_readable(dict(entry)) for entry in list(self.model.log)], columns=columns)
         frame["time"] = _local_times(frame["time"])  # local and aware, as in every frame
         texts = {name: "string" for name in ("server", "kind", "level", "logger", "method")}
-        return _missing_as_na(frame.astype(texts))
+        # data and params hold any JSON; a frame of log messages alone has no params, which
+        # pandas would make a float column of NaN
+        anything = {"data": object, "params": object}
+        return _missing_as_na(frame.astype({**texts, **anything}))
 
     def live_frame(self, what: str = "tools", *, rate: float = 4.0, max_rows: int = 50) -> Any:
         """A DataFrame of the group's ``"tools"`` (named SERVER.TOOL), ``"servers"`` (the board's

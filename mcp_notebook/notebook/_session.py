@@ -40,6 +40,7 @@ from ._map import ProgressBar, map_tool
 from ._mirror import Mirror
 from ._model import SessionModel
 from ._registry import REGISTRY, describe_target
+from ._server_logs import asking_for_logs
 from ._session_tasks import SessionTask, start_task, started_tasks, tasks_frame
 
 if TYPE_CHECKING:
@@ -99,6 +100,10 @@ def connect(
     server's ``serverInfo.name``, made unique if another open session has it (``demo``,
     ``demo-2``); ``session.name`` is the name it got. It leaves the set when it is closed.
     ``register=False`` keeps it out of the set.
+
+    The session asks the server for its log messages at ``log_level="info"`` (the core ``Client``
+    asks for none), so they show in ``session.model.log`` and the log panel; pass another level
+    ("debug", "warning", ...) to change it, or ``log_level=None`` to ask for none.
     """
     resolved, config_options, label = _config.resolve_target(target)
     merged = {**config_options, **options}
@@ -116,6 +121,11 @@ class Session:
     Opened this way (``Session(target, ...)``) or with :func:`connect`, it joins the notebook's one
     set of sessions that the ``%mcp`` magics use, as :func:`connect` describes (``register=False``:
     not). A group's sessions are reached through their group (``%mcp servers`` lists them too).
+
+    Unlike the core ``Client``, it asks the server for log messages, at ``log_level="info"`` unless
+    given another level or ``None`` (ask for none): in the 2026-07-28 era in every request's
+    ``_meta``, in the legacy era with ``logging/setLevel`` once connected (to a server that
+    declares ``logging``). Why: :mod:`mcp_notebook.notebook._server_logs`.
     """
 
     def __init__(
@@ -141,7 +151,7 @@ class Session:
         #: ``elicitation=``/``sampling=`` always wins over the dialog for that request kind.
         dialogs_used = dialogs_for(dialogs, options, name or target_label(target), self.dialogs_factory())
         self._setup(
-            Client(target, **options),
+            Client(target, **asking_for_logs(options)),
             name=name or target_label(target),
             dialogs=dialogs_used,
             roots=options.get("roots"),

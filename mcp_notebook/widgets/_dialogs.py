@@ -57,6 +57,8 @@ from ..notebook import _uipoll
 from ..notebook._dialogs import DialogPlace, Dialogs, sampler_name, sampling_result
 from ..notebook._roots import RootsList, root_entry
 from ..protocol._errors import McpError
+from ..protocol._printable import printable
+from ..protocol._secrets import MASK
 from ._fallback import Fallback, plural
 from ._form import SchemaForm
 from ._prompts import messages_widget
@@ -97,12 +99,29 @@ def _link_target(url: str) -> str | None:
     return url
 
 
+class _DialogBox(Fallback, W.VBox):
+    """A dialog's widget. Its text form (a terminal, a saved notebook: ``text/plain``) is what was
+    asked and what was answered (:meth:`Dialog.text`), not ipywidgets' ``VBox(children=...)``."""
+
+    snapshot_note = "A snapshot of the dialog, taken when it was shown or answered."
+
+    def __init__(self, dialog: Dialog, children: list[W.Widget], **kwargs: Any) -> None:
+        super().__init__(children, **kwargs)
+        self._dialog = dialog
+        #: The IPython display of it under a cell (None: shown elsewhere, or not yet).
+        self.display_handle: Any = None
+
+    def summary(self) -> str:
+        return self._dialog.text()
+
+
 class Dialog:
     """One question to the user: its widget, its buttons, and, once given, the answer.
 
     ``kind`` is "elicitation", "url" or "sampling". ``widget`` is what is displayed; the buttons
     are attributes (``accept_button``, ``open_button``, ``send_button``, ...). ``result`` is the
-    handler's result once answered, ``error`` the McpError for a rejection.
+    handler's result once answered, ``error`` the McpError for a rejection. ``repr(widget)`` (and
+    its ``text/plain``) is :meth:`text`.
     """
 
     # Set by the builder of each kind (absent on the other kinds):
@@ -119,7 +138,12 @@ class Dialog:
 
     def __init__(self, kind: str, title: str, session_name: str) -> None:
         self.kind = kind
+        self.title = title
         self.session_name = session_name
+        #: What is asked, as plain text (the builder of each kind sets it).
+        self.question = ""
+        #: The answer in words, as plain text, once given ("" before).
+        self.answer_text = ""
         self.result: dict[str, Any] | None = None
         self.error: McpError | None = None
         self._done = threading.Event()
@@ -133,7 +157,8 @@ class Dialog:
         self.buttons.add_class("mcpnb-dialog-buttons")
         self.problems = _html("", "mcpnb-dialog-problems")
         self.answer = _html("", "mcpnb-dialog-answer")
-        self.widget = W.VBox(
+        self.widget = _DialogBox(
+            self,
             [self.header, self.body, self.problems, self.buttons, self.answer],
             layout=W.Layout(width="100%", border="1px solid #888", padding="4px 8px"),
         )
@@ -143,20 +168,52 @@ class Dialog:
     def answered(self) -> bool:
         return self._done.is_set()
 
+    def text(self) -> str:
+        """The dialog in words: who asked what, and the answer (or that none came yet).
+
+        Every string in it is printable (control and bidi characters as visible escapes) and cut
+        short; a secret the user typed (a password field) is never in it."""
+        asked = f"MCP {printable(short(self.session_name, 80))} {self.title}"
+        if self.question:
+            asked += f": {printable(short(self.question, 300))}"
+        answer = printable(short(self.answer_text, 300)) if self.answered else "(waiting for an answer)"
+        return f"{asked}\n  {answer}"
+
     def finish(
-        self, summary: str, result: dict[str, Any] | None = None, error: McpError | None = None
+        self,
+        summary: str,
+        result: dict[str, Any] | None = None,
+        error: McpError | None = None,
+        *,
+        html: str | None = None,
     ) -> bool:
-        """Record the answer (once; later calls do nothing), disable the dialog, wake the handler."""
+        """Record the answer (once; later calls do nothing), disable the dialog, wake the handler.
+
+        ``summary`` is the answer in words (plain text); the dialog shows ``html`` instead where
+        given (a link), else ``summary`` escaped."""
         with self._lock:
             if self._done.is_set():
                 return False
             self.result, self.error = result, error
+            self.answer_text = summary
             self._done.set()
         _disable(self.body)
         _disable(self.buttons)
         self.problems.value = ""
-        self.answer.value = f"<div><i>{summary}</i></div>"
+        self.answer.value = f"<div><i>{html if html is not None else escape(summary)}</i></div>"
+        self._redisplay()
         return True
+
+    def _redisplay(self) -> None:
+        """Put the answered dialog's text and snapshot in its cell's output (a saved notebook
+        keeps what a display sent, which was the unanswered question)."""
+        handle = self.widget.display_handle
+        if handle is None:
+            return
+        try:
+            handle.update(self.widget)
+        except Exception:  # the live dialog is answered either way
+            logger.debug("could not update the dialog's display", exc_info=True)
 
     async def wait(self) -> None:
         # A thread waits on the threading.Event: clicks arrive on any thread, on any event loop.
@@ -164,7 +221,7 @@ class Dialog:
 
     def expire(self, why: str) -> None:
         """The server stopped waiting (timeout, cancellation, closed connection)."""
-        self.finish(escape(why), error=McpError("cancelled", why))
+        self.finish(why, error=McpError("cancelled", why))
 
 
 class NotebookDialogs(Dialogs):
@@ -212,7 +269,10 @@ class NotebookDialogs(Dialogs):
         if output is None:
             from IPython.display import display
 
-            display(widget)
+            # with a display id, so that the answered dialog can update what the cell keeps
+            handle = display(widget, display_id=True)
+            if isinstance(widget, _DialogBox):
+                widget.display_handle = handle
         elif isinstance(output, W.Output):
             output.append_display_data(widget)
         else:
@@ -223,8 +283,10 @@ class NotebookDialogs(Dialogs):
     def _form_dialog(self, params: dict[str, Any]) -> Dialog:
         dialog = Dialog("elicitation", "asks for input", self.session_name)
         dialog.widget.add_class("mcpnb-elicitation")
+        dialog.question = _message_text(params.get("message"))
         schema = params.get("requestedSchema")
         schema = schema if isinstance(schema, dict) else {"type": "object", "properties": {}}
+        secret = _secret_fields(schema)
         form = SchemaForm(schema)
         dialog.form = form
         message = _html(_message_html(params.get("message")), "mcpnb-dialog-message")
@@ -245,8 +307,9 @@ class NotebookDialogs(Dialogs):
                 )
                 return
             content = form.value
+            shown = {key: MASK if key in secret else value for key, value in content.items()}
             dialog.finish(
-                f"Accepted; sent {escape(short(_json(content), _MAX_SHOWN))}",
+                f"Accepted; sent {short(_json(shown), _MAX_SHOWN)}",
                 {"action": "accept", "content": content},
             )
 
@@ -263,6 +326,7 @@ class NotebookDialogs(Dialogs):
         url = params.get("url")
         url = url if isinstance(url, str) else ""
         dialog.url = url
+        dialog.question = f"{_message_text(params.get('message'))} (the page: {url})"
         message = _html(_message_html(params.get("message")), "mcpnb-dialog-message")
         address = _html(
             f"<div>The page: {display_url(url)}</div>"
@@ -292,7 +356,11 @@ class NotebookDialogs(Dialogs):
                 f'<a href="{escape(target)}" target="_blank" rel="noopener noreferrer" '
                 f'class="mcpnb-url-link">Open {display_url(target)} in a new tab</a>'
             )
-            dialog.finish(f"You agreed to open the page: {link}", {"action": "accept"})
+            dialog.finish(
+                f"You agreed to open the page: {target}",
+                {"action": "accept"},
+                html=f"You agreed to open the page: {link}",
+            )
 
         open_button.on_click(on_open)
         refuse.on_click(lambda _b: dialog.finish("Refused.", {"action": "decline"}))
@@ -305,6 +373,7 @@ class NotebookDialogs(Dialogs):
         dialog.widget.add_class("mcpnb-sampling")
         messages = params.get("messages")
         messages = messages if isinstance(messages, list) else []
+        dialog.question = _last_message_text(messages)
         details = []
         system = params.get("systemPrompt")
         if system:
@@ -397,6 +466,32 @@ class DialogArea(W.VBox):
 def _message_html(message: Any) -> str:
     text = short(message if isinstance(message, str) else "", 20_000)
     return f"<div style='white-space:pre-wrap'>{escape(text)}</div>"
+
+
+def _message_text(message: Any) -> str:
+    return message if isinstance(message, str) else ""
+
+
+def _last_message_text(messages: list[Any]) -> str:
+    """A sampling request in words: how many messages, and the last one's text."""
+    last = messages[-1] if messages else None
+    content = last.get("content") if isinstance(last, dict) else None
+    text = content.get("text") if isinstance(content, dict) and content.get("type") == "text" else None
+    count = plural(len(messages), "message")
+    return f"{count}, the last: {text}" if isinstance(text, str) else count
+
+
+def _secret_fields(schema: dict[str, Any]) -> set[str]:
+    """The fields a form shows as a password (``format: password`` or ``writeOnly``): what the
+    user types there never reaches an answer's summary."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return set()
+    return {
+        name
+        for name, field in properties.items()
+        if isinstance(field, dict) and (field.get("format") == "password" or field.get("writeOnly") is True)
+    }
 
 
 def _json(value: Any) -> str:
