@@ -72,6 +72,16 @@ BASE_TOOLS = [
         "inputSchema": _schema(count="integer"),
     },
     {
+        "name": "garbage",
+        "description": "Write malformed and stray lines (stdio), then the result.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+]
+
+#: Tools whose schemas use formats, served with ``--format-tools`` only (the first-call benchmark):
+#: every other measurement (the idle heap holds the cached tool list) keeps the list it had.
+FORMAT_TOOLS = [
+    {
         # the way pydantic (the Python SDK, fastmcp) writes `url: AnyUrl, since: datetime | None = None`:
         # formats, and a union the client's quick check leaves to jsonschema (benchmarks/first_call_probe.py)
         "name": "visit",
@@ -111,11 +121,6 @@ BASE_TOOLS = [
             "required": ["at"],
         },
     },
-    {
-        "name": "garbage",
-        "description": "Write malformed and stray lines (stdio), then the result.",
-        "inputSchema": {"type": "object", "properties": {}},
-    },
 ]
 
 #: What ``garbage`` writes before its answer: each line something a broken server sends.
@@ -131,8 +136,8 @@ GARBAGE = (
 )
 
 
-def make_tools(total: int) -> list[dict[str, Any]]:
-    tools = list(BASE_TOOLS)
+def make_tools(total: int, *, format_tools: bool = False) -> list[dict[str, Any]]:
+    tools = [*BASE_TOOLS, *(FORMAT_TOOLS if format_tools else ())]
     for i in range(len(tools), total):
         tools.append(
             {
@@ -175,9 +180,9 @@ def make_records(count: int) -> list[dict[str, Any]]:
 class EchoServer:
     """The protocol logic, transport-free: ``handle`` maps one message to the messages to send."""
 
-    def __init__(self, era: str, tools: int) -> None:
+    def __init__(self, era: str, tools: int, *, format_tools: bool = False) -> None:
         self.era = era
-        self.tools = make_tools(max(tools, len(BASE_TOOLS)))
+        self.tools = make_tools(max(tools, len(BASE_TOOLS)), format_tools=format_tools)
         self._records: dict[int, list[dict[str, Any]]] = {}
 
     def handle(self, msg: Any) -> list[Any]:
@@ -411,8 +416,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--delay", type=float, default=0.0, metavar="MS", help="HTTP: milliseconds each tool call takes"
     )
+    parser.add_argument("--format-tools", action="store_true", help="serve `visit` and `place` too")
     args = parser.parse_args(argv)
-    server = EchoServer(args.era, args.tools)
+    server = EchoServer(args.era, args.tools, format_tools=args.format_tools)
     try:
         if args.http is not None:
             asyncio.run(serve_http(server, args.http, args.delay / 1000))

@@ -38,7 +38,7 @@ async def probe(client: str) -> dict[str, object]:
     from benchmarks.clients import Target, make
 
     adapter = make(client)  # imports the client's library
-    await adapter.connect(Target(argv=(*ECHO, "--era", "modern")), "auto")
+    await adapter.connect(Target(argv=(*ECHO, "--era", "modern", "--format-tools")), "auto")
     try:
         before = time.perf_counter()
         await adapter.call("visit", dict(ARGUMENTS))

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..protocol._defaults import defaulted_required, fill
 from ..protocol._errors import INVALID_PARAMS, MAX_NAME_CHARS, McpError, clip
 from ..protocol._json_schema import UnresolvableRef, compile_pattern, schema_validator, validation_errors
 from ..protocol._schema_words import branch_words, branches_words
@@ -141,6 +142,25 @@ class ArgumentValidator(SchemaValidator):
 
     subject = "arguments"
     schema_name = "inputSchema"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._defaults: dict[str, tuple[dict[str, Any], tuple[tuple[str, Any], ...]]] = {}
+
+    def clear(self) -> None:
+        super().clear()
+        self._defaults.clear()
+
+    def fill_defaults(self, tool_name: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+        """Fill into ``arguments`` the defaults of required properties it lacks
+        (:mod:`..protocol._defaults`' rule), read from the schema once per tool: a call of a tool
+        with none (most tools) pays one lookup."""
+        cached = self._defaults.get(tool_name)
+        if cached is None or cached[0] is not schema:
+            cached = (schema, defaulted_required(schema))
+            self._defaults[tool_name] = cached
+        if cached[1]:
+            arguments.update(fill(cached[1], arguments))
 
     def _judge(self, tool_name: str, schema: dict[str, Any], instance: Any, errors: list[Any]) -> None:
         declared = _declared(schema)

@@ -17,7 +17,6 @@ from typing import Any
 import anyio
 
 from ..connection import Connection, ConnectionOptions, GuardedProgress, ProgressCallback
-from ..protocol._defaults import required_defaults
 from ..protocol._errors import INVALID_PARAMS, McpError
 from ..protocol._task_shapes import (
     TASKS_EXTENSION,
@@ -334,7 +333,7 @@ class Calls:
             if tool is None and validate:
                 self._refuse_unknown(name, [t.name for t in tools if not t.app_only])
         if tool is not None and validate:
-            arguments.update(required_defaults(tool.input_schema, arguments))
+            self._validator.fill_defaults(name, tool.input_schema, arguments)
             self._validator.check(name, tool.input_schema, arguments)
         return tool
 

@@ -21,23 +21,33 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["required_defaults"]
+__all__ = ["defaulted_required", "required_defaults"]
+
+
+def defaulted_required(schema: Any) -> tuple[tuple[str, Any], ...]:
+    """``(name, default)`` of each property ``schema`` requires that has a ``default``, in the
+    order of ``required``; ``()`` for none, or for no object schema. What depends on the schema
+    alone, so a caller can keep it per tool (``call_tool`` does: its hot path pays a lookup)."""
+    if not isinstance(schema, Mapping):
+        return ()
+    required = schema.get("required")
+    properties = schema.get("properties")
+    if not isinstance(required, list) or not isinstance(properties, Mapping):
+        return ()
+    found: dict[str, Any] = {}
+    for name in required:
+        spec = properties.get(name) if isinstance(name, str) else None
+        if isinstance(spec, Mapping) and "default" in spec and name not in found:
+            found[name] = spec["default"]
+    return tuple(found.items())
+
+
+def fill(defaults: tuple[tuple[str, Any], ...], given: Mapping[str, Any]) -> dict[str, Any]:
+    """Copies of the ``defaults`` (from :func:`defaulted_required`) whose names ``given`` lacks."""
+    return {name: copy.deepcopy(default) for name, default in defaults if name not in given}
 
 
 def required_defaults(schema: Any, given: Mapping[str, Any]) -> dict[str, Any]:
     """The defaults of the properties ``schema`` requires that ``given`` lacks (only those that
     have a ``default``), by name; ``{}`` when none is missing or the schema is no object schema."""
-    if not isinstance(schema, Mapping):
-        return {}
-    required = schema.get("required")
-    properties = schema.get("properties")
-    if not isinstance(required, list) or not isinstance(properties, Mapping):
-        return {}
-    filled: dict[str, Any] = {}
-    for name in required:
-        if not isinstance(name, str) or name in given or name in filled:
-            continue
-        spec = properties.get(name)
-        if isinstance(spec, Mapping) and "default" in spec:
-            filled[name] = copy.deepcopy(spec["default"])
-    return filled
+    return fill(defaulted_required(schema), given)
