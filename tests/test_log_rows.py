@@ -81,3 +81,41 @@ def test_the_panels_make_no_widget_model_from_the_first_call_and_message_on(no_l
         assert len(W.widgets.widget._instances) == live, "a call or a message made a widget model"
         for panel in panels:
             panel.close()
+
+
+def test_the_page_never_holds_more_rows_than_the_limit_between_two_messages() -> None:
+    # The front end applies the view's messages one by one: after each (a chunk's value, the box's
+    # children), what the page shows must stay within the limit, as the browser test samples it.
+    session = _Session()
+    view = LogWidget(session)
+    rows = view.table
+    ring = rows.widgets()
+    page: dict[str, Any] = {"children": tuple(rows.children)}
+    page.update({w.model_id: w.value for w in ring})
+    most = 0
+
+    def on_page() -> int:
+        return sum(page.get(w.model_id, "").count('class="mcpnb-log-entry"') for w in page["children"])
+
+    def heard(change: Any) -> None:
+        nonlocal most
+        if change["name"] == "children":
+            page["children"] = tuple(change["new"])
+        else:
+            page[change["owner"].model_id] = change["new"]
+        most = max(most, on_page())
+
+    rows.observe(heard, names="children")
+    for widget in ring:
+        widget.observe(heard, names="value")
+    try:
+        index = 0
+        for burst in (150, 30, 7, 60, 1, 90, 13, 250, 5, 40):  # fills, trims, a flood, trims again
+            for _ in range(burst):
+                _log(session.model, index)
+                index += 1
+            _wait_for(lambda index=index: f"line {index - 1}<" in view.table.value)
+            assert most <= view.max_entries, (burst, most)
+        assert on_page() >= view.max_entries // 2
+    finally:
+        view.close()

@@ -119,6 +119,8 @@ class _Chunk:
     def __init__(self) -> None:
         self.widget = HTML()
         self.rows: list[str] = []
+        #: how many rows the widget's value holds (what the page shows of it)
+        self.drawn = 0
 
 
 class _Rows(W.VBox):
@@ -210,13 +212,19 @@ class _Rows(W.VBox):
             dirty.add(chunk)
 
     def _draw(self, dirty: set[_Chunk]) -> None:
-        for chunk in dirty:
-            if chunk in self._shown:
-                chunk.widget.value = f"{_TABLE}{self._columns}<tbody>{''.join(chunk.rows)}</tbody></table>"
+        """Send the changes in an order that never shows more than ``limit`` rows, even between two
+        messages: the chunks leaving the view go first, then the chunks that shrink, then those
+        that grow, then the final order. (One order, values first, let a page hold 212 rows of
+        200 for a moment: the newest chunk grown before the oldest one left.)"""
         shown: tuple[W.Widget, ...] = (
             (self.head, *(chunk.widget for chunk in self._shown)) if self._shown else (self.empty,)
         )
         box: W.Box = self
+        if self._shown and any(w not in shown for w in box.children):
+            box.children = tuple(w for w in box.children if w in shown)
+        for chunk in sorted((c for c in dirty if c in self._shown), key=lambda c: len(c.rows) - c.drawn):
+            chunk.widget.value = f"{_TABLE}{self._columns}<tbody>{''.join(chunk.rows)}</tbody></table>"
+            chunk.drawn = len(chunk.rows)
         if box.children != shown:
             box.children = shown
 
