@@ -1,4 +1,4 @@
-"""How the suite splits across pytest-xdist workers (scripts/test.sh runs ``-n 3 --dist loadfile``).
+"""How the suite splits across pytest-xdist workers (scripts/test.sh runs ``-n 4 --dist loadfile``).
 
 ``--dist loadfile`` keeps a file's tests on one worker, in order, so its module fixtures (a kernel, a
 JupyterLab, a fresh clone) are made once. Here the files in :data:`SERIAL` also count as one file:
