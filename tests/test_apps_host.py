@@ -251,6 +251,27 @@ async def test_tool_input_once_then_the_result_only_after_initialized() -> None:
         await shut(host, view)
 
 
+async def test_a_view_that_initializes_again_is_sent_the_input_and_result_again() -> None:
+    """A second ``ui/initialize`` is a new page: a reloaded frame, the widget drawn twice, or the real
+    View after a script stood in for it (notebook 09 under Run All). The first delivery may have
+    reached a frame still loading; sent once for good, the real View waited forever (seen in CI)."""
+    async with probe() as client:
+        host, view = make_host(client, "show_chart", {"n": 2})
+        await host.open()
+        await until(lambda: host.result is not None)
+        await host.receive(INITIALIZE)
+        await host.receive(INITIALIZED)
+        once = ["ui/notifications/tool-input", "ui/notifications/tool-result"]
+        assert view.methods() == once
+        await host.receive(INITIALIZE)  # the new page asks first; nothing before its initialized
+        await anyio.sleep(0.1)
+        assert view.methods() == once
+        await host.receive(INITIALIZED)
+        assert view.methods() == once + once
+        assert view.sent[-1]["params"]["structuredContent"] == {"points": [0, 1]}
+        await shut(host, view)
+
+
 async def test_a_result_that_arrives_after_initialized_is_sent_when_it_arrives() -> None:
     async with probe() as client:
         host, view = make_host(client, "slow_app", {"delay": 0.6})

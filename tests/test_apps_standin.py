@@ -96,6 +96,26 @@ def test_the_views_own_region_detail_call_gets_data_while_python_stands_in() -> 
 
 
 @pytest.mark.usefixtures("no_leaked_processes")
+def test_the_view_that_starts_after_python_stood_in_still_gets_the_result() -> None:
+    """Run All in JupyterLab: the kernel runs notebook 09's stand-in cell before the View's own
+    messages are handled, and the result it triggers may reach a frame that is still loading. The
+    View's own handshake, later, must bring the result again (once the board stayed empty in CI)."""
+    tool_result = "ui/notifications/tool-result"
+    with _connect() as session:
+        sent: list[dict[str, Any]] = []
+        run = _run(session, sent)
+        run.receive(_request(1, "ui/initialize", INITIALIZE))
+        assert run.receive(INITIALIZED) is None
+        wait_until(lambda: any(m.get("method") == tool_result for m in sent))
+        run.receive_soon(_request(1, "ui/initialize", INITIALIZE))
+        wait_until(lambda: _answers(sent, 1))
+        run.receive_soon(INITIALIZED)
+        wait_until(lambda: [m.get("method") for m in sent].count(tool_result) == 2)
+        methods = [m["method"] for m in sent if "method" in m]
+        assert methods == ["ui/notifications/tool-input", tool_result] * 2
+
+
+@pytest.mark.usefixtures("no_leaked_processes")
 def test_a_stand_ins_refused_request_is_answered_to_python_not_the_view() -> None:
     with _connect() as session:
         sent: list[dict[str, Any]] = []

@@ -12,6 +12,10 @@ Rules it keeps (the spec's, and ours where the spec leaves room):
 - Nothing is sent to the View before it says ``ui/notifications/initialized``, except answers to
   its own requests. Then ``tool-input`` once, then ``tool-result`` (or ``tool-cancelled`` when the
   call raised) as soon as both the View and the result are there.
+- A View that sends ``ui/initialize`` again is a new page (its frame reloaded, the widget was drawn
+  a second time, or a script stood in for the View before the real one ran): it is owed the input
+  and the outcome again, after its own ``initialized``. Sent once for good, they could reach a page
+  that was still loading and be lost, leaving the real View waiting forever.
 - A View may call, through the host, only the tools whose ``_meta.ui.visibility`` includes
   "app"; any other call is refused here and never reaches the server.
 - A link is opened only when it is ``https:`` and ``confirm_open_link`` said yes.
@@ -261,6 +265,7 @@ class AppHost:
         self._cancel_reason: str | None = None
         self._input_sent = False
         self._outcome_sent = False
+        self._view_ready = False  # the current page said initialized (reset by its ui/initialize)
         self._deliver_lock = anyio.Lock()
         self._call_task: OwnedTask | None = None
         self._next_id = 0
@@ -397,7 +402,7 @@ class AppHost:
     async def _deliver(self) -> None:
         """Send the View what it is owed, in order: tool-input once, then the outcome once."""
         async with self._deliver_lock:
-            if not self.initialized or self._closing:
+            if not self._view_ready or self._closing:
                 return
             if not self._input_sent:
                 self._input_sent = True
@@ -458,6 +463,8 @@ class AppHost:
         if not isinstance(params, dict):
             await self._reply_error(request_id, INVALID_PARAMS, "params must be an object", reply)
             return
+        if method == "ui/initialize" and reply is None:
+            await self._new_page()
         try:
             result = await self._answer(method, params)
         except _RequestError as exc:
@@ -471,6 +478,15 @@ class AppHost:
             await self._reply_error(request_id, INTERNAL_ERROR, failed, reply)
         else:
             await self._send({"jsonrpc": "2.0", "id": request_id, "result": result}, reply)
+
+    async def _new_page(self) -> None:
+        """The View's page starts (again): it is owed the input and the outcome after its own
+        ``initialized``. A script standing in for the View (``reply`` given) is no new page: the
+        View that already has them would get them twice."""
+        async with self._deliver_lock:  # never between a delivery's two messages
+            self._view_ready = False
+            self._input_sent = False
+            self._outcome_sent = False
 
     def _on_response(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")
@@ -490,6 +506,7 @@ class AppHost:
     def _on_notification(self, method: str, params: Any) -> None:
         params = params if isinstance(params, dict) else {}
         if method == "ui/notifications/initialized":
+            self._view_ready = True
             if not self.initialized:
                 self._set("initialized", True)
         elif method == "notifications/message":
