@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from mcp_notebook.client._app_saving import save_download
+from mcp_notebook.client._apps_host import MAX_DOWNLOAD_OFFERS
 from mcp_notebook.protocol._app_files import (
     MAX_DOWNLOAD_BYTES,
     MAX_DOWNLOAD_FILES,
@@ -266,4 +267,22 @@ async def test_a_download_that_is_never_offered_is_an_invalid_request_and_nobody
         assert "never what a link names" in view.error(1)["message"]
         assert asked.files == []
         assert host.downloads == []
+        await shut(host, view)
+
+
+@pytest.mark.anyio
+async def test_a_view_that_keeps_offering_files_is_stopped_at_the_bound() -> None:
+    """Each offer is a question put to the user: a View may not ask forever."""
+    async with probe() as client:
+        asked = Asked(False)
+        host, view = make_host(client, "show_chart", confirm_download=asked)
+        await host.open()
+        eight = download(*[embedded()] * MAX_DOWNLOAD_FILES)
+        rounds = MAX_DOWNLOAD_OFFERS // MAX_DOWNLOAD_FILES
+        for request_id in range(rounds + 1):
+            await request(host, request_id, "ui/download-file", eight)
+        assert [view.result(i) for i in range(rounds)] == [{"isError": True}] * rounds
+        assert view.error(rounds) == {"code": -32000, "message": "too many downloads from this View"}
+        assert len(asked.files) == rounds
+        assert len(host.downloads) == rounds * MAX_DOWNLOAD_FILES
         await shut(host, view)
