@@ -58,6 +58,13 @@ def test_a_hook_answers_for_the_user_and_save_to_keeps_a_copy(tmp_path: Path) ->
             view._discard()
 
 
+def test_save_to_must_be_a_folder_that_exists(tmp_path: Path) -> None:
+    with _connect() as session:
+        with pytest.raises(NotADirectoryError, match="missing"):
+            session.app("export_app", save_to=tmp_path / "missing")
+        assert session.views == []
+
+
 def test_without_a_page_or_a_hook_a_download_is_refused_at_once(tmp_path: Path) -> None:
     """A script standing in for the View (nbclient, a terminal) has nobody in front of a page to
     ask: refused straight away, never a question that would hold the cell forever."""

@@ -76,6 +76,8 @@ class AppRun:
         self._ask_download = ask_download
         self._on_download = on_download
         self._save_to = Path(save_to) if save_to is not None else None
+        if self._save_to is not None and not self._save_to.is_dir():  # said now, not at the first file
+            raise NotADirectoryError(f"save_to must be an existing folder: {str(self._save_to)!r} is not one")
         #: The files written into ``save_to``, oldest first.
         self.saved: list[Path] = []
         self.tool = name  # the tool's name, for the log
