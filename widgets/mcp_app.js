@@ -17,10 +17,16 @@
 // - A link the View asks to open is shown with its host in bold; only a click on "Open" opens it
 //   (https only, noopener, noreferrer). The answer goes back through a trait, never through the
 //   message channel a View could imitate.
+// - A file the View asks to save is shown (name, type, size) with "Save" and "Refuse"; only a click
+//   on "Save" saves it, as the browser's own download from this page (a Blob URL), never from the
+//   View's frame. Its bytes come from the kernel in a custom message of its own (mcpnb_download,
+//   sent before the question), kept here and never forwarded to the View; the answer goes back
+//   through a trait.
 
 const SANDBOX = "allow-scripts";
 const MIN_HEIGHT = 40;
 const MAX_HEIGHT = 4000;
+const DOWNLOAD_KEY = "mcpnb_download";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -44,6 +50,17 @@ function httpsUrl(text) {
   }
 }
 
+function isDownload(message) {
+  return Boolean(message) && typeof message === "object" && DOWNLOAD_KEY in message;
+}
+
+function sizeText(bytes) {
+  const size = Number(bytes) || 0;
+  if (size < 1024) return `${size} B`;
+  if (size < 1024 * 1024) return `${(size / 1024).toFixed(1)} KB`;
+  return `${(size / (1024 * 1024)).toFixed(1)} MB`;
+}
+
 function render({ model, el: host }) {
   const root = el("div", "mcpnb-app");
   root.style.cssText = "border:1px solid #d0d7de;border-radius:4px;overflow:hidden;width:100%";
@@ -58,11 +75,16 @@ function render({ model, el: host }) {
   problem.style.cssText = "color:#b00020;padding:4px 8px;white-space:pre-wrap;display:none";
   const consent = el("div", "mcpnb-app-link");
   consent.style.cssText = "padding:6px 8px;border-bottom:1px solid #d0d7de;background:#fff8c5;display:none";
+  const saving = el("div", "mcpnb-app-download");
+  saving.style.cssText = consent.style.cssText;
   const stage = el("div", "mcpnb-app-stage");
-  root.append(bar, consent, problem, stage);
+  root.append(bar, consent, saving, problem, stage);
   host.append(root);
 
   let frame = null;
+  // The bytes the kernel sent for the pending Save / Refuse question: { id, buffers }. Each drawn
+  // view keeps its own copy (anywidget hands each render its own model object) until answered.
+  let offered = null;
 
   function drawStatus() {
     const status = String(model.get("status") || "loading");
@@ -155,6 +177,59 @@ function render({ model, el: host }) {
     consent.append(text, buttons);
   }
 
+  function saveInBrowser(buffer, name) {
+    // octet-stream: the browser saves the bytes under the name, it never opens or renders them.
+    const url = URL.createObjectURL(new Blob([buffer], { type: "application/octet-stream" }));
+    const link = el("a", "mcpnb-app-download-link");
+    link.href = url;
+    link.download = String(name);
+    link.rel = "noopener";
+    link.style.display = "none";
+    host.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000); // the download has long started by then
+  }
+
+  function drawDownload() {
+    saving.replaceChildren();
+    const request = model.get("download_request");
+    if (!request || !Array.isArray(request.files)) {
+      offered = null;
+      saving.style.display = "none";
+      return;
+    }
+    saving.style.display = "block";
+    const bytes = offered && offered.id === request.id ? offered.buffers : null;
+    const answer = (save) => {
+      if (save && bytes) request.files.forEach((file, i) => saveInBrowser(bytes[i], file.name));
+      model.set("download_answer", { id: request.id, save: Boolean(save && bytes) });
+      model.save_changes();
+    };
+    saving.append(el("div", "mcpnb-app-download-text", "The app asks to save:"));
+    const list = el("ul", "mcpnb-app-download-files");
+    list.style.cssText = "margin:2px 0;padding-left:1.4em";
+    for (const file of request.files) {
+      const item = el("li", "mcpnb-app-download-file");
+      item.append(
+        el("b", "mcpnb-app-download-name", String(file.name)),
+        el("span", "mcpnb-app-download-type", ` ${String(file.type)}, `),
+        el("span", "mcpnb-app-download-size", sizeText(file.size)),
+      );
+      list.append(item);
+    }
+    saving.append(list);
+    if (!bytes) saving.append(el("div", "mcpnb-app-download-missing", "The file did not reach this page."));
+    const buttons = el("div", "mcpnb-app-download-buttons");
+    const save = el("button", "mcpnb-app-download-save", "Save");
+    save.disabled = !bytes;
+    save.addEventListener("click", () => answer(true));
+    const refuse = el("button", "mcpnb-app-download-refuse", "Refuse");
+    refuse.addEventListener("click", () => answer(false));
+    buttons.append(save, refuse);
+    saving.append(buttons);
+  }
+
   function fromView(event) {
     if (!frame || event.source !== frame.contentWindow) return;
     try {
@@ -164,7 +239,11 @@ function render({ model, el: host }) {
     }
   }
 
-  function toView(message) {
+  function toView(message, buffers) {
+    if (isDownload(message)) {
+      offered = { id: message[DOWNLOAD_KEY], buffers: buffers || [] }; // for this page, never the View
+      return;
+    }
     if (frame && frame.contentWindow) frame.contentWindow.postMessage(message, "*");
   }
 
@@ -173,6 +252,7 @@ function render({ model, el: host }) {
     ["change:srcdoc change:allow", drawFrame],
     ["change:height", drawHeight],
     ["change:link_request", drawConsent],
+    ["change:download_request", drawDownload],
     ["msg:custom", toView],
   ];
   // One event name per call: a model may not split "a b" the way Backbone does.
@@ -180,6 +260,7 @@ function render({ model, el: host }) {
   window.addEventListener("message", fromView);
   drawStatus();
   drawConsent();
+  drawDownload();
   drawFrame();
 
   return () => {

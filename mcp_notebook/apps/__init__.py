@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..protocol._app_files import AppDownload
 from ..protocol._apps import (
     APP_MIME_TYPE,
     APPS_PROTOCOL_VERSION,
@@ -24,12 +25,14 @@ from ..protocol._apps import (
 )
 
 if TYPE_CHECKING:
+    from ..client._app_saving import save_download
     from ..client._apps_host import AppError, AppHost, AppResource
 
 __all__ = [
     "APPS_PROTOCOL_VERSION",
     "APP_MIME_TYPE",
     "UI_EXTENSION",
+    "AppDownload",
     "AppError",
     "AppHost",
     "AppResource",
@@ -37,6 +40,7 @@ __all__ = [
     "callable_by_app",
     "content_security_policy",
     "extension_settings",
+    "save_download",
     "tool_visibility",
     "ui_resource_uri",
     "visible_to_model",
@@ -50,4 +54,8 @@ def __getattr__(name: str) -> Any:
         from ..client import _apps_host
 
         return getattr(_apps_host, name)
+    if name == "save_download":
+        from ..client._app_saving import save_download
+
+        return save_download
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

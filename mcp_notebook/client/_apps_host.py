@@ -19,6 +19,14 @@ Rules it keeps (the spec's, and ours where the spec leaves room):
 - A View may call, through the host, only the tools whose ``_meta.ui.visibility`` includes
   "app"; any other call is refused here and never reaches the server.
 - A link is opened only when it is ``https:`` and ``confirm_open_link`` said yes.
+- A file is offered for saving (``ui/download-file``) only when ``confirm_download`` is given
+  (else the capability is not advertised and the method is not found), only with the contents the
+  View embedded (:mod:`~mcp_notebook.protocol._app_files`: bounded, a safe name, never a path), and
+  only when ``confirm_download`` said yes; a no is the spec's ``{"isError": true}``.
+- With ``defer_call=True`` the View opens before the tool is called: :meth:`send_partial_input`
+  streams the arguments as they are being prepared (``tool-input-partial``, the latest one to a View
+  that was not ready yet), :meth:`call` fixes them and calls the tool (``tool-input``, after which
+  no partial input is sent).
 - Whatever a View sends, :meth:`receive` never raises: a malformed message is dropped (logged at
   DEBUG), a bad request gets a JSON-RPC error.
 
@@ -46,6 +54,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from .._version import __version__
+from ..protocol._app_files import AppDownload, DownloadRefused, parse_download_request
 from ..protocol._apps import (
     APP_MIME_TYPE,
     APPS_PROTOCOL_VERSION,
@@ -72,6 +81,8 @@ MAX_MESSAGE_CHARS = 4 * 1024 * 1024
 MAX_HTML_BYTES = 16 * 1024 * 1024
 MAX_HEIGHT = 10_000
 MAX_MESSAGES = 1_000
+#: Files a View may offer in its life (each offer is put to the user; a View must not nag forever).
+MAX_DOWNLOAD_OFFERS = 100
 MAX_ID_CHARS = 256
 TEARDOWN_WAIT = 2.0
 
@@ -86,6 +97,7 @@ _PERMISSION_KEYS = ("camera", "microphone", "geolocation", "clipboardWrite")
 _MODALITIES: dict[str, dict[str, Any]] = {"text": {}, "image": {}, "resource": {}, "resourceLink": {}}
 
 Send = Callable[[dict[str, Any]], Awaitable[None] | None]
+ConfirmDownload = Callable[[list[AppDownload]], Awaitable[bool] | bool]
 
 
 class AppError(McpInvalidInput):
@@ -195,6 +207,20 @@ def parse_resource(uri: str, raw: Mapping[str, Any]) -> AppResource:
     )
 
 
+def _json_object(value: Any, what: str) -> dict[str, Any]:
+    """``value`` as a plain JSON object (a copy), or ValueError: it goes to the View as it is."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what} must be a mapping, not {type(value).__name__}")
+    try:
+        text = json.dumps(dict(value), allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"{what} must be JSON (plain dicts, lists, strings, numbers)") from exc
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise ValueError(f"{what} are larger than {MAX_MESSAGE_CHARS} characters as JSON")
+    copy: dict[str, Any] = json.loads(text)
+    return copy
+
+
 def _https_link(url: Any) -> bool:
     if not isinstance(url, str) or len(url) > 8192 or not url.isprintable() or any(c.isspace() for c in url):
         return False
@@ -211,9 +237,14 @@ class AppHost:
     ``send(message)`` (sync or async) delivers one JSON-RPC message to the View.
     ``confirm_open_link(url)`` asks the user whether to open a link (None refuses every link);
     only ``True`` opens it, and opening is the caller's job (``opened_links`` says which).
-    ``on_change(name, value)`` is told of each change of ``status``, ``messages``,
-    ``model_context``, ``height``, ``display_mode``, ``error``, ``opened_links`` and
-    ``initialized``. ``on_log(params)`` receives the View's ``notifications/message`` params.
+    ``confirm_download(files)`` asks the user whether to save the
+    :class:`~mcp_notebook.protocol._app_files.AppDownload` files a View offers (None: this host
+    saves none); only ``True`` accepts them, and saving is the caller's job (``downloads`` lists
+    every offer, accepted or not, without its bytes). ``defer_call=True`` leaves the tool uncalled
+    until :meth:`call`. ``on_change(name, value)`` is told of each change of ``status``,
+    ``messages``, ``model_context``, ``height``, ``display_mode``, ``error``, ``opened_links``,
+    ``downloads`` and ``initialized``. ``on_log(params)`` receives the View's
+    ``notifications/message`` params.
     Callbacks that raise are logged, never propagated.
 
     Every method runs on the event loop of ``client`` (in a notebook, the engine thread), and
@@ -230,6 +261,8 @@ class AppHost:
         *,
         send: Send,
         confirm_open_link: Callable[[str], Awaitable[bool] | bool] | None = None,
+        confirm_download: ConfirmDownload | None = None,
+        defer_call: bool = False,
         on_change: Callable[[str, Any], None] | None = None,
         on_log: Callable[[dict[str, Any]], None] | None = None,
         host_info: Mapping[str, str] | None = None,
@@ -243,6 +276,8 @@ class AppHost:
         self.arguments: dict[str, Any] = dict(arguments or {})
         self._send_fn = send
         self._confirm = confirm_open_link
+        self._confirm_download = confirm_download
+        self.defer_call = bool(defer_call)
         self._on_change = on_change
         self._on_log = on_log
         self._host_info = dict(host_info or {"name": "mcp-notebook", "version": __version__})
@@ -258,12 +293,17 @@ class AppHost:
         self.display_mode = "inline"
         self.initialized = False
         self.opened_links: list[str] = []
+        self.downloads: list[dict[str, Any]] = []
         self.app_info: dict[str, Any] | None = None
         self.app_capabilities: dict[str, Any] | None = None
 
         self._call_done = False
         self._cancel_reason: str | None = None
         self._input_sent = False
+        self._input_final = not self.defer_call  # the arguments are the call's, not a draft
+        self._partial: dict[str, Any] | None = None  # the latest partial input, and its number
+        self._partial_number = 0
+        self._partial_sent = 0  # the number of the partial input the current page last got
         self._outcome_sent = False
         self._view_ready = False  # the current page said initialized (reset by its ui/initialize)
         self._deliver_lock = anyio.Lock()
@@ -288,9 +328,9 @@ class AppHost:
         ``isError`` result) makes the status "error" with ``error`` set, but the View is still
         returned: it is told of the failure (``tool-result`` with isError, or ``tool-cancelled``).
         The call may still be running when this returns ("ready"); the View gets its result when
-        both are there.
+        both are there. With ``defer_call`` the tool is not called here but by :meth:`call`.
         """
-        if self.status != "loading" or self._call_task is not None:
+        if self.status != "loading" or self._call_task is not None or self.resource is not None:
             raise RuntimeError("an AppHost is opened once")
         try:
             tool = await self._resolve_tool()
@@ -299,7 +339,8 @@ class AppHost:
             raise
         uri = tool.ui_resource_uri
         assert uri is not None  # _resolve_tool checked
-        self._call_task = spawn_owned(self._run_call, name=f"mcp-notebook app {tool.name}")
+        if not self.defer_call:
+            self._start_call()
         try:
             try:
                 contents = await self._client.read_resource(uri)
@@ -374,6 +415,46 @@ class AppHost:
             )
         return self.tool
 
+    async def send_partial_input(self, arguments: Mapping[str, Any]) -> None:
+        """Show the View the arguments as they are so far (``ui/notifications/tool-input-partial``).
+
+        For a host opened with ``defer_call=True`` while the call is being prepared (an agent
+        streaming a tool call's arguments, a form being filled): each one replaces the last, and a
+        View that is not ready yet gets only the latest, after its ``initialized``. The spec lets
+        a View ignore them and forbids it to rely on them. RuntimeError once :meth:`call` fixed
+        the input; ValueError for arguments that are not a JSON object within the message bound.
+        """
+        if self._input_final:
+            raise RuntimeError("the tool's input is final (the tool was called): no partial input now")
+        if self.status == "closed":
+            raise RuntimeError("the View is closed")
+        self._partial = _json_object(arguments, "partial arguments")
+        self._partial_number += 1
+        await self._deliver()
+
+    async def call(self, arguments: Mapping[str, Any] | None = None) -> None:
+        """Call the tool with ``arguments`` (a host opened with ``defer_call=True``, once).
+
+        The View is sent them as ``ui/notifications/tool-input`` (no partial input after it), then
+        the result as ever. Returns once the call is started; ``result`` holds it when it ends.
+        """
+        if not self.defer_call:
+            raise RuntimeError("call() is for a host made with defer_call=True (the others call at open)")
+        if self.resource is None or self.status == "closed":
+            raise RuntimeError("open() the View first (and not after close())")
+        final = _json_object(arguments or {}, "arguments")
+        async with self._deliver_lock:  # no partial input between the final one and its sending
+            if self._input_final:
+                raise RuntimeError("the tool was called already (once per View)")
+            self.arguments = final
+            self._input_final = True
+        self._start_call()
+        await self._deliver()
+
+    def _start_call(self) -> None:
+        assert self.tool is not None
+        self._call_task = spawn_owned(self._run_call, name=f"mcp-notebook app {self.tool.name}")
+
     async def _run_call(self) -> None:
         assert self.tool is not None
         try:
@@ -404,9 +485,13 @@ class AppHost:
         async with self._deliver_lock:
             if not self._view_ready or self._closing:
                 return
-            if not self._input_sent:
+            if not self._input_sent and self._input_final:
                 self._input_sent = True
                 await self._notify("ui/notifications/tool-input", {"arguments": self.arguments})
+            elif not self._input_sent and self._partial_sent != self._partial_number:
+                self._partial_sent = self._partial_number
+                partial = {"arguments": self._partial}
+                await self._notify("ui/notifications/tool-input-partial", partial)
             if self._call_done and not self._outcome_sent:
                 self._outcome_sent = True
                 if self.result is not None:
@@ -486,6 +571,7 @@ class AppHost:
         async with self._deliver_lock:  # never between a delivery's two messages
             self._view_ready = False
             self._input_sent = False
+            self._partial_sent = 0
             self._outcome_sent = False
 
     def _on_response(self, message: dict[str, Any]) -> None:
@@ -534,6 +620,7 @@ class AppHost:
             "ui/update-model-context": self._on_update_model_context,
             "ui/open-link": self._on_open_link,
             "ui/request-display-mode": self._on_request_display_mode,
+            "ui/download-file": self._on_download_file,
         }
         handler = handlers.get(method)
         if handler is None:
@@ -599,6 +686,8 @@ class AppHost:
         }
         if self._confirm is not None:
             caps["openLinks"] = {}
+        if self._confirm_download is not None:
+            caps["downloadFile"] = {}
         resource = self.resource
         if resource is not None:
             csp = {key: valid_sources(resource.csp, key) for key in _CSP_KEYS}
@@ -669,6 +758,29 @@ class AppHost:
         self.opened_links.append(url)
         self._set("opened_links", list(self.opened_links))
         return {}
+
+    async def _on_download_file(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self._confirm_download is None:
+            # Not offered (no downloadFile capability): as unknown to the View as any method.
+            raise _RequestError(METHOD_NOT_FOUND, "this host saves no files (no downloadFile capability)")
+        try:
+            files = parse_download_request(params)
+        except DownloadRefused as exc:
+            raise _RequestError(INVALID_PARAMS, str(exc)) from exc
+        if len(self.downloads) + len(files) > MAX_DOWNLOAD_OFFERS:
+            raise _RequestError(REFUSED, "too many downloads from this View")
+        try:
+            answer: Any = self._confirm_download(files)
+            accepted = await answer if inspect.isawaitable(answer) else answer
+        except Exception:
+            log.warning("confirm_download raised; the download is refused", exc_info=True)
+            accepted = False
+        accepted = accepted is True
+        self.downloads.extend({**file.describe(), "accepted": accepted} for file in files)
+        self._set("downloads", list(self.downloads))
+        # A no is a result, not an error: the spec's {isError: true}, which the SDK's
+        # App.downloadFile hands back to the View (an error would throw where it expects a value).
+        return {} if accepted else {"isError": True}
 
     # --- sending --------------------------------------------------------------------------------
 

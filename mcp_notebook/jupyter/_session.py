@@ -126,6 +126,8 @@ class Session(_session.Session):
         return AppView(self, tool, arguments, **options)
 
     async def _open_app(self, view: AppView, arguments: Mapping[str, Any] | None) -> Any:
+        if view.host.defer_call:  # the tool is called by view.call(), and recorded then
+            return await view.aopen()
         return await self._recorded("tools/call", view.tool, dict(arguments or {}), view.aopen)
 
     def roots_widget(self) -> Any:

@@ -22,6 +22,14 @@ popup blocker) and the answer comes back through the ``link_answer`` trait. A tr
 message, on purpose: the custom-message channel carries whatever the View posts, and a View must
 not be able to answer its own consent question.
 
+A file the View asks to save (``ui/download-file``) is put to the user the same way: the view
+shows each file's name, type and size with "Save" and "Refuse"; the bytes reach the front end in a
+custom message of the kernel's (with the file as a binary buffer, never in a trait: a saved notebook
+does not keep them), and "Save" hands them to the browser's own download, in the notebook's page,
+never the View's frame. The answer comes back through the ``download_answer`` trait. Unless an
+``on_download`` hook answers instead (for runs without a page: nbclient, scripts), see
+:class:`~mcp_notebook.notebook._apps.AppRun`; ``save_to=`` also keeps a copy in a folder.
+
 A dialog the server asks for during one of the View's calls shows in the view's dialog area
 (``mcpnb-dialog-area``, under the View when it is shown in a cell), or in the explorer's when the
 explorer opened the app.
@@ -56,6 +64,7 @@ from ._fallback import Fallback
 
 if TYPE_CHECKING:
     from ..apps import AppResource
+    from ..protocol._app_files import AppDownload
 
 __all__ = ["AppView", "front_end_path", "with_csp"]
 
@@ -75,7 +84,12 @@ _ON_CHANGE = (
     "error",
     "initialized",
     "opened_links",
+    "downloads",
 )
+#: The key of the kernel's own custom message that carries a download's bytes to the front end.
+#: The host's messages for the View are JSON-RPC objects whose top-level keys it builds itself
+#: (jsonrpc, id, method, params, result, error), so a View cannot make one that looks like this.
+_DOWNLOAD_KEY = "mcpnb_download"
 
 
 def front_end_path() -> Path:
@@ -123,9 +137,16 @@ class AppView(Fallback, anywidget.AnyWidget):
     ``messages``, the ``ui/message`` the View sent, oldest first; ``model_context``, the View's last
     ``ui/update-model-context`` (None before one); ``height`` in pixels (the View's
     ``size-changed``); ``display_mode``; ``initialized``, whether the View finished its handshake
-    (``ui/notifications/initialized``); ``opened_links``, the links the user agreed to open; and for
-    the front end ``srcdoc`` (the page with its CSP),
-    ``allow`` (the iframe's permissions), ``link_request`` / ``link_answer`` (the open-link dialog).
+    (``ui/notifications/initialized``); ``opened_links``, the links the user agreed to open;
+    ``downloads``, every file the View offered (name, mime_type, size, accepted), oldest first; and
+    for the front end ``srcdoc`` (the page with its CSP), ``allow`` (the iframe's permissions),
+    ``link_request`` / ``link_answer`` (the open-link dialog), ``download_request`` /
+    ``download_answer`` (the Save / Refuse question).
+
+    ``save_to`` (a folder) keeps a copy of each file the user saved (``view.saved`` lists them);
+    ``on_download(file)`` answers downloads instead of the user (True saves). With
+    ``defer_call=True`` the tool is not called yet: ``view.send_partial_input(arguments)`` shows the
+    View the arguments so far, ``view.call(arguments)`` calls it.
 
     ``view.host`` is the :class:`~mcp_notebook.apps.AppHost`; ``view.result`` is the tool's result,
     None until the call ends (``view.wait()`` waits for it). Show a view once: every displayed
@@ -149,6 +170,9 @@ class AppView(Fallback, anywidget.AnyWidget):
     allow = T.Unicode("").tag(sync=True)
     link_request = T.Dict(allow_none=True).tag(sync=True)
     link_answer = T.Dict(allow_none=True).tag(sync=True)
+    downloads: T.List[Any] = T.List().tag(sync=True)
+    download_request = T.Dict(allow_none=True).tag(sync=True)
+    download_answer = T.Dict(allow_none=True).tag(sync=True)
 
     snapshot_note = "A summary of the MCP App; run the cell to see the app itself."
 
@@ -159,15 +183,26 @@ class AppView(Fallback, anywidget.AnyWidget):
         arguments: Mapping[str, Any] | None = None,
         *,
         theme: str = "light",
+        save_to: Any = None,
+        on_download: Any = None,
         **host_options: Any,
     ) -> None:
         # (a traitlets Dict's default is {} whatever it is given: None is set here)
-        super().__init__(tool=_tool_name(tool), model_context=None, link_request=None, link_answer=None)
+        super().__init__(
+            tool=_tool_name(tool),
+            model_context=None,
+            link_request=None,
+            link_answer=None,
+            download_request=None,
+            download_answer=None,
+        )
         self.add_class("mcpnb-app-view")
         self.session = session
         self._links = count(1)
         self._lock = threading.Lock()
         self._pending_link: tuple[int, threading.Event, list[bool]] | None = None
+        self._asks = count(1)
+        self._pending_download: tuple[int, threading.Event, list[bool]] | None = None
         self._closing = False  # no more relaying: the View is gone
         self._teardown_started = False
         #: Where the dialogs of the View's calls show (under the View, when shown in a cell).
@@ -182,6 +217,9 @@ class AppView(Fallback, anywidget.AnyWidget):
                 name=self.tool,
                 send=self._to_front_end,
                 confirm_open_link=self._confirm_open_link,
+                ask_download=self._ask_download,
+                on_download=on_download,
+                save_to=save_to,
                 on_change=self._on_host_change,
                 place=self.dialog_area.place,
                 host_info={"name": "mcp-notebook", "version": _version()},
@@ -196,6 +234,7 @@ class AppView(Fallback, anywidget.AnyWidget):
         self.run.attach(self)
         self.on_msg(self._from_front_end)
         self.observe(self._on_link_answer, names=["link_answer"])
+        self.observe(self._on_download_answer, names=["download_answer"])
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         """Shown in a cell: the View with its dialog area under it (one box, made once)."""
@@ -290,7 +329,7 @@ class AppView(Fallback, anywidget.AnyWidget):
             value = max(0, min(_MAX_HEIGHT, int(value)))
         elif name == "status" and not isinstance(value, str):
             return
-        elif name in ("messages", "opened_links"):
+        elif name in ("messages", "opened_links", "downloads"):
             value = list(value or [])
         elif name == "initialized":
             value = bool(value)
@@ -344,6 +383,67 @@ class AppView(Fallback, anywidget.AnyWidget):
             pending = self._pending_link
         if pending is not None:
             self.link_answer = {"id": pending[0], "open": bool(open_it)}
+
+    # --- ui/download-file ------------------------------------------------------------------------
+
+    async def _ask_download(self, files: list[AppDownload]) -> bool:
+        """Ask the user in the view whether to save ``files`` (one question at a time)."""
+        event, answer = threading.Event(), [False]
+        with self._lock:
+            if self._pending_download is not None or self._closing:
+                return False  # a View may not pile up questions
+            ident = next(self._asks)
+            self._pending_download = (ident, event, answer)
+        try:
+            # The bytes first, then the question: the front end has them when it draws "Save".
+            self.send({_DOWNLOAD_KEY: ident}, buffers=[file.data for file in files])
+            shown = [{"name": f.name, "type": f.mime_type, "size": f.size} for f in files]
+            self.download_request = {"id": ident, "files": shown}
+            await anyio.to_thread.run_sync(event.wait, abandon_on_cancel=True)
+        finally:
+            with self._lock:
+                self._pending_download = None
+            self.set_trait("download_request", None)
+        return answer[0]
+
+    def _on_download_answer(self, change: Any) -> None:
+        value = change["new"]
+        if not isinstance(value, dict):
+            return
+        with self._lock:
+            pending = self._pending_download
+        if pending is None or value.get("id") != pending[0]:
+            return
+        _ident, event, answer = pending
+        answer[0] = value.get("save") is True
+        event.set()
+
+    def answer_download(self, save: bool) -> None:
+        """Answer the pending Save / Refuse question as the buttons would (for scripts and tests);
+        a Save from here saves no file in the browser (only ``save_to`` keeps one)."""
+        with self._lock:
+            pending = self._pending_download
+        if pending is not None:
+            self.download_answer = {"id": pending[0], "save": bool(save)}
+
+    @property
+    def saved(self) -> list[Any]:
+        """The paths of the files written into ``save_to``, oldest first."""
+        return list(self.run.saved)
+
+    # --- the tool's input, before the call (defer_call=True) ------------------------------------
+
+    def send_partial_input(self, arguments: Mapping[str, Any]) -> None:
+        """Show the View the tool's arguments so far (``ui/notifications/tool-input-partial``):
+        for a view made with ``defer_call=True``, before :meth:`call`. A View not ready yet gets
+        the latest one once it is; RuntimeError after :meth:`call`."""
+        self.run.send_partial_input(arguments)
+
+    def call(self, arguments: Mapping[str, Any] | None = None) -> None:
+        """Call the tool of a view made with ``defer_call=True`` with its final ``arguments``; the
+        View gets them (``tool-input``), then the result. Returns once the call is sent
+        (``view.wait()`` waits for its result)."""
+        self.run.call(arguments)
 
     # --- lifetime -------------------------------------------------------------------------------
 
@@ -406,8 +506,11 @@ class AppView(Fallback, anywidget.AnyWidget):
     def _refuse_pending_link(self) -> None:
         with self._lock:
             pending = self._pending_link
+            download = self._pending_download
         if pending is not None:
             pending[1].set()
+        if download is not None:
+            download[1].set()
 
     # --- what a saved notebook shows ------------------------------------------------------------
 

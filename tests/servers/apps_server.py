@@ -17,6 +17,10 @@ The official SDK's low-level server, so every ``_meta`` is exactly what a test n
 - ``slow_app(delay)``: an app tool that answers after ``delay`` seconds.
 - ``hostile_app()``: its View ``ui://probe/hostile.html`` is ``apps/hostile.html`` beside this
   file, read at every request (so it can be edited without restarting anything).
+- ``export_app(title)``: its View ``ui://probe/export.html`` is ``apps/export.html`` beside this
+  file: it shows the partial and final tool input the host streams to it and the result
+  (``{"title": title, "rows": 2}``), and asks the host to save a CSV file (``ui/download-file``)
+  when its Export button is clicked.
 - ``call_counts()``: how often each tool was called, ``{"counts": {name: n}}``: the proof that
   a refused call never reached the server.
 - ``client_capabilities()``: the capabilities the client declared, as the SDK saw them.
@@ -40,6 +44,7 @@ from mcp.server.stdio import stdio_server
 APP_MIME = "text/html;profile=mcp-app"
 HERE = Path(__file__).resolve().parent
 HOSTILE_FILE = HERE / "apps" / "hostile.html"
+EXPORT_FILE = HERE / "apps" / "export.html"
 
 CHART_CSP = {
     "connectDomains": ["https://api.example.com", "wss://live.example.com"],
@@ -142,6 +147,12 @@ TOOLS: list[dict[str, Any]] = [
         "inputSchema": _schema(),
         "_meta": _ui("ui://probe/hostile.html"),
     },
+    {
+        "name": "export_app",
+        "description": "A View that shows its streamed input and exports a CSV file.",
+        "inputSchema": _schema({"title": {"type": "string"}}),
+        "_meta": _ui("ui://probe/export.html"),
+    },
     {"name": "call_counts", "description": "How often each tool was called.", "inputSchema": _schema()},
     {
         "name": "client_capabilities",
@@ -181,6 +192,8 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if name == "slow_app":
         await anyio.sleep(float(args.get("delay", 1.0)))
         return _result("late", {"late": True})
+    if name == "export_app":
+        return _result("exported", {"title": str(args.get("title", "")), "rows": 2})
     if name == "call_counts":
         return _result(json.dumps(dict(calls)), {"counts": dict(calls)})
     if name == "client_capabilities":
@@ -213,6 +226,8 @@ def _contents(uri: str) -> dict[str, Any]:
         return {"uri": uri, "mimeType": "text/html", "text": _page("wrong")}
     if uri == "ui://probe/hostile.html":
         return {"uri": uri, "mimeType": APP_MIME, "text": HOSTILE_FILE.read_text(encoding="utf-8")}
+    if uri == "ui://probe/export.html":
+        return {"uri": uri, "mimeType": APP_MIME, "text": EXPORT_FILE.read_text(encoding="utf-8")}
     raise ValueError(f"no resource {uri!r}")
 
 
@@ -222,6 +237,7 @@ RESOURCES = [
     "ui://probe/blob.html",
     "ui://probe/wrong.html",
     "ui://probe/hostile.html",
+    "ui://probe/export.html",
 ]
 
 
