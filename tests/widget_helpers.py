@@ -71,3 +71,31 @@ def history_click(explorer: Any, index: int, css: str) -> None:
     """Pick the ``index``-th history row (0 is the newest) and click its ``css`` button."""
     explorer._history.choose(index)
     find(explorer.history, css)[0].click()
+
+
+def drawn(widget: Any) -> dict[str, Any]:
+    """The tree a browser's view of ``widget``'s panel is sent when it says hello (every control of
+    the panel by its id, ``top`` the widget's), as mcp_notebook/widgets/_ui/_root.py sends it."""
+    panel = widget.as_panel()
+    got: list[dict[str, Any]] = []
+    view = f"test-{id(got)}"
+    real = panel.send
+    panel.send = lambda message, *_a, **_k: (
+        got.append(message) if message.get("for") == view else real(message)
+    )
+    try:
+        panel._from_view(panel, {"t": "hello", "view": view, "have": []}, [])
+    finally:
+        del panel.send
+    assert got, "the panel answered no hello"
+    return got[0]
+
+
+def widget_models() -> int:
+    """Every widget model alive: ipywidgets' own (each a model in the front end) and the panels'
+    virtual controls (mcp_notebook/widgets/_ui), so a test of "no model made" still sees a leak."""
+    from ipywidgets.widgets.widget import _instances
+
+    from mcp_notebook.widgets._ui import open_controls
+
+    return len(_instances) + open_controls()

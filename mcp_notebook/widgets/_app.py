@@ -92,19 +92,17 @@ _ON_CHANGE = (
 _DOWNLOAD_KEY = "mcpnb_download"
 
 
-def front_end_path() -> Path:
-    """Where the front end's source is: inside the package when installed from a wheel or an sdist
-    (hatch copies ``widgets/mcp_app.js`` there), else the repository's ``widgets/`` folder (an
+def front_end_path(name: str = _FRONT_END) -> Path:
+    """Where a front-end source is: inside the package when installed from a wheel or an sdist
+    (hatch copies ``widgets/<name>`` there), else the repository's ``widgets/`` folder (an
     editable install, a checkout on ``PYTHONPATH``)."""
-    packaged = Path(__file__).with_name("static") / _FRONT_END
+    packaged = Path(__file__).with_name("static") / name
     if packaged.is_file():
         return packaged
-    checkout = Path(__file__).resolve().parents[2] / "widgets" / _FRONT_END
+    checkout = Path(__file__).resolve().parents[2] / "widgets" / name
     if checkout.is_file():
         return checkout
-    raise FileNotFoundError(
-        f"the MCP Apps front end ({_FRONT_END}) is missing from the package: reinstall mcp-notebook"
-    )
+    raise FileNotFoundError(f"the front end's {name} is missing from the package: reinstall mcp-notebook")
 
 
 def with_csp(page: str, csp: str) -> str:
@@ -241,7 +239,8 @@ class AppView(Fallback, anywidget.AnyWidget):
         bundle = super()._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
         if self._box is None:
-            self._box = W.VBox([self, self.dialog_area], layout=W.Layout(width="100%"))
+            # the dialog area is a panel of its own (one anywidget), under the View's
+            self._box = W.VBox([self, self.dialog_area.as_panel()], layout=W.Layout(width="100%"))
         view = "application/vnd.jupyter.widget-view+json"
         boxed = self._box._repr_mimebundle_(**kwargs)
         if isinstance(boxed, dict) and view in boxed and view in data:
