@@ -8,9 +8,10 @@ checks that it ran cleanly; tests/test_fallbacks.py reads its outputs), so CI ru
 
 from __future__ import annotations
 
+import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,10 @@ class Run:
     elapsed: float
     failure: str | None
     closed_models: frozenset[str] = frozenset()  # widgets closed during the run (comm_close)
+    #: our panels as a browser would draw them after the run (panel id -> control id -> state),
+    #: and each panel's top control (read by a probe run after the last cell)
+    panels: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    tops: dict[str, str] = field(default_factory=dict)
 
 
 class _Client(nbclient.NotebookClient):
@@ -68,6 +73,25 @@ class _Client(nbclient.NotebookClient):
         if msg["msg_type"] == "comm_close":
             self.closed_models.add(msg["content"]["comm_id"])
         super().handle_comm_msg(outs, msg, cell_index)
+
+
+#: Run after a notebook's last cell (and taken out of it again): every open panel's tree, what a
+#: browser's view of it would be drawn from after Run All (nbclient hears no view's messages).
+_PANELS_PROBE = """
+import json as _json
+from ipywidgets.widgets.widget import _instances as _models
+from mcp_notebook.widgets._ui import Panel as _Panel
+_trees = {key: model.tree() for key, model in list(_models.items()) if isinstance(model, _Panel)}
+print(_PANELS_MARK + _json.dumps({key: tree for key, tree in _trees.items() if tree}, default=str))
+""".replace("_PANELS_MARK", repr("MCPNB-PANELS "))
+
+
+def _panels_of(probe: Any) -> dict[str, Any]:
+    for output in probe.get("outputs", []):
+        text = output.get("text", "")
+        if output.get("output_type") == "stream" and "MCPNB-PANELS " in text:
+            return dict(json.loads(text.split("MCPNB-PANELS ", 1)[1]))
+    return {}
 
 
 _RUNS: dict[Path, Run] = {}
@@ -86,6 +110,8 @@ def executed(path: Path) -> Run:
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},
     )
+    probe = nbformat.v4.new_code_cell(_PANELS_PROBE)
+    notebook.cells.append(probe)
     started = time.monotonic()
     failure: str | None = None
     try:
@@ -95,5 +121,15 @@ def executed(path: Path) -> Run:
     except nbclient.exceptions.CellTimeoutError as exc:
         failure = f"{path.name}: a cell ran longer than {CELL_TIMEOUT} s: {plain(str(exc))}"
     elapsed = time.monotonic() - started
-    run = _RUNS[path] = Run(path, notebook, elapsed, failure, frozenset(client.closed_models))
+    notebook.cells.remove(probe)  # no cell of the notebook
+    trees = _panels_of(probe)
+    run = _RUNS[path] = Run(
+        path,
+        notebook,
+        elapsed,
+        failure,
+        frozenset(client.closed_models),
+        {key: tree["models"] for key, tree in trees.items()},
+        {key: tree["top"] for key, tree in trees.items()},
+    )
     return run

@@ -10,7 +10,6 @@ import threading
 import time
 from typing import Any
 
-import ipywidgets as W
 import pytest
 
 import mcp_notebook
@@ -19,7 +18,7 @@ from mcp_notebook.notebook._coalesce import Coalescer
 
 from .conftest import demo_server
 from .fakes import wait_until
-from .widget_helpers import history_rows
+from .widget_helpers import history_rows, widget_models
 
 
 @pytest.fixture
@@ -32,8 +31,8 @@ def session(no_leaked_processes: Any) -> Any:
 
 
 def _live_widgets() -> int:
-    """Live widget models (ipywidgets' registry: a model is in it until it is closed)."""
-    return len(W.widgets.widget._instances)
+    """Live widget models (ipywidgets' and our panels' virtual controls: one is alive until closed)."""
+    return widget_models()
 
 
 def _newest_row_tooltip(explorer: Any) -> str:

@@ -242,7 +242,7 @@ def test_an_app_views_calls_ask_in_its_own_area_or_in_the_explorer_that_opened_i
             shown = data["application/vnd.jupyter.widget-view+json"]["model_id"]
             assert view._box is not None
             assert shown == view._box.model_id
-            assert list(view._box.children) == [view, view.dialog_area]
+            assert list(view._box.children) == [view, view.dialog_area.as_panel()]
         finally:
             view.close()
         ex = explorer(session)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import time
 from queue import Empty
-from typing import Any
 
 import pytest
 
@@ -20,10 +19,11 @@ pytest.importorskip("ipywidgets")
 from mcp_notebook.widgets._dialogs import Dialog, NotebookDialogs
 
 from .conftest import demo_server
+from .panel_comms import PanelsOverComms
 from .raises import raises_mcp
 from .test_kernel import Kernel
 from .test_kernel import kernel as kernel  # the real-kernel fixture
-from .test_widgets_dialogs import User, _find, _run_handler, _widget_states
+from .test_widgets_dialogs import User, _run_handler
 from .widget_helpers import HOSTILE
 from .widget_helpers import assert_escaped as _assert_escaped
 
@@ -99,7 +99,7 @@ def test_a_cells_dialog_keeps_its_answer_in_the_cells_output(kernel: Kernel) -> 
     kernel.run_ok(f"%load_ext mcp_notebook\n%mcp connect demo -- {' '.join(demo_server())}\n")
     client = kernel.client
     asking = client.execute("%mcp call ask_user_name\n")
-    states: dict[str, dict[str, Any]] = {}
+    page = PanelsOverComms(client)
     asked = "asks for input: Hi! What is your name?"
     shown: list[str] = []  # the dialog's text/plain as displayed, then as updated
     updated: list[str] = []
@@ -108,22 +108,19 @@ def test_a_cells_dialog_keeps_its_answer_in_the_cells_output(kernel: Kernel) -> 
     while time.monotonic() < deadline and not (accept and field and shown):
         with contextlib.suppress(Empty):
             message = client.get_iopub_msg(timeout=1)
-            _widget_states(message, states)
+            page.saw(message)
             text = message["content"].get("data", {}).get("text/plain", "")
             if message["msg_type"] == "display_data" and asked in text:
                 assert message["parent_header"].get("msg_id") == asking, "shown under another cell"
                 shown.append(text)
-        accept = _find(states, "ButtonModel", "mcpnb-accept")
-        field = _find(states, "TextModel", "mcpnb-input")
+        accept = page.find("ButtonModel", "mcpnb-accept")
+        field = page.find("TextModel", "mcpnb-input")
     assert accept, "no Accept button was displayed"
     assert field, "no name field was displayed"
     assert shown, "the dialog's text was not displayed in the running cell"
     assert shown[0].endswith("(waiting for an answer)"), shown
-    for comm_id, data in (
-        (field, {"method": "update", "state": {"value": "Ada"}, "buffer_paths": []}),
-        (accept, {"method": "custom", "content": {"event": "click"}}),
-    ):
-        client.shell_channel.send(client.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
+    page.set(field, value="Ada")
+    page.click(accept)
     finished = False
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not finished:

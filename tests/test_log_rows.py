@@ -14,6 +14,8 @@ import ipywidgets as W
 from mcp_notebook.notebook import SessionModel
 from mcp_notebook.widgets._log import LogWidget
 
+from .widget_helpers import widget_models
+
 
 def _wait_for(predicate: Any, timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
@@ -46,7 +48,7 @@ def test_a_new_message_sends_a_chunk_not_the_table_and_makes_no_widget() -> None
         parts = [view.table] if isinstance(view.table, W.HTML) else view.table.widgets()  # one table before
         for widget in parts:
             widget.observe(lambda change: sent.append(len(change["new"])), names="value")
-        live = len(W.widgets.widget._instances)
+        live = widget_models()
 
         for index in range(300, 310):
             _log(session.model, index)
@@ -55,7 +57,7 @@ def test_a_new_message_sends_a_chunk_not_the_table_and_makes_no_widget() -> None
         # Ten redraws at most, each re-sending at most one chunk (plus a trimmed old one):
         # the whole table each time would be ten tables.
         assert sum(sent) <= 2 * len(table), (sum(sent), len(table))
-        assert len(W.widgets.widget._instances) == live, "a message made a widget model"
+        assert widget_models() == live, "a message made a widget model"
         rows = view.table.value.count('class="mcpnb-log-entry"')
         assert view.max_entries - 2 * view.table.size <= rows <= view.max_entries
     finally:
@@ -72,13 +74,13 @@ def test_the_panels_make_no_widget_model_from_the_first_call_and_message_on(no_l
 
     with mcp_notebook.connect(demo_server(), show_progress=False, log_level="debug") as session:
         panels = [session.log_widget(), session.status_widget(), session.dashboard(), session.explorer()]
-        live = len(W.widgets.widget._instances)
+        live = widget_models()
         for index in range(3):
             session.call_tool("write_log", {"message": f"note {index}", "level": "info"})
         log, explorer = panels[0], panels[3]
         _wait_for(lambda: "note 2" in log.table.value)
         _wait_for(lambda: len(history_rows(explorer)) == 3)
-        assert len(W.widgets.widget._instances) == live, "a call or a message made a widget model"
+        assert widget_models() == live, "a call or a message made a widget model"
         for panel in panels:
             panel.close()
 

@@ -25,6 +25,8 @@ from mcp_notebook.protocol._schema_walk import MAX_SCHEMA_NODES, NOWHERE, NodeBu
 from tests.conftest import python_server
 from tests.servers.walks_server import BEYOND_FLOAT, BEYOND_INT64, VALUE_LEVELS, fanned
 
+from .widget_helpers import widget_models
+
 pd = pytest.importorskip("pandas")
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
@@ -35,9 +37,7 @@ MAX_FORM_WIDGETS = 6 * MAX_SCHEMA_NODES
 
 
 def _widget_models() -> int:
-    import ipywidgets as W
-
-    return len(W.widgets.widget._instances)
+    return widget_models()
 
 
 @pytest.fixture(scope="module")

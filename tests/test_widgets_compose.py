@@ -2,7 +2,9 @@
 
 Against the real demo server (and a group of two): the explorer sits in an ``HBox`` beside the log,
 the dashboard holds status, explorer, tasks, resources and log, a group's explorer sits beside its
-board. "Renders" here means what a front end receives: ipywidgets' embed state of the whole tree.
+board. "Renders" here means what a front end receives: for an ipywidgets layout of the user's, its
+embed state, where each of our panels is one anywidget model; for one of our panels, the whole tree
+its view is sent when it says hello (mcp_notebook/widgets/_ui).
 """
 
 from __future__ import annotations
@@ -15,17 +17,19 @@ from typing import Any
 import pytest
 
 W = pytest.importorskip("ipywidgets")
-from ipywidgets.embed import dependency_state, embed_data  # noqa: E402
+
+from ipywidgets.widgets.widget import _instances  # noqa: E402
 
 import mcp_notebook  # noqa: E402
 from mcp_notebook import Group, Session  # noqa: E402
 from mcp_notebook.widgets._explorer import Explorer  # noqa: E402
 from mcp_notebook.widgets._group_panels import GroupExplorer  # noqa: E402
+from mcp_notebook.widgets._ui import Virtual  # noqa: E402
 
 from .conftest import demo_server  # noqa: E402
 from .fakes import wait_until  # noqa: E402
 from .test_notebook_group import RUN_DEMO  # noqa: E402
-from .widget_helpers import find, walk  # noqa: E402
+from .widget_helpers import drawn, find, walk  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -54,15 +58,36 @@ def group() -> Iterator[Group]:
         opened.close()
 
 
+def _outer(widget: Any) -> Iterator[Any]:
+    """``widget`` and what it holds, down to our panels (each one model: its tree is its own)."""
+    yield widget
+    if not isinstance(widget, Virtual):
+        for child in getattr(widget, "children", ()) or ():
+            yield from _outer(child)
+
+
 def _rendered(view: Any) -> dict[str, Any]:
-    """The embed state a front end would get for ``view``; every widget below it is in it."""
-    data = embed_data(views=[view], state=dependency_state([view]))
-    state = data["manager_state"]["state"]
-    json.dumps(data)  # what is sent must be plain JSON
-    missing = [w for w in walk(view) if w.model_id not in state]
-    assert not missing, f"widgets without state: {missing[:3]}"
-    assert data["view_specs"][0]["model_id"] == view.model_id
-    return state
+    """What a front end gets for ``view``; every widget below it is in it."""
+    if isinstance(view, Virtual):  # one of our panels: its view's tree
+        tree = drawn(view)
+        json.dumps(tree)
+        assert tree["top"] == view.comm.comm_id
+        models: dict[str, Any] = tree["models"]
+        lost = [w for w in walk(view) if isinstance(w, Virtual) and w.comm.comm_id not in models]
+        assert not lost, f"controls not drawn: {lost[:3]}"
+        return models
+    # a layout of the user's: each child it names is a live model a front end has (each of our
+    # panels one anywidget), and each panel draws its own tree
+    state = view.get_state()
+    json.dumps(state)  # what is sent must be plain JSON
+    models: dict[str, Any] = {view.model_id: {"model_name": view._model_name}}
+    for ref in state.get("children", []):
+        model = _instances[ref.removeprefix("IPY_MODEL_")]
+        assert not isinstance(model, Virtual), "a real layout names a model no front end has"
+        models[model.model_id] = {"model_name": model._model_name}
+        inner = getattr(model, "top", model)  # a panel: the tree it draws
+        models.update(_rendered(inner) if inner is not model else _rendered(model))
+    return models
 
 
 def test_the_explorer_goes_in_an_hbox_beside_the_log(session: Session) -> None:
@@ -73,7 +98,8 @@ def test_the_explorer_goes_in_an_hbox_beside_the_log(session: Session) -> None:
         assert explorer.widget is explorer  # old code that showed ``.widget`` still works
         box = W.HBox([explorer, log])
         state = _rendered(box)
-        assert state[explorer.model_id]["model_name"] == "VBoxModel"
+        assert state[explorer.model_id]["model_name"] == "AnyModel"  # the explorer's panel
+        assert _rendered(explorer)[explorer.comm.comm_id]["_model_name"] == "VBoxModel"
         assert "mcpnb-explorer" in explorer._dom_classes
         assert "add" in explorer.tool_names
         explorer.select("add")

@@ -34,6 +34,7 @@ from mcp_notebook.notebook import Session, _uipoll
 from mcp_notebook.widgets._dialogs import Dialog, NotebookDialogs, RootsList, RootsWidget
 
 from .conftest import demo_server
+from .panel_comms import PanelsOverComms
 from .test_kernel import Kernel
 from .test_kernel import kernel as kernel  # the real-kernel fixture
 from .widget_helpers import HOSTILE
@@ -520,19 +521,6 @@ def test_roots_list_is_edited_by_its_widget(tmp_path: Any) -> None:
 # --- a real kernel ------------------------------------------------------------------------------
 
 
-def _widget_states(message: dict[str, Any], states: dict[str, dict[str, Any]]) -> None:
-    if message["msg_type"] in ("comm_open", "comm_msg"):
-        content = message["content"]
-        states.setdefault(content["comm_id"], {}).update(content.get("data", {}).get("state", {}))
-
-
-def _find(states: dict[str, dict[str, Any]], model: str, css: str) -> str | None:
-    for comm_id, state in states.items():
-        if state.get("_model_name") == model and css in state.get("_dom_classes", ()):
-            return comm_id
-    return None
-
-
 @pytest.mark.parametrize("cell", ["sync", "async"])
 def test_a_blocked_cell_gets_its_answer_through_comm_messages(kernel: Kernel, cell: str) -> None:
     """A cell waits in ``session.call_tool``; a "browser" types a name and clicks Accept over comms.
@@ -555,43 +543,30 @@ def test_a_blocked_cell_gets_its_answer_through_comm_messages(kernel: Kernel, ce
         else "await session.acall_tool('ask_user_name')"
     )
     asking = client.execute(f"answer = {call}\nprint(json.dumps({{'text': answer.text}}))\n")
-    states: dict[str, dict[str, Any]] = {}
-    displayed: list[str] = []
+    page = PanelsOverComms(client)
     deadline = time.monotonic() + 30
+    accept = field = None
     while time.monotonic() < deadline:
         try:
             message = client.get_iopub_msg(timeout=1)
         except Empty:
             continue
-        _widget_states(message, states)
-        if message["msg_type"] == "display_data" and message["parent_header"].get("msg_id") == asking:
-            view = message["content"]["data"].get("application/vnd.jupyter.widget-view+json")
-            if view:
-                displayed.append(view["model_id"])
-        accept, field = (
-            _find(states, "ButtonModel", "mcpnb-accept"),
-            _find(states, "TextModel", "mcpnb-input"),
-        )
-        if accept and field and displayed:
+        page.saw(message)
+        accept = page.find("ButtonModel", "mcpnb-accept")
+        field = page.find("TextModel", "mcpnb-input")
+        if accept and field and page.displayed:
             break
     else:
         raise AssertionError("the dialog was not displayed in the running cell")
-    dialog = _find(states, "VBoxModel", "mcpnb-elicitation")
-    assert dialog in displayed, "the dialog was displayed in the cell that is running"
+    assert accept is not None
+    assert field is not None
+    dialog = page.panel_of("VBoxModel", "mcpnb-elicitation")
+    assert dialog in page.displayed, "the dialog was displayed in the cell that is running"
 
     queued = client.execute("print(json.dumps({'queued': True}))\n")
     time.sleep(0.3)
-    client.shell_channel.send(
-        client.session.msg(
-            "comm_msg",
-            {"comm_id": field, "data": {"method": "update", "state": {"value": "Ada"}, "buffer_paths": []}},
-        )
-    )
-    client.shell_channel.send(
-        client.session.msg(
-            "comm_msg", {"comm_id": accept, "data": {"method": "custom", "content": {"event": "click"}}}
-        )
-    )
+    page.set(field, value="Ada")
+    page.click(accept)
     replies: list[dict[str, Any]] = []
     deadline = time.monotonic() + 30
     while len(replies) < 2 and time.monotonic() < deadline:

@@ -32,7 +32,7 @@ from mcp_notebook.widgets._tool_source import python_code
 
 from .conftest import demo_server
 from .fakes import wait_until
-from .widget_helpers import find, history_click, history_rows, walk
+from .widget_helpers import find, history_click, history_rows, walk, widget_models
 from .widget_helpers import markup as html_of
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -143,7 +143,6 @@ def test_lists_the_demo_tools_with_badges(ex):
 def test_choosing_tools_over_and_over_keeps_the_live_widget_models_flat(ex):
     """A form replaced by another tool's is closed, its JSON editor and hidden fields too: before,
     each choice left about 11 live models behind (DESIGN.md: views close what they replace)."""
-    from ipywidgets.widgets import widget as registry
 
     names = ["add", "sales_records", "echo"]
 
@@ -154,10 +153,10 @@ def test_choosing_tools_over_and_over_keeps_the_live_widget_models_flat(ex):
             ex.form.json_toggle.value = False
 
     round_of_choices()
-    settled = len(registry._instances)
+    settled = widget_models()
     for _ in range(5):
         round_of_choices()
-    assert len(registry._instances) == settled
+    assert widget_models() == settled
 
 
 def test_search_filters_by_name_title_and_description(ex):

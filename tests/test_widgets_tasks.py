@@ -157,8 +157,9 @@ def test_panel_starts_empty_and_follows_a_task_to_its_result(
     wait_for(lambda: _status(row) == "completed", WAIT, "the row turned completed")
     assert "mcpnb-task-completed" in row._dom_classes
     assert "mcpnb-task-working" not in row._dom_classes
+    # the row's status, its buttons and the header are one redraw on the UI thread: wait for its end
+    wait_for(lambda: row.result_button.layout.display == "", WAIT, "the row's result button")
     assert row.cancel_button.layout.display == "none"
-    assert row.result_button.layout.display == ""
     wait_for(lambda: "0 running, 1 in all" in panel.header.value, WAIT, "the header's count")
 
     # The result is one click away, in the explorer's result view.

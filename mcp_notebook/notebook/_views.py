@@ -21,8 +21,8 @@ What they share, and why:
   ``.error``; nothing is raised into the engine.
 * **Stoppable**: ``.stop()`` unhooks the observers, cancels the task and gives back a subscription
   the view took; closing the session (or its connection closing) stops every view over it.
-* **Display**: the latest DataFrame is ``.frame`` for code. In a notebook the view shows as an
-  ipywidgets panel (``.widget``, core controls only) redrawn after each run; its ``text/plain`` is
+* **Display**: the latest DataFrame is ``.frame`` for code. In a notebook the view shows as a
+  panel (``.widget``, one anywidget: ``widgets/_ui``) redrawn after each run; its ``text/plain`` is
   one line of state (plus the first rows) and its ``text/html`` a static copy of the frame, which
   is what a saved notebook shows where widgets cannot run.
 """

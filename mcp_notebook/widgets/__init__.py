@@ -1,5 +1,5 @@
-"""Jupyter widgets for MCP sessions (ipywidgets core controls only, so they work in JupyterLab,
-Notebook 7, VS Code and Colab alike). Needs the ``notebook`` extra.
+"""Jupyter widgets for MCP sessions: each panel is one anywidget (:mod:`._ui`), so it works in
+JupyterLab, Notebook 7, VS Code, Colab and marimo alike. Needs the ``notebook`` extra.
 
 Everything a server sends is treated as untrusted: shown through text controls or escaped by
 :mod:`mcp_notebook.display._html`, never executed.

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import ipywidgets as W
-
+from . import _ui as W
 from ._explorer import explorer
 from ._fallback import Fallback
 from ._log import log_widget

@@ -50,7 +50,7 @@ from urllib.parse import urlsplit
 
 import anyio
 import anyio.to_thread
-import ipywidgets as W
+import ipywidgets
 
 from ..display._html import display_url, escape, short
 from ..notebook import _uipoll
@@ -59,6 +59,7 @@ from ..notebook._roots import RootsList, root_entry
 from ..protocol._errors import McpError
 from ..protocol._printable import printable
 from ..protocol._secrets import MASK
+from . import _ui as W
 from ._fallback import Fallback, plural
 from ._form import SchemaForm
 from ._prompts import messages_widget
@@ -273,7 +274,7 @@ class NotebookDialogs(Dialogs):
             handle = display(widget, display_id=True)
             if isinstance(widget, _DialogBox):
                 widget.display_handle = handle
-        elif isinstance(output, W.Output):
+        elif isinstance(output, ipywidgets.Output):  # the user's, or one of ours
             output.append_display_data(widget)
         else:
             output(widget)

@@ -35,8 +35,6 @@ import threading
 import time
 from typing import Any
 
-import ipywidgets as W
-
 from ..client._arguments import unknown_tool
 from ..client._results import Tool, ToolResult
 from ..display._durations import short_duration
@@ -44,6 +42,7 @@ from ..display._html import escape, markdown_html, short
 from ..notebook._session_tasks import SessionTask
 from ..protocol._errors import McpError
 from ..protocol._printable import printable
+from . import _ui as W
 from ._buttons import set_enabled
 from ._dialogs import DialogArea
 from ._explorer_history import HistoryRows, call_line

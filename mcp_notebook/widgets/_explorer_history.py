@@ -23,12 +23,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import ipywidgets as W
-
 from ..display._durations import short_duration
 from ..display._html import escape, short
 from ..notebook._coalesce import Coalescer
 from ..protocol._printable import printable
+from . import _ui as W
 from ._buttons import set_enabled
 from ._lean import lean
 from ._result_view import html_widget

@@ -11,8 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import ipywidgets as W
-
+from . import _ui as W
 from ._lean import close_tree
 
 __all__ = ["LastResults"]

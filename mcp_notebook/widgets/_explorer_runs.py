@@ -16,12 +16,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import ipywidgets as W
-
 from ..client._results import ToolResult
 from ..display._html import short
 from ..notebook._dialogs import DialogPlace
 from ..notebook._session_tasks import SessionTask
+from . import _ui as W
 from ._shown import shown
 
 __all__ = ["OnProgress", "ToolRuns"]

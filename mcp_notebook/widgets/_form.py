@@ -31,13 +31,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-import ipywidgets as W
-
 from ..display._html import escape, short
 from ..protocol._defaults import required_defaults
 from ..protocol._json_schema import UnresolvableRef, schema_validator, validation_errors
 from ..protocol._schema_walk import MAX_SCHEMA_NODES
 from ..protocol._schema_words import branches_words
+from . import _ui as W
 from ._form_fields import (
     Context,
     Field,

@@ -17,10 +17,9 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import ipywidgets as W
-
 from ..display._html import escape, short
 from ..protocol._schema_walk import MAX_SCHEMA_NODES, NOWHERE, NodeBudget, local_target
+from . import _ui as W
 from ._lean import lean
 from ._shown import HTML, Label, shown
 

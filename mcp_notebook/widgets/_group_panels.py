@@ -15,10 +15,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import ipywidgets as W
-
 from ..display._html import escape, short, state_badge
 from ..notebook._group import attempts_cell, tools_cell
+from . import _ui as W
 from ._explorer import Explorer
 from ._fallback import Fallback, plural
 from ._log import LogView, log_entry

@@ -1,15 +1,11 @@
-"""Shared layouts and styles, so that a panel is a handful of widget models, not hundreds.
+"""Shared layouts and styles, so that a panel's tree holds a handful of them, not hundreds.
 
-Every ipywidgets control makes a ``Layout`` model and a style model of its own, and a notebook that
-stores its widget state (``jupyter nbconvert --execute``, nbclient, papermill, JupyterLab's "save
-widget state") writes every model ever opened, each in full: a ``Layout`` is about 1 KB of ``None``.
-An explorer over 15 tools stored 200 of them (issue #29: executed notebook 02 held 671 models,
-759 KB). A widget whose layout and style never change after it is built shares one ``Layout`` per
-distinct setting and one style per style class, through :func:`lean`.
-
-A shared layout or style also opens with only the settings that differ from the defaults
-(:class:`_Sparse`): the front end fills in the rest from the same defaults (ipywidgets' own
-``embed`` stores state that way), so a stored ``Layout`` is a few dozen bytes, not 1 KB.
+Every ipywidgets control makes a ``Layout`` and a style of its own. The panels' controls are virtual
+(:mod:`._ui`: no model of the front end each), but each layout and style is still a control of the
+panel's tree, sent to its view when it says hello. An explorer over 15 tools would send 200 of them.
+A widget whose layout and style never change after it is built shares one ``Layout`` per distinct
+setting and one style per style class, through :func:`lean`; a shared one is sent with only the
+settings that differ from the defaults (:class:`_Sparse`).
 
 Never for a widget whose ``layout`` or ``style`` is changed later (hidden, resized, recoloured):
 the change would reach every widget sharing it. Replacing ``widget.layout`` with a new object is fine.
@@ -21,7 +17,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any, TypeVar
 
-import ipywidgets as W
+from . import _ui as W
 
 __all__ = ["close_tree", "lean", "shared_layout"]
 
@@ -59,7 +55,7 @@ def shared_layout(**settings: str) -> W.Layout:
     key = tuple(sorted(settings.items()))
     with _lock:
         found = _layouts.get(key)
-        if not _alive(found):
+        if found is None or not _alive(found):
             found = _layouts[key] = _SparseLayout(**settings)
         return found
 

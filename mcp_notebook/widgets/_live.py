@@ -1,6 +1,6 @@
 """The display of a live view (:mod:`mcp_notebook.notebook._views`): a header line over the frame's
-HTML, in ipywidgets core controls only (CSS class ``mcpnb-live``), so it shows in JupyterLab,
-Notebook 7, VS Code and Colab alike.
+HTML, drawn by a panel of ours (one anywidget, :mod:`._ui`; CSS class ``mcpnb-live``), so it shows
+in JupyterLab, Notebook 7, VS Code, Colab and marimo alike.
 
 This module only draws: the view owns the state, builds both pieces of HTML (server text escaped)
 after each run and hands them here. Nothing here waits, reads the model or talks to a server.
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import ipywidgets as W
-
+from . import _ui as W
 from ._shown import HTML
 
 __all__ = ["LiveViewWidget"]

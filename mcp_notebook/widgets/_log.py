@@ -30,11 +30,10 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import ipywidgets as W
-
 from ..display._html import escape, short, state_badge
 from ..notebook._coalesce import Coalescer
 from ..protocol._cut import already_cut, cut_text, text_form
+from . import _ui as W
 from ._fallback import Fallback
 from ._shown import HTML, shown
 

@@ -17,12 +17,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
-import ipywidgets as W
 
 from ..client._results import Prompt
 from ..display._html import escape, short
 from ..protocol._errors import McpError
 from ..protocol._printable import printable
+from . import _ui as W
 from ._fallback import Fallback, plural
 from ._result_view import block_widget, error_widget
 from ._result_view import html_widget as _html

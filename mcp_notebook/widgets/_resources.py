@@ -24,13 +24,12 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-import ipywidgets as W
-
 from ..client._results import ResourceContents, ResourceTemplate
 from ..display._html import RASTER_IMAGE_TYPES, base64_size, display_url, escape, html_table, short
 from ..display._pictures import contents_table_html
 from ..protocol._errors import McpError
 from ..protocol._printable import printable
+from . import _ui as W
 from ._fallback import Fallback, plural
 from ._prompts import Completer, spawn
 from ._result_view import block_widget, error_widget

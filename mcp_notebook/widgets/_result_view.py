@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import ipywidgets as W
-
 from ..client._results import ToolResult
 from ..display._html import (
     RASTER_IMAGE_TYPES,
@@ -31,6 +29,7 @@ from ..display._pictures import image_note, result_table_html, text_html
 from ..display._pictures import options as _options
 from ..display._shapes import result_shape
 from ..protocol._errors import McpError
+from . import _ui as W
 from ._lean import lean
 from ._shown import HTML
 

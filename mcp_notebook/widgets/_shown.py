@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import ipywidgets as W
 import traitlets
 
 from ..protocol._printable import printable
+from . import _ui as W
 
 __all__ = ["HTML", "Label", "shown"]
 

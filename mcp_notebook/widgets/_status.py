@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import ipywidgets as W
-
 from ..display._html import STATE_COLOURS, escape, short, state_badge
 from ..notebook._coalesce import Coalescer
+from . import _ui as W
 from ._fallback import Fallback, status_line
 from ._shown import HTML
 

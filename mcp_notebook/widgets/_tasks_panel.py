@@ -34,11 +34,11 @@ import time
 from typing import Any
 
 import anyio
-import ipywidgets as W
 
 from ..client._results import ToolResult
 from ..display._durations import short_duration
 from ..display._html import escape, short, state_badge
+from . import _ui as W
 from ._buttons import set_enabled
 from ._dialogs import DialogArea
 from ._fallback import Fallback, plural

@@ -22,9 +22,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
-import ipywidgets as W
-
 from ..display._html import counted
+from . import _ui as W
 from ._buttons import set_enabled
 from ._lean import lean
 
