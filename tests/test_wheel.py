@@ -13,7 +13,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Built from the top-level widgets/ folder into the package (pyproject's force-include).
-STATIC = {"mcp_notebook/widgets/static/mcp_app.js"}
+STATIC = {
+    "mcp_notebook/widgets/static/mcp_app.js",  # the App view
+    "mcp_notebook/widgets/static/panel.js",  # every other panel's renderer and its stylesheet
+    "mcp_notebook/widgets/static/panel.css",
+}
 #: Merge and editor leftovers, backups, bytecode, tests: never in a wheel.
 STRAY = re.compile(
     r"\.(orig|rej|bak|swp|pyc|pyo)$|~$|(^|/)(#[^/]*#|\.#[^/]*)$|(^|/)(__pycache__|tests?|conftest\.py)(/|$)"
