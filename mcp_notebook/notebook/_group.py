@@ -23,6 +23,7 @@ from ..client._client_group import ClientGroup, GroupMember, server_specs
 from ..client._results import Tool, ToolResult
 from ..display import _html
 from ..protocol._errors import McpError
+from . import _host
 from ._dialogs import dialogs_for
 from ._engine import Engine, get_engine, on_exit
 from ._model import GroupModel
@@ -206,6 +207,7 @@ class Group:
             self._engine.call(self.core.aclose)
             raise
         _OPEN.add(self)
+        _host.close_with_kernel(self)  # marimo run: when the browser session's kernel ends
         if register:
             self._register("Group()")
 
