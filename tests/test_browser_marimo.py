@@ -15,6 +15,7 @@ the MCP servers they started with it.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -36,6 +37,9 @@ pytest.importorskip("anywidget")
 # runs has it on PYTHONPATH; a stdio server inherits no PYTHONPATH unless handed it).
 SETUP = "import os\nimport sys\nimport mcp_notebook\ncheckout = {'PYTHONPATH': os.environ['PYTHONPATH']}"
 RAN = "every cell ran"
+#: What marimo's page shows where it could not draw an output (an HTML repr that was not a str).
+DRAW_FAILED = "Something went wrong"
+QUICKSTART = Path(__file__).resolve().parent.parent / "notebooks" / "marimo_quickstart.py"
 Cell = str | tuple[str, str]  # a cell's source, or (its name, its source)
 
 
@@ -81,6 +85,7 @@ def test_the_app_view_is_live_in_marimo(
         expect(view.locator("#detail")).to_contain_text(" sales (", timeout=EXPECT_MS)
         expect(view.get_by_text("Could not load")).to_have_count(0)
         expect(page.page.get_by_text(NOT_SUPPORTED)).to_have_count(0)
+        expect(page.page.get_by_text(DRAW_FAILED)).to_have_count(0)
         page.shot("app-view")
 
 
@@ -103,6 +108,7 @@ def test_a_panel_shows_its_server_and_tools_without_an_error(
         explorer = page.output_of("sales_records")
         expect(explorer).to_contain_text("add", timeout=EXPECT_MS)
         expect(page.page.locator(".output-area").filter(has_text="Traceback")).to_have_count(0)
+        expect(page.page.get_by_text(DRAW_FAILED)).to_have_count(0)
         page.shot("panels")
 
 
@@ -191,3 +197,18 @@ def test_marimo_run_closes_a_browser_sessions_servers_when_its_kernel_ends(
         left = wait_gone(servers, PROCESS_GRACE)
         assert not left, f"the closed browser session's MCP server still runs: {[_cmdline(p) for p in left]}"
         assert page.server.process.poll() is None  # marimo itself runs on
+
+
+def test_the_quickstart_runs_in_marimo_run(browser: Browser, tmp_path: Path, screenshots: Path) -> None:
+    """notebooks/marimo_quickstart.py as a reader opens it with ``marimo run``: every cell runs (its
+    last cell's summary shows), the tool list and the DataFrame are drawn, and no cell failed."""
+    notebook = tmp_path / "notebook" / QUICKSTART.name
+    notebook.parent.mkdir()
+    shutil.copyfile(QUICKSTART, notebook)  # marimo writes its cache (__marimo__/) beside the file
+    with marimo_page("run", notebook, browser, tmp_path, screenshots) as page:
+        page.wait_ran("add gave 3.5; 5 sales rows; 1 session(s) open")
+        expect(page.output_of("sales_records")).to_contain_text("slow_count")  # the tool list
+        expect(page.output_of("north")).to_be_visible()  # the DataFrame's rows
+        expect(page.page.locator(".output-area").filter(has_text="Traceback")).to_have_count(0)
+        expect(page.page.get_by_text(DRAW_FAILED)).to_have_count(0)
+        page.shot("quickstart")

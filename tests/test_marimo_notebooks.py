@@ -63,3 +63,33 @@ def test_marimo_notebook_runs_top_to_bottom(path: Path, tmp_path: Path) -> None:
     # the last cell's output (the code's own text has the f-string's braces)
     assert "add gave 3.5; 5 sales rows; 1 session(s) open" in page, "the summary cell's output is missing"
     assert "Traceback" not in page
+
+
+@pytest.mark.usefixtures("no_leaked_processes")
+def test_what_marimo_is_given_to_draw_is_plain_text() -> None:
+    """marimo sends a cell's output through msgspec, which cannot encode a ``str`` subclass: an HTML
+    repr that was markupsafe's ``Markup`` reached the page as an object ("Something went wrong:
+    Expected string data for mime=text/html"). What marimo's formatter makes of each object a
+    notebook shows must be a plain ``str``."""
+    from marimo._output.formatting import try_format
+
+    import mcp_notebook
+
+    from .conftest import demo_server
+
+    with mcp_notebook.connect(demo_server(), register=False, show_progress=False) as demo:
+        shown = {
+            "session": demo,
+            "tool result": demo.call_tool("add", {"a": 1, "b": 2}),
+            "table result": demo.call_tool("sales_records", {"region": "north", "limit": 3}),
+            "resource": demo.read_resource("demo://data/sales.csv"),
+            "template": demo.model.resource_templates[0],
+            "prompt result": demo.get_prompt("greeting", {"name": "Ada"}),
+            "tool": demo.model.tools[0],
+        }
+        for what, value in shown.items():
+            formatted = try_format(value)
+            # a mime bundle (an object with _repr_mimebundle_) is a dict of its types
+            html = formatted.data["text/html"] if isinstance(formatted.data, dict) else formatted.data
+            assert "text/html" in formatted.mimetype or "mimebundle" in formatted.mimetype, what
+            assert type(html) is str, f"{what}: {type(html).__name__}"

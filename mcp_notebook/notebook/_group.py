@@ -507,7 +507,8 @@ class Group:
         return f"<Group {len(self)} servers: {states}; {self.model.total_tools} tools>"
 
     def _repr_html_(self) -> str:
-        return _html.Markup("<div><b>MCP servers</b>{}</div>").format(board_html(self.model.servers))
+        # a plain str: marimo cannot serialise markupsafe's Markup, a str subclass (#38)
+        return str(_html.Markup("<div><b>MCP servers</b>{}</div>").format(board_html(self.model.servers)))
 
 
 _BOARD_COLUMNS = [

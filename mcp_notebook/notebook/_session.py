@@ -662,7 +662,8 @@ class Session:
         ]
         if model.last_error:
             rows.append(("last error", model.last_error))
-        return _html.Markup("<div><b>MCP session {}</b>{}</div>").format(self.name, _html.table(rows))
+        # a plain str: marimo cannot serialise markupsafe's Markup, a str subclass (#38)
+        return str(_html.Markup("<div><b>MCP session {}</b>{}</div>").format(self.name, _html.table(rows)))
 
 
 def _result_size(result: Any) -> int | None:
