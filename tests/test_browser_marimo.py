@@ -212,3 +212,24 @@ def test_the_quickstart_runs_in_marimo_run(browser: Browser, tmp_path: Path, scr
         expect(page.page.locator(".output-area").filter(has_text="Traceback")).to_have_count(0)
         expect(page.page.get_by_text(DRAW_FAILED)).to_have_count(0)
         page.shot("quickstart")
+
+
+def test_two_viewers_of_a_marimo_run_app_get_a_session_each(
+    browser: Browser, tmp_path: Path, screenshots: Path
+) -> None:
+    """``marimo run`` serves each browser session from its own kernel, in one process, with the same
+    cell ids: the second viewer's connect cell opens a session of its own (its name gets the
+    ``-2``), not the first viewer's session, and each viewer's session has its own server."""
+    cells: list[Cell] = [
+        SETUP,
+        "demo = mcp_notebook.connect([sys.executable, '-m', 'mcp_notebook.demo'], env=checkout)",
+        "import marimo as mo\nmo.md(f'" + RAN + ": session {demo.name}')",
+    ]
+    with _opened("run", cells, browser, tmp_path, screenshots) as first:
+        first.wait_ran(f"{RAN}: session mcp-notebook-demo")
+        second = MarimoPage(first.server, browser, screenshots).open()
+        try:
+            second.wait_ran(f"{RAN}: session mcp-notebook-demo-2")
+            assert len(_demo_servers(first)) == 2, [_cmdline(p) for p in _demo_servers(first)]
+        finally:
+            second.close()

@@ -21,6 +21,7 @@ kernel thread of the one server process; its sessions are closed when that threa
 
 from __future__ import annotations
 
+import itertools
 import logging
 import sys
 import threading
@@ -102,13 +103,31 @@ def cell_run() -> tuple[Any, Any] | None:
     """``(cell, run)`` of the marimo cell running on this thread, or None (not in marimo: the
     Jupyter side reads its kernel's execute request, see :mod:`._once`).
 
-    ``cell`` is marimo's cell id (stable across runs and edits of the cell), ``run`` this run."""
+    ``cell`` is the kernel and marimo's cell id (stable across runs and edits of the cell), ``run``
+    this run. The kernel is part of it because ``marimo run`` serves every browser session from a
+    kernel thread of one process, each with the same notebook's cell ids: two viewers of an app
+    are two notebooks, and the second one's connect cell must not get the first one's session."""
     context = _marimo_context()
     execution = getattr(context, "execution_context", None) if context is not None else None
     cell_id = getattr(execution, "cell_id", None)
     if execution is None or cell_id is None:
         return None
-    return ("marimo-cell", str(cell_id)), _Run(execution)
+    return ("marimo-cell", _kernel_number(), str(cell_id)), _Run(execution)
+
+
+#: A number for each marimo kernel thread seen (one per browser session in ``marimo run``).
+_kernels: weakref.WeakKeyDictionary[threading.Thread, int] = weakref.WeakKeyDictionary()
+_kernels_lock = threading.Lock()
+_serials = itertools.count()
+
+
+def _kernel_number() -> int:
+    thread = threading.current_thread()
+    with _kernels_lock:
+        number = _kernels.get(thread)
+        if number is None:
+            number = _kernels[thread] = next(_serials)
+        return number
 
 
 def cell_writer() -> Callable[[Any], None] | None:
