@@ -34,32 +34,10 @@ def test_there_is_a_marimo_quickstart() -> None:
 @pytest.mark.usefixtures("no_leaked_processes")
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_marimo_notebook_runs_top_to_bottom(path: Path, tmp_path: Path) -> None:
-    out = tmp_path / f"{path.stem}.html"
     # A copy: marimo writes its session cache (__marimo__/) beside the notebook it runs.
     copy = tmp_path / path.name
     shutil.copyfile(path, copy)
-    env = {key: value for key, value in os.environ.items() if not key.startswith("MARIMO")}
-    env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_CACHE_HOME=str(tmp_path))
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    argv = [
-        sys.executable,
-        "-m",
-        "marimo",
-        "--yes",
-        "export",
-        "html",
-        str(copy),
-        "-o",
-        str(out),
-        "--no-sandbox",
-    ]
-    done = subprocess.run(
-        argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG_GUARD, check=False
-    )
-    report = f"marimo export exited with {done.returncode}:\n{done.stdout}\n{done.stderr}"
-    assert done.returncode == 0, report
-    assert "Traceback" not in done.stderr, report
-    page = out.read_text()
+    page = _exported(copy, tmp_path)
     # the last cell's output (the code's own text has the f-string's braces)
     assert "add gave 3.5; 5 sales rows; 1 session(s) open" in page, "the summary cell's output is missing"
     assert "Traceback" not in page
@@ -93,3 +71,58 @@ def test_what_marimo_is_given_to_draw_is_plain_text() -> None:
             html = formatted.data["text/html"] if isinstance(formatted.data, dict) else formatted.data
             assert "text/html" in formatted.mimetype or "mimebundle" in formatted.mimetype, what
             assert type(html) is str, f"{what}: {type(html).__name__}"
+
+
+GROUP_NOTEBOOK = """import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import sys
+
+    import mcp_notebook
+
+    demo = [sys.executable, "-m", "mcp_notebook.demo"]
+    group = mcp_notebook.connect_all({"north": demo, "south": demo})
+    group
+    return
+
+
+@app.cell
+def _():
+    total = group.call_tool("south.add", {"a": 2, "b": 3})
+    board = mcp_notebook.servers()
+    f"group gave {total.data['result']}; servers: {', '.join(sorted(board['name']))}"
+    return
+"""
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.usefixtures("no_leaked_processes")
+def test_a_group_runs_in_marimo(tmp_path: Path) -> None:
+    """``connect_all`` in a marimo kernel: both servers come up, a call reaches one by its prefix,
+    and the group's servers are named sessions (what ``%mcp servers`` lists)."""
+    notebook = tmp_path / "group.py"
+    notebook.write_text(GROUP_NOTEBOOK)
+    page = _exported(notebook, tmp_path)
+    assert "group gave 5.0; servers: north, south" in page
+
+
+def _exported(notebook: Path, tmp_path: Path) -> str:
+    """``marimo export html`` of ``notebook``: every cell run in a marimo kernel; the page it wrote
+    (the test fails with marimo's report when a cell raised)."""
+    out = tmp_path / f"{notebook.stem}.html"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("MARIMO")}
+    env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_CACHE_HOME=str(tmp_path))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    argv = [sys.executable, "-m", "marimo", "--yes", "export", "html", str(notebook), "-o", str(out)]
+    argv.append("--no-sandbox")
+    done = subprocess.run(
+        argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG_GUARD, check=False
+    )
+    report = f"marimo export exited with {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    assert done.returncode == 0, report
+    assert "Traceback" not in done.stderr, report
+    return out.read_text()
