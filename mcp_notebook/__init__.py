@@ -84,8 +84,17 @@ __all__ = [
     "__version__",
     "connect",
     "connect_all",
+    "disconnect",
     "display_options",
+    "servers",
+    "session",
+    "show_full_tracebacks",
+    "tools",
+    "use",
 ]
+
+#: The ``%mcp`` commands as functions (front ends without magics: marimo, scripts); the notebook layer's.
+_COMMANDS = ("disconnect", "servers", "session", "show_full_tracebacks", "tools", "use")
 
 
 def _show_errors_in(shell: Any) -> None:
@@ -141,4 +150,12 @@ def __getattr__(name: str) -> object:
                 f"mcp_notebook.{name} needs the notebook extra: pip install 'mcp-notebook[notebook]' ({exc})"
             ) from exc
         return getattr(jupyter, name)
+    if name in _COMMANDS:
+        try:
+            from .notebook import _commands
+        except ImportError as exc:
+            raise ImportError(
+                f"mcp_notebook.{name} needs the notebook extra: pip install 'mcp-notebook[notebook]' ({exc})"
+            ) from exc
+        return getattr(_commands, name)
     raise AttributeError(f"module 'mcp_notebook' has no attribute {name!r}")

@@ -32,6 +32,7 @@ SERIAL = re.compile(r"test_(call_deadline|deadlines|deadline_properties|soak|ben
 HEAVY: dict[str, float] = {
     SERIAL_SCOPE: 330,
     "tests/test_binder.py": 250,
+    "tests/test_browser_marimo.py": 200,  # measured alone on 2026-12-05 (issue #38), nine marimo servers
     "tests/test_browser_runall.py": 175,
     "tests/test_conformance.py": 130,
     "tests/test_fallbacks.py": 130,

@@ -233,7 +233,8 @@ class ToolResult:
         shown = self._masked()
         return {
             "text/plain": _render.result_text(shown.structured_content, shown.content, self.is_error),
-            "text/html": _render.result_html(shown.structured_content, shown.content, self.is_error),
+            # plain str, never markupsafe's Markup: marimo cannot serialise a str subclass (#38)
+            "text/html": str(_render.result_html(shown.structured_content, shown.content, self.is_error)),
         }
 
 
@@ -277,8 +278,10 @@ class ResourceTemplate:
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def _repr_html_(self) -> str:
-        return (_html.Markup("<div><b>{}</b> <code>{}</code> <small>{}</small> {}</div>")).format(
-            self.title or self.name, self.uri_template, self.mime_type or "", self.description or ""
+        return str(  # a plain str (see ToolResult._repr_mimebundle_)
+            _html.Markup("<div><b>{}</b> <code>{}</code> <small>{}</small> {}</div>").format(
+                self.title or self.name, self.uri_template, self.mime_type or "", self.description or ""
+            )
         )
 
     @classmethod
@@ -336,7 +339,7 @@ class ResourceContents:
         shown = self._masked().contents
         return {
             "text/plain": _render.contents_text(shown),
-            "text/html": _render.contents_html(shown),
+            "text/html": str(_render.contents_html(shown)),  # a plain str (see ToolResult's)
         }
 
 
@@ -427,7 +430,7 @@ class PromptResult:
             )
             for m in self._masked().messages
         ]
-        return _html.table(rows)
+        return str(_html.table(rows))  # a plain str (see ToolResult._repr_mimebundle_)
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,7 +122,9 @@ class ServerBoard:
 
     def _repr_html_(self) -> str:
         section = _html.Markup("<div><b>{}</b>{}</div>")
-        return _html.Markup("").join(section.format(title, board_html(rows)) for title, rows in self.sections)
+        # a plain str: marimo cannot serialise markupsafe's Markup, a str subclass (#38)
+        sections = (section.format(title, board_html(rows)) for title, rows in self.sections)
+        return str(_html.Markup("").join(sections))
 
     def __repr__(self) -> str:
         return "\n\n".join(f"{one_line(title)}\n{board_text(rows)}" for title, rows in self.sections)

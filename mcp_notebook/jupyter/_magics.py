@@ -63,7 +63,6 @@ Behaviours:
 
 from __future__ import annotations
 
-import fnmatch
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -73,10 +72,11 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
 from ..client._arguments import suggest, unknown_tool
+from ..notebook import _commands
 from ..notebook._registry import REGISTRY, Entry, Registry
 from ..notebook._session_tasks import SessionTask
 from ..notebook._targets import TargetError, connect_target, describe_command, describe_url, http_options
-from ..protocol._errors import McpError, set_full_tracebacks
+from ..protocol._errors import McpError
 from . import _group_commands as _groups
 from ._magic_args import (
     MagicArgError,
@@ -187,23 +187,8 @@ class McpMagics(Magics):
 
     def session(self, name: str | None = None) -> tuple[str, Session]:
         """``(name, session)``: NAME's, or the current one; a clear error if there is none."""
-        if name is None:
-            current = self.current
-            if current is not None and current not in self._names() and self.registry.was_closed(current):
-                raise self._closed_error(current)
-            if current is None or current not in self._names():
-                raise MagicArgError(
-                    "no MCP session: connect one first (%mcp connect NAME -- COMMAND, "
-                    "%mcp connect NAME URL, a NAME from mcp.json, or --all for every server of a config)"
-                )
-            name = current
-        entry = self.sessions.get(name)
-        if entry is not None:
-            return name, cast(Session, entry.session)  # the registry holds notebook Sessions
-        group_name = self._names().get(name)
-        if group_name is None:
-            raise self._no_server(name)
-        return name, cast(Session, self.groups[group_name][name])  # an McpError says why a server is not up
+        found, session = _commands.named_session(name, registry=self.registry)
+        return found, cast(Session, session)  # the registry holds this layer's Sessions
 
     def _names(self) -> dict[str, str | None]:
         """Every usable server name -> its group (None: a session of its own); see _registry.server_names."""
@@ -211,26 +196,6 @@ class McpMagics(Magics):
 
     def _tool_lists(self) -> dict[str, list[Any]]:
         return _groups.tool_lists(self.registry.session_objects(), self.groups)
-
-    def _closed_error(self, name: str) -> MagicArgError:
-        open_names = self.registry.open_names()
-        if not open_names:
-            return MagicArgError(
-                f"no session named {name!r} (it was closed); none is open: connect one first"
-            )
-        return MagicArgError(
-            f"no session named {name!r} (it was closed); open sessions: {', '.join(open_names)}"
-        )
-
-    def _no_server(self, name: str) -> MagicArgError:
-        if self.registry.was_closed(name):
-            return self._closed_error(name)
-        if name in self.groups:
-            servers = ", ".join(self.groups[name])
-            return MagicArgError(f"{name!r} is a group of servers ({servers}); name one of them")
-        if not self.groups:
-            return MagicArgError(f"no session named {name!r}{suggest(name, list(self.sessions), 'sessions')}")
-        return MagicArgError(f"no server named {name!r}{suggest(name, list(self._names()), 'servers')}")
 
     def _one_word(self, options: Options, subcommand: str, *, optional: bool = False) -> str | None:
         words = options.words
@@ -324,47 +289,20 @@ class McpMagics(Magics):
     def _do_servers(self, options: Options, cell: str | None) -> Any:
         if options.words:
             raise MagicArgError(f"usage: %mcp {COMMANDS['servers'].usage}")
-        return self.registry.frame()
+        return _commands.servers(registry=self.registry)
 
     def _do_use(self, options: Options, cell: str | None) -> None:
-        name, _ = self.session(self._one_word(options, "use"))
-        self.current = name
-        print(f"current session: {name!r}")
+        name = self._one_word(options, "use")
+        assert name is not None
+        _commands.use(name, registry=self.registry)
+        print(f"current session: {self.current!r}")
 
     def _do_disconnect(self, options: Options, cell: str | None) -> None:
-        groups: list[str] = []
-        if options.all:
-            if options.words:
-                raise MagicArgError("give a NAME or --all, not both")
-            names, groups = list(self.sessions), list(self.groups)
-        else:
-            word = self._one_word(options, "disconnect", optional=True)
-            target = word if word is not None else self.session()[0]
-            names = [target] if target in self.sessions else []
-            if not names and target in self.groups:
-                groups = [target]
-            elif not names:
-                owner = self._names().get(target)
-                if owner is None:
-                    raise self._no_server(target)
-                raise MagicArgError(
-                    f"{target!r} is a server of group {owner!r}; %mcp disconnect {owner} closes the group"
-                )
-        for name in names:
-            session = self.registry.remove(name)
-            if session is not None:
-                session.close()
-            print(f"disconnected {name!r}")
-            if name == self.current:  # not a group's server of the same name instead
-                self.current = None
-        for name in groups:
-            group = self.registry.remove_group(name)
-            if group is not None:
-                group.close()
-                print(f"disconnected group {name!r} ({len(cast('Group', group))} servers)")
-        if not names and not groups:
-            print("no sessions to disconnect")
-        self._fix_current()
+        if options.all and options.words:
+            raise MagicArgError("give a NAME or --all, not both")
+        word = None if options.all else self._one_word(options, "disconnect", optional=True)
+        closed = _commands.disconnect(word, all=bool(options.all), registry=self.registry)
+        print("\n".join(closed) if closed else "no sessions to disconnect")
 
     def _fix_current(self) -> None:
         """After a close: keep the current name if it still means something, else the last session
@@ -387,22 +325,9 @@ class McpMagics(Magics):
 
     def _do_tools(self, options: Options, cell: str | None) -> Any:
         pattern = self._one_word(options, "tools", optional=True)
-        server = options.server
-        if pattern is not None and server is None:
-            if pattern in self._names():  # a server's name lists its tools (see the help)
-                server, pattern = pattern, None
-            elif pattern in self.groups:
-                return self.groups[pattern].tools_frame(include_app_only=options.all)
-        _, session = self.session(server)
-        frame = session.tools_frame(include_app_only=options.all)
-        if pattern:
-            names = frame["name"].astype(str)
-            if any(c in pattern for c in "*?["):
-                keep = names.map(lambda n: fnmatch.fnmatchcase(n, pattern))
-            else:
-                keep = names.str.contains(pattern, case=False, regex=False)
-            frame = frame[keep.astype(bool)].reset_index(drop=True)
-        return frame
+        return _commands.tools(
+            pattern, server=options.server, include_app_only=bool(options.all), registry=self.registry
+        )
 
     def _do_resources(self, options: Options, cell: str | None) -> Any:
         self._no_words(options, "resources")
@@ -652,7 +577,7 @@ class McpMagics(Magics):
     def _do_tb(self, options: Options, cell: str | None) -> None:
         mode = self._one_word(options, "tb", optional=True)
         if mode in ("full", "short"):
-            set_full_tracebacks(mode == "full")
+            _commands.show_full_tracebacks(mode == "full")
             print(f"McpErrors now show {'their full traceback' if mode == 'full' else 'as a short block'}")
             return
         if mode is not None:

@@ -10,16 +10,18 @@ widget messages (:mod:`._uipoll`). How a dialog looks is not this layer's busine
 
 Where a dialog appears is state too. A widget that starts calls (the explorer, an App view) owns a
 :class:`DialogPlace` and runs each call through :meth:`DialogPlace.placed`, which marks the call's
-task with the place (a context variable) and counts it as in flight there; a session's own
-calls (a cell's) are marked with the cell's place (:func:`from_cell`), whose view is the running
-cell. A dialog asked for inside a marked task (a modern server's ``input_required`` round) goes to
-that place. One whose origin is not in the context (a legacy server's JSON-RPC request, a task's
-input request answered by the poller) goes to every place with a call in flight on that session;
-when there is none, to the places that watch the session (the tasks panel: :meth:`DialogPlace.watch`)
-and under the running cell, as before. A dialog area draws its place's open dialogs and drops each
-when it is answered, cancelled or its call ends. Where there is nowhere to show one (no kernel, no
-place, no ``output``) the handler fails at once with an error that says what to do: never a
-silent wait.
+task with the place (a context variable) and counts it as in flight there; a session's own calls (a
+cell's) are marked with the cell's place (:func:`from_cell`), whose view is the running cell: in
+Jupyter the kernel's ``display()`` finds it; in marimo, which has no such notion on the engine
+thread, the place holds a writer to the cell that made the call (:func:`._host.cell_writer`), taken
+as the call starts. A dialog asked for inside a marked task (a modern server's ``input_required``
+round) goes to that place. One whose origin is not in the context (a legacy server's JSON-RPC
+request, a task's input request answered by the poller) goes to every place with a call in flight on
+that session; when there is none, to the places that watch the session (the tasks panel:
+:meth:`DialogPlace.watch`) and under the running cell, as before. A dialog area draws its place's
+open dialogs and drops each when it is answered, cancelled or its call ends. Where there is nowhere
+to show one (no kernel, no place, no ``output``) the handler fails at once with an error that says
+what to do: never a silent wait.
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ import contextvars
 import functools
 import inspect
 import logging
-import sys
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
@@ -37,7 +38,7 @@ import anyio
 import anyio.to_thread
 
 from ..protocol._errors import McpError
-from . import _uipoll
+from . import _host, _uipoll
 
 __all__ = [
     "DialogPlace",
@@ -154,25 +155,40 @@ _IN_FLIGHT: list[tuple[DialogPlace, Any]] = []
 #: The places that watch a session (:meth:`DialogPlace.watch`): (place, the session's dialogs).
 _WATCHING: list[tuple[DialogPlace, Any]] = []
 _IN_FLIGHT_LOCK = threading.Lock()
-#: The place of a session's own calls (a cell's); its view is the running cell (``Dialogs._show``).
-_CELL = DialogPlace("cell")
+
+
+class _CellPlace(DialogPlace):
+    """The place of a session's own calls (a cell's): the cell. ``write`` puts a dialog under the
+    cell that made the call (marimo's, see :func:`._host.cell_writer`); None: the subclass's
+    ``Dialogs._show`` (Jupyter's ``display()``, which goes to the running cell by itself)."""
+
+    def __init__(self, write: Callable[[Any], None] | None = None) -> None:
+        super().__init__("cell")
+        self.write = write
+
+
+#: The place of a session's own calls where the front end finds the running cell itself (Jupyter).
+_CELL = _CellPlace()
 
 
 def current_place() -> DialogPlace | None:
     """The place of the call this task runs for (a widget's), or None (a cell, a script, no call)."""
     place = _CURRENT.get()
-    return None if place is _CELL else place
+    return None if isinstance(place, _CellPlace) else place
 
 
 def from_cell(session: Any, fn: Callable[..., Awaitable[_T]]) -> Callable[..., Awaitable[_T]]:
     """``fn`` as a session's own call: its dialogs go under the running cell, unless it already
-    runs inside a widget's placed call (the explorer calls ``session.acall_tool`` on the engine)."""
+    runs inside a widget's placed call (the explorer calls ``session.acall_tool`` on the engine).
+    Called on the cell's thread, where marimo tells which cell runs."""
+    write = _host.cell_writer()
+    place = _CELL if write is None else _CellPlace(write)
 
     @functools.wraps(fn)  # its name stays the call's (an interrupted cell names it)
     async def run(*args: Any) -> _T:
         if _CURRENT.get() is not None:
             return await fn(*args)
-        return await _CELL.placed(session, fn)(*args)
+        return await place.placed(session, fn)(*args)
 
     return run
 
@@ -222,6 +238,14 @@ class Dialogs:
 
     def _show(self, widget: Any) -> None:
         raise NotImplementedError
+
+    def _show_in_cell(self, place: _CellPlace, widget: Any) -> None:
+        """Under the cell of the call (marimo: the place's writer), unless the dialogs were given an
+        ``output`` of their own; else as the subclass shows a dialog (Jupyter's running cell)."""
+        if place.write is not None and getattr(self, "output", None) is None:
+            place.write(widget)
+        else:
+            self._show(widget)
 
     def _nowhere(self, dialog: DialogView) -> str | None:
         """Why ``dialog``, which has no place, cannot be shown (None: it can be); subclasses say."""
@@ -273,8 +297,10 @@ class Dialogs:
             places = list(dict.fromkeys(running))
         else:
             places = [*dict.fromkeys(watching), _CELL]
-        if _CELL in places and self._nowhere(dialog) is not None:
-            places.remove(_CELL)  # no kernel and no output: nobody would see it there
+        shown_by_kernel = [p for p in places if isinstance(p, _CellPlace) and p.write is None]
+        if shown_by_kernel and self._nowhere(dialog) is not None:
+            # no kernel and no output: nobody would see it there (a marimo cell's place writes itself)
+            places = [p for p in places if p not in shown_by_kernel]
         return places
 
     async def _ask(self, dialog: DialogView) -> dict[str, Any]:
@@ -290,8 +316,8 @@ class Dialogs:
         _uipoll.dialog_opened()
         try:
             for place in places:
-                if place is _CELL:
-                    self._show(dialog.widget)
+                if isinstance(place, _CellPlace):
+                    self._show_in_cell(place, dialog.widget)
                 else:
                     place._add(dialog)
             for callback in list(self._callbacks):
@@ -334,7 +360,8 @@ def sampler_name(sampler: Any) -> str:
 def dialogs_for(dialogs: Any, options: dict[str, Any], name: str, factory: DialogsFactory | None) -> Any:
     """The dialogs to install (setting ``options``' missing handlers to theirs), or None.
 
-    ``None`` installs them only inside a Jupyter kernel with ipywidgets available: a script has no
+    ``None`` installs them only inside a notebook kernel (Jupyter's or marimo's, :func:`._host.in_notebook`)
+    with ipywidgets available: a script has no
     one to click, so there the server learns the client cannot elicit or sample. ``factory`` makes
     them (the top layer's sessions have one); without it only the caller's own dialogs are used.
     """
@@ -345,8 +372,8 @@ def dialogs_for(dialogs: Any, options: dict[str, Any], name: str, factory: Dialo
         return None
     if dialogs is None or dialogs is True:
         if dialogs is None:
-            # No IPython, no kernel: nobody to click, and no widgets to import.
-            if "IPython" not in sys.modules or not _uipoll.in_kernel():
+            # No notebook kernel: nobody to click, and no widgets to import.
+            if not _host.in_notebook():
                 return None
             try:
                 import ipywidgets  # noqa: F401  (the dialogs are widgets)

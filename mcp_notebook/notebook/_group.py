@@ -23,6 +23,7 @@ from ..client._client_group import ClientGroup, GroupMember, server_specs
 from ..client._results import Tool, ToolResult
 from ..display import _html
 from ..protocol._errors import McpError
+from . import _host
 from ._dialogs import dialogs_for
 from ._engine import Engine, get_engine, on_exit
 from ._model import GroupModel
@@ -206,6 +207,7 @@ class Group:
             self._engine.call(self.core.aclose)
             raise
         _OPEN.add(self)
+        _host.close_with_kernel(self)  # marimo run: when the browser session's kernel ends
         if register:
             self._register("Group()")
 
@@ -505,7 +507,8 @@ class Group:
         return f"<Group {len(self)} servers: {states}; {self.model.total_tools} tools>"
 
     def _repr_html_(self) -> str:
-        return _html.Markup("<div><b>MCP servers</b>{}</div>").format(board_html(self.model.servers))
+        # a plain str: marimo cannot serialise markupsafe's Markup, a str subclass (#38)
+        return str(_html.Markup("<div><b>MCP servers</b>{}</div>").format(board_html(self.model.servers)))
 
 
 _BOARD_COLUMNS = [

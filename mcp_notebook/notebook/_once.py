@@ -16,7 +16,9 @@ a session of its own, as before, and never closes (or borrows) the first. The ca
 never mean each other (``[connect(t) for t in targets]`` opens one session per target); a cell
 run again pairs its k-th ``connect()`` with the k-th of the cell's previous run. Outside a kernel
 (a script) there are no runs, so only ``name=`` finds a session; in a kernel whose front end
-sends no cell id (nbclient) the cell is the calling line.
+sends no cell id (nbclient) the cell is the calling line. In marimo the cell is marimo's cell id and
+the run is that run's execution context (:func:`._host.cell_run`): a cell that marimo runs again
+reactively, because a cell it reads from ran, gets its session back the same way.
 The options' values are compared, never shown (they may hold tokens): the note names the
 options that differ, not what they hold.
 """
@@ -27,6 +29,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import _host
 from ._registry import REGISTRY, Entry, Given, same_value
 from ._session import Session
 from ._uipoll import running_kernel
@@ -45,7 +48,7 @@ def connect_once(open_session: Callable[..., Session], target: Any, options: Map
         return open_session(target, **options)
     name = options.pop("name", None)
     options.pop("register", None)
-    site, run = call_site(), current_run()
+    site, run = _site_and_run()
     ordinal = _next_ordinal(site, run)
     found = REGISTRY.opened_with(name, site, run, ordinal) if run is not None or name is not None else None
     if found is not None:
@@ -74,6 +77,15 @@ def _next_ordinal(site: Any, run: Any) -> int:
     ordinal = count if last_run == run and run is not None else 0
     _ordinals[site] = (run, ordinal + 1)
     return ordinal
+
+
+def _site_and_run() -> tuple[Any, Any]:
+    """``(call_site(), current_run())``: marimo's cell and run when a marimo cell runs, else the
+    Jupyter kernel's (or the calling line and no run, outside any notebook)."""
+    marimo_cell = _host.cell_run()
+    if marimo_cell is not None:
+        return marimo_cell
+    return call_site(), current_run()
 
 
 def current_run() -> Any:

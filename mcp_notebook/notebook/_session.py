@@ -32,8 +32,8 @@ from ..client._results import (
 from ..display import _html
 from ..protocol._errors import McpError
 from ..protocol._printable import printable
+from . import _host, _uipoll
 from . import _targets as _config
-from . import _uipoll
 from ._dialogs import Dialogs, DialogsFactory, dialogs_for, from_cell
 from ._engine import Engine, get_engine, on_exit
 from ._map import ProgressBar, map_tool
@@ -174,6 +174,7 @@ class Session:
         self._mirror.sync_lists()
         self._background.append(self._engine.spawn(self._mirror.follow_notifications))
         _OPEN.add(self)
+        _host.close_with_kernel(self)  # marimo run: when the browser session's kernel ends
         if register:
             self._register("Session()")
 
@@ -661,7 +662,8 @@ class Session:
         ]
         if model.last_error:
             rows.append(("last error", model.last_error))
-        return _html.Markup("<div><b>MCP session {}</b>{}</div>").format(self.name, _html.table(rows))
+        # a plain str: marimo cannot serialise markupsafe's Markup, a str subclass (#38)
+        return str(_html.Markup("<div><b>MCP session {}</b>{}</div>").format(self.name, _html.table(rows)))
 
 
 def _result_size(result: Any) -> int | None:

@@ -53,7 +53,7 @@ import anyio.to_thread
 import ipywidgets
 
 from ..display._html import display_url, escape, short
-from ..notebook import _uipoll
+from ..notebook import _host
 from ..notebook._dialogs import DialogPlace, Dialogs, sampler_name, sampling_result
 from ..notebook._roots import RootsList, root_entry
 from ..protocol._errors import McpError
@@ -252,7 +252,7 @@ class NotebookDialogs(Dialogs):
         self.history: list[Dialog] = []
 
     def _nowhere(self, dialog: Any) -> str | None:
-        if self.output is not None or _uipoll.in_kernel():
+        if self.output is not None or _host.in_notebook():
             return None
         what, option = (
             ("a model reply (sampling)", "sampling")
