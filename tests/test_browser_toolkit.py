@@ -38,9 +38,11 @@ slider = W.IntSlider(min=0, max=10, value=3)
 slider.add_class("t-slider")
 bar = W.IntProgress(value=5, max=10)
 bar.add_class("t-bar")
+full = W.FloatProgress(value=10.0)  # ipywidgets' default max (10.0) is not sent: the page knows it
+full.add_class("t-full")
 tabs = W.Tab([W.Label(HOSTILE), W.HTML("<b class='t-bold'>bold</b>")], titles=("one", "two"))
 tabs.add_class("t-tabs")
-W.VBox([text, button, pick, tick, slider, bar, tabs])
+W.VBox([text, button, pick, tick, slider, bar, full, tabs])
 """
 READ = "print(seen, repr(pick.value), tick.value, tabs.selected_index)"
 CHANGE = "text.value = 'Grace'\nbar.value = 9\nbutton.disabled = True\nbutton.layout.display = 'none'"
@@ -54,6 +56,8 @@ def test_every_control_is_drawn_used_and_followed_and_hostile_text_stays_text(no
     for css in (".t-button", ".t-pick select", ".t-tick input", ".t-slider input", ".t-bar progress"):
         expect(out.locator(css)).to_have_count(1)
     expect(out.locator(".mcpnb-ui-unsupported")).to_have_count(0)
+    full = out.locator(".t-full progress")
+    assert full.evaluate("p => p.value === p.max && p.max === 10"), "a full bar is drawn full"
     expect(out.locator(".t-button")).to_contain_text(HOSTILE)  # as text, not markup
     expect(out.locator(".t-tick")).to_contain_text(HOSTILE)
     expect(out.locator(".t-pick option").first).to_have_text(HOSTILE)

@@ -44,6 +44,11 @@ function el(tag, className, content) {
   return node;
 }
 
+// A state holds only what differs from ipywidgets' defaults: these are ipywidgets' own.
+function maxDefault(state) {
+  return String(state._model_name).startsWith("Float") ? 10 : 100;
+}
+
 function b64(value) {
   return value && typeof value === "object" && typeof value.b64 === "string" ? value.b64 : "";
 }
@@ -418,7 +423,7 @@ export function mount({ model, el: host, view }) {
     entry.draw = () => {
       const now = states.get(id);
       input.min = text(now.min ?? 0);
-      input.max = text(now.max ?? 100);
+      input.max = text(now.max ?? maxDefault(now));
       input.step = text(now.step ?? (now._model_name === "FloatSliderModel" ? 0.1 : 1));
       if (!pending.has(id)) input.value = text(now.value ?? 0);
       input.disabled = Boolean(now.disabled);
@@ -437,7 +442,7 @@ export function mount({ model, el: host, view }) {
     entry.draw = () => {
       const now = states.get(id);
       const low = Number(now.min ?? 0);
-      bar.max = Math.max(Number(now.max ?? 100) - low, 0);
+      bar.max = Math.max(Number(now.max ?? maxDefault(now)) - low, 0);
       bar.value = Math.max(Number(now.value ?? 0) - low, 0);
       bar.dataset.style = text(now.bar_style);
       describe(entry, now);

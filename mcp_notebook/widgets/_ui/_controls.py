@@ -95,6 +95,26 @@ def _linked_names(cls: type) -> frozenset[str]:
 _linked: dict[type, frozenset[str]] = {}
 
 
+def _keep_hosts_away() -> None:
+    """Make ipywidgets' construction hook pass virtual controls by.
+
+    Why: a host may hook every ipywidgets control as it is made (``Widget.on_widget_constructed``)
+    and give it a comm of its own; marimo does, making each control a model of its page, which is
+    what a panel exists to avoid (and what it would then draw twice). The hook is wrapped once, here,
+    when the first control is made after a host set it; every other control still reaches it.
+    """
+    hook = Widget._widget_construction_callback
+    if hook is None or getattr(hook, "passes_virtual_controls", False):
+        return
+
+    def constructed(widget: Any) -> None:
+        if not isinstance(widget, Virtual):
+            hook(widget)
+
+    constructed.passes_virtual_controls = True  # type: ignore[attr-defined]
+    Widget._widget_construction_callback = constructed
+
+
 class Virtual(HasTraits):
     """Mixed in before an ipywidgets class: a :class:`VirtualComm` instead of a kernel comm.
 
@@ -105,6 +125,10 @@ class Virtual(HasTraits):
 
     comm: Any
     keys: Any
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        _keep_hosts_away()
+        super().__init__(*args, **kwargs)
 
     def open(self) -> None:
         if self.comm is None:

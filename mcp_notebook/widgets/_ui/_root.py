@@ -48,18 +48,25 @@ _MAX_CONTROLS = 20_000  # a tree larger than this is a bug in a panel, not a rea
 _BOOT = """
 const KEY = "__mcpnbPanels";
 function loaded(version) { return (globalThis[KEY] = globalThis[KEY] || {})[version]; }
+const CSS = (globalThis[KEY + "Css"] = globalThis[KEY + "Css"] || {}); // shared by every panel
+function style(el, version) {
+  // the page's head, or the shadow root a host draws the view in (marimo does): CSS stops there
+  const root = el.getRootNode();
+  const where = root instanceof ShadowRoot ? root : document.head;
+  const id = "mcpnb-css-" + version;
+  if (!CSS[version] || where.querySelector("#" + id)) return;
+  const sheet = document.createElement("style");
+  sheet.id = id;
+  sheet.textContent = CSS[version];
+  where.append(sheet);
+}
 async function load(code) {
   const cache = (globalThis[KEY] = globalThis[KEY] || {});
   if (!cache[code.version]) {
     const url = URL.createObjectURL(new Blob([code.js], { type: "text/javascript" }));
     cache[code.version] = import(url).finally(() => URL.revokeObjectURL(url));
   }
-  if (code.css && !document.getElementById("mcpnb-css-" + code.version)) {
-    const style = document.createElement("style");
-    style.id = "mcpnb-css-" + code.version;
-    style.textContent = code.css;
-    document.head.append(style);
-  }
+  if (code.css) CSS[code.version] = code.css;
   return cache[code.version];
 }
 function render({ model, el }) {
@@ -76,6 +83,7 @@ function render({ model, el }) {
   async function start(tree) {
     const module = await (tree.code ? load(tree.code) : loaded(tree.version));
     if (gone) return;
+    style(el, tree.version);
     clearTimeout(timer);
     note.remove();
     mounted = module.mount({ model, el, view });

@@ -1,0 +1,89 @@
+"""End-to-end in marimo (issue #38's "done when"): the quickstart's panels are live, not snapshots.
+
+notebooks/marimo_quickstart.py opened with ``marimo run`` (a reader) and ``marimo edit`` (an author),
+headless Chromium: the explorer lists the demo server's tools; a call made by clicking (select
+``add``, fill its form, press Call) shows its result; an elicitation the explorer's call raises is
+answered in the explorer and reaches the server; the dashboard's tabs switch; its log shows a
+message the server sent. No "not supported" banner and no static snapshot where a panel belongs
+(each panel is one anywidget: mcp_notebook/widgets/_ui). The harness is tests/browser/marimo.py.
+"""
+
+from __future__ import annotations
+
+import shutil
+from contextlib import suppress
+from pathlib import Path
+
+import pytest
+
+from .browser.fixtures import (  # noqa: F401 (fixtures)
+    EXPECT_MS,
+    browser_fixture,
+    field,
+    playwright_fixture,
+    tool_entry,
+)
+from .browser.marimo import NOT_SUPPORTED, Mode, marimo_page
+from .test_browser_marimo import QUICKSTART, screenshots_fixture  # noqa: F401 (a fixture)
+
+with suppress(ImportError):  # without Playwright, the fixtures fail with the fix
+    from playwright.sync_api import Browser, Locator, expect
+
+pytest.importorskip("marimo")
+
+RAN = "add gave 3.5; 5 sales rows; 1 session(s) open"
+
+
+def _call(explorer: Locator, tool: str, **arguments: str) -> None:
+    """Select ``tool``, fill its form, press Call: as a user does."""
+    tool_entry(explorer, tool).click()
+    form = explorer.locator(".mcpnb-form")
+    expect(form).to_contain_text(next(iter(arguments), ""), timeout=EXPECT_MS)
+    for name, value in arguments.items():
+        field(form, name).fill(value)
+    explorer.locator("button.mcpnb-call").click()
+
+
+@pytest.mark.parametrize("mode", ["run", "edit"])
+def test_the_quickstarts_panels_are_live_in_marimo(
+    mode: Mode, browser: Browser, tmp_path: Path, screenshots: Path
+) -> None:
+    notebook = tmp_path / "notebook" / QUICKSTART.name
+    notebook.parent.mkdir()
+    shutil.copyfile(QUICKSTART, notebook)
+    with marimo_page(mode, notebook, browser, tmp_path, screenshots) as page:
+        page.wait_ran(RAN)
+        explorer = page.page.locator(".mcpnb-explorer").first
+        expect(tool_entry(explorer, "add")).to_be_visible(timeout=EXPECT_MS)
+        expect(tool_entry(explorer, "ask_user_name")).to_be_visible()
+        expect(page.page.get_by_text(NOT_SUPPORTED)).to_have_count(0)
+        expect(page.page.locator(".mcpnb-static")).to_have_count(0)  # no frozen snapshot drawn
+        page.shot("panels")
+
+        _call(explorer, "add", a="2", b="3")  # a call made by clicking
+        result = explorer.locator(".mcpnb-result")
+        expect(result).to_contain_text("5", timeout=EXPECT_MS)
+        expect(explorer.locator(".mcpnb-history")).to_contain_text("add", timeout=EXPECT_MS)
+        page.shot("called")
+
+        _call(explorer, "ask_user_name", greeting="Welcome")  # the server asks back: a dialog
+        dialog = explorer.locator(".mcpnb-elicitation")
+        expect(dialog).to_be_visible(timeout=EXPECT_MS)
+        expect(dialog).to_contain_text("What is your name?")
+        field(dialog, "name").fill("Ada")
+        dialog.locator(".mcpnb-accept").click()
+        expect(result).to_contain_text("Welcome, Ada!", timeout=EXPECT_MS)  # the answer reached it
+        page.shot("answered")
+
+        _call(explorer, "write_log", message="hello from marimo")  # the server logs a message
+        expect(result).to_contain_text("Logged one info message", timeout=EXPECT_MS)
+        board = page.page.locator(".mcpnb-dashboard").first
+        board.get_by_role("tab", name="Log").click()
+        log = board.locator(".mcpnb-log")
+        expect(log).to_be_visible(timeout=EXPECT_MS)
+        expect(log.locator(".mcpnb-log-entry").filter(has_text="hello from marimo")).to_have_count(
+            1, timeout=EXPECT_MS
+        )
+        board.get_by_role("tab", name="Tools").click()  # and back: the tabs switch both ways
+        expect(log).to_be_hidden(timeout=EXPECT_MS)
+        page.shot("dashboard-log")
