@@ -61,6 +61,7 @@ from ..display._html import escape, short
 from ..notebook._apps import AppRun
 from ._dialogs import DialogArea, _link_target
 from ._fallback import Fallback
+from ._static import static_path
 
 if TYPE_CHECKING:
     from ..apps import AppResource
@@ -93,16 +94,8 @@ _DOWNLOAD_KEY = "mcpnb_download"
 
 
 def front_end_path(name: str = _FRONT_END) -> Path:
-    """Where a front-end source is: inside the package when installed from a wheel or an sdist
-    (hatch copies ``widgets/<name>`` there), else the repository's ``widgets/`` folder (an
-    editable install, a checkout on ``PYTHONPATH``)."""
-    packaged = Path(__file__).with_name("static") / name
-    if packaged.is_file():
-        return packaged
-    checkout = Path(__file__).resolve().parents[2] / "widgets" / name
-    if checkout.is_file():
-        return checkout
-    raise FileNotFoundError(f"the front end's {name} is missing from the package: reinstall mcp-notebook")
+    """Where the App view's front end (or another of ``widgets/``) is: see :mod:`._static`."""
+    return static_path(name)
 
 
 def with_csp(page: str, csp: str) -> str:

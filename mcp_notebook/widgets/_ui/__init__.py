@@ -8,6 +8,7 @@ per panel in a saved notebook, the same panel in JupyterLab, Notebook 7, VS Code
 The messages between the panel and its view are in docs/panel-messages.md.
 """
 
+from ._comm import open_controls
 from ._controls import (
     HTML,
     Accordion,
@@ -41,7 +42,6 @@ from ._controls import (
     Virtual,
     Widget,
 )
-from ._comm import open_controls
 from ._root import Panel
 
 __all__ = [

@@ -14,10 +14,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ._root import Panel
+from typing import Any, Protocol
 
 __all__ = ["VirtualComm", "open_controls"]
 
@@ -30,6 +27,14 @@ def open_controls() -> int:
     shows here, as a leak of ipywidgets models shows in ``ipywidgets.widgets.widget._instances``."""
     with _open_lock:
         return len(_open)
+
+
+class Panel(Protocol):
+    """What a comm tells the panels showing its control (:class:`~._root.Panel` is one)."""
+
+    def _control_sent(self, model_id: str, data: Any, buffers: Any) -> None: ...
+
+    def _control_closed(self, model_id: str) -> None: ...
 
 
 class VirtualComm:

@@ -32,8 +32,8 @@ from typing import Any
 import anywidget
 import ipywidgets as W
 
-from .._app import front_end_path
-from ._controls import Virtual
+from .._static import static_path
+from ._comm import VirtualComm
 
 __all__ = ["Panel"]
 
@@ -113,8 +113,8 @@ export default { render };
 @cache
 def _renderer() -> dict[str, str]:
     """The renderer's source and its version (a hash: a changed file is a new module)."""
-    js = front_end_path("panel.js").read_text(encoding="utf-8")
-    css = front_end_path("panel.css").read_text(encoding="utf-8")
+    js = static_path("panel.js").read_text(encoding="utf-8")
+    css = static_path("panel.css").read_text(encoding="utf-8")
     version = hashlib.sha256((js + css).encode()).hexdigest()[:16]
     return {"version": version, "js": js, "css": css}
 
@@ -189,7 +189,7 @@ class Panel(anywidget.AnyWidget):
 
     _esm = _BOOT
 
-    def __init__(self, top: Virtual) -> None:
+    def __init__(self, top: Any) -> None:
         super().__init__(layout=_shared_layout())
         self._top = top
         self._lock = threading.RLock()
@@ -213,7 +213,7 @@ class Panel(anywidget.AnyWidget):
         while todo and len(reached) < _MAX_CONTROLS:
             control = todo.pop()
             comm = getattr(control, "comm", None)
-            if not isinstance(control, Virtual) or comm is None or comm.comm_id in reached:
+            if not isinstance(comm, VirtualComm) or comm.comm_id in reached:  # only ours are drawn
                 continue
             reached[comm.comm_id] = control
             todo.extend(_linked(control))
