@@ -87,3 +87,23 @@ def test_the_quickstarts_panels_are_live_in_marimo(
         board.get_by_role("tab", name="Tools").click()  # and back: the tabs switch both ways
         expect(log).to_be_hidden(timeout=EXPECT_MS)
         page.shot("dashboard-log")
+
+
+def test_a_calls_progress_bar_is_drawn_under_its_cell_in_marimo(
+    browser: Browser, tmp_path: Path, screenshots: Path
+) -> None:
+    """A blocking call's progress bar is one of our panels, under the cell that made the call
+    (tqdm's notebook bar is ipywidgets controls, which marimo drew only as text in its terminal)."""
+    from .test_browser_marimo import SETUP, _opened
+
+    cells = [
+        SETUP,
+        "demo = mcp_notebook.connect([sys.executable, '-m', 'mcp_notebook.demo'], env=checkout)",
+        ("slow", "counted = demo.call_tool('slow_count', {'steps': 40, 'delay': 0.25}).text\ncounted"),
+    ]
+    with _opened("edit", cells, browser, tmp_path, screenshots) as page:
+        bar = page.cell("slow").locator(".mcpnb-progress")
+        expect(bar).to_be_visible(timeout=EXPECT_MS)  # while the call runs
+        expect(bar.locator(".mcpnb-progress-text")).to_contain_text("/40", timeout=EXPECT_MS)
+        page.shot("progress")
+        expect(page.cell("slow")).to_contain_text("Counted to 40", timeout=EXPECT_MS)

@@ -23,6 +23,7 @@ import pytest
 
 from .conftest import demo_server, python_server, running, wait_gone
 from .http_peers import everything_http, tasks_http
+from .panel_comms import PANEL
 
 pytest.importorskip("ipykernel")
 pytest.importorskip("jupyter_client")
@@ -215,7 +216,7 @@ def test_cells_in_a_real_kernel(kernel: Kernel) -> None:
     servers = kernel.servers()
     assert len(servers) == 1, servers
 
-    # Cell 2: call tools (blocking); the slow one shows a progress bar (tqdm's notebook widget).
+    # Cell 2: call tools (blocking); the slow one shows a progress bar (one of our panels).
     cell = kernel.run_ok(
         "counted = session.call_tool('slow_count', {'steps': 3, 'delay': 0.02}).text\n"
         "print(json.dumps({'add': session.call_tool('add', {'a': 2, 'b': 3}).structured_content,\n"
@@ -230,6 +231,19 @@ def test_cells_in_a_real_kernel(kernel: Kernel) -> None:
         if m["type"] == "display_data" and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
     ]
     assert widgets, "no progress bar was displayed in the cell"
+    opened = {
+        m["content"]["comm_id"]: m["content"]["data"]["state"]
+        for m in cell.messages
+        if m["type"] == "comm_open"
+    }
+    shown = [
+        opened.get(m["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"])
+        for m in widgets
+    ]
+    assert any(state and state.get("_anywidget_id") == PANEL for state in shown), (
+        "the bar is no panel of ours"
+    )
+    assert not any(s.get("_model_name") == "FloatProgressModel" for s in opened.values()), "tqdm's widgets"
 
     # Cell 3: the kernel's main thread sleeps; a widget-style callback on another thread makes the
     # server announce a new tool, and the engine updates the model while the cell is still busy.

@@ -14,13 +14,23 @@ import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from ..notebook import _group, _once, _session
+from ..notebook import _group, _once, _progress, _session
 
 if TYPE_CHECKING:
     from ..notebook._dialogs import DialogsFactory
     from ..widgets._app import AppView
 
 __all__ = ["Group", "Session", "connect", "connect_all"]
+
+
+def _progress_panel(description: str, total: float | None) -> Any:
+    """A call's progress bar in a notebook: one of our panels (imported on the first bar)."""
+    from ..widgets._progress_bar import progress_panel
+
+    return progress_panel(description, total)
+
+
+_progress.draw_bars_with(_progress_panel)
 
 
 def _live_view_widget(view: Any, header: str, body: str) -> Any:

@@ -36,9 +36,10 @@ from . import _host, _uipoll
 from . import _targets as _config
 from ._dialogs import Dialogs, DialogsFactory, dialogs_for, from_cell
 from ._engine import Engine, get_engine, on_exit
-from ._map import ProgressBar, map_tool
+from ._map import map_tool
 from ._mirror import Mirror
 from ._model import SessionModel
+from ._progress import BarPlace, ProgressBar
 from ._registry import REGISTRY, describe_target
 from ._server_logs import asking_for_logs
 from ._session_tasks import SessionTask, start_task, started_tasks, tasks_frame
@@ -311,9 +312,10 @@ class Session:
         self, name: str, arguments: Mapping[str, Any] | None, options: dict[str, Any]
     ) -> ToolResult:
         progress = options.pop("progress", None)
+        place = options.pop("_bar_place", None)
         bar = None
         if progress is None and self.show_progress:
-            bar = ProgressBar(f"{self.name}: {name}")
+            bar = ProgressBar(f"{self.name}: {name}", place=place)
             progress = bar.update
         try:
             return await self._recorded(
@@ -328,12 +330,12 @@ class Session:
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any) -> ToolResult:
         """Call a tool (blocking). Options as :meth:`Client.call_tool`; shows a progress bar."""
-        return self._run(self._call_tool, name, arguments, options)
+        return self._run(self._call_tool, name, arguments, _placed(options))
 
     async def acall_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
     ) -> ToolResult:
-        return await self._arun(self._call_tool, name, arguments, options)
+        return await self._arun(self._call_tool, name, arguments, _placed(options))
 
     # --- tasks ----------------------------------------------------------------------------------
 
@@ -712,3 +714,9 @@ def _close_all_at_exit() -> None:
 
 
 on_exit(_close_all_at_exit)
+
+
+def _placed(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with where a progress bar goes, taken on the calling cell's thread (the call
+    itself runs on the engine's, where marimo knows no cell)."""
+    return {**options, "_bar_place": BarPlace.here()}

@@ -31,6 +31,7 @@ from typing import Any
 
 import anywidget
 import ipywidgets as W
+import traitlets
 
 from .._static import static_path
 from ._comm import VirtualComm
@@ -184,17 +185,58 @@ def _shared_layout() -> _SparseLayout:
         return _layout[0]
 
 
+#: marimo's view: the renderer itself, drawn at once from the tree it was opened with (``_tree``).
+_MARIMO_RENDER = """
+export default {
+  render({ model, el }) {
+    const view = Math.random().toString(36).slice(2);
+    el.classList.add("mcpnb-panel");
+    const drawn = mount({ model, el, view });
+    const first = model.get("_tree");
+    if (first && first.top) drawn.receive({ t: "tree", for: view, ...first });
+    const receive = (message) => drawn.receive(message);
+    model.on("msg:custom", receive);
+    model.send({ t: "hello", view, have: [] }); // a tree that is current, once the kernel is free
+    return () => { model.off("msg:custom", receive); drawn.dispose(); };
+  },
+};
+"""
+
+
+def _marimo() -> bool:
+    """True when the panel is made for marimo (in one of its cells, or its formatter)."""
+    from ...notebook._host import front_end
+
+    return front_end() == "marimo"
+
+
 class Panel(anywidget.AnyWidget):
-    """The anywidget of one tree of virtual controls (``top`` and all it holds)."""
+    """The anywidget of one tree of virtual controls (``top`` and all it holds).
+
+    In Jupyter its ``_esm`` is the small loader and the view asks for the tree (the kernel's
+    message pump answers even while a cell waits in a call). marimo handles a view's messages only
+    between cells, so a panel shown during a blocking call (its progress bar, a dialog) would wait
+    for the call to end: there the panel is opened with the renderer as its ``_esm`` and the tree in
+    ``_tree``, and draws at once (marimo keeps no widget state in a saved notebook, so nothing
+    grows). Its view still says hello, for a tree that is current once the cell ends.
+    """
 
     _esm = _BOOT
+    _tree = traitlets.Dict().tag(sync=True)
 
     def __init__(self, top: Any) -> None:
-        super().__init__(layout=_shared_layout())
         self._top = top
         self._lock = threading.RLock()
         self._shown: dict[str, Any] = {}
         self._seq = 0
+        first: dict[str, Any] = {}
+        if _marimo():
+            renderer = _renderer()
+            self._esm = renderer["js"] + _MARIMO_RENDER  # read by anywidget's __init__
+            self._css = renderer["css"]
+            self._retrack()
+            first = {**(self.tree() or {}), "seq": 0}
+        super().__init__(layout=_shared_layout(), _tree=first)
         self.on_msg(self._from_view)
         with self._lock:
             self._retrack()
