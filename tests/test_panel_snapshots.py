@@ -160,15 +160,22 @@ def world() -> Iterator[World]:
         user.join(WAIT)
         if errors:
             raise errors[0]
-        explorer = session.explorer()
+        wait_for(lambda: len(session.model.history) == 3, WAIT, "three calls in the history")
+        explorer = session.explorer()  # (its history's pick is on the newest call when it is made)
         made.append(explorer)
         explorer.select("add")
         assert explorer.form is not None
         explorer.form.set_value({"a": 2, "b": 3})
         explorer.call()
         assert "5" in str(explorer.wait(WAIT))
+        # wait() returns before the explorer's buttons are idle again: Call enabled is the last step
+        wait_for(lambda: not explorer.call_button.disabled, WAIT, "the explorer to be idle")
         group.call_tool("demo.write_log", {"message": HOSTILE, "level": "error"})
         wait_for(lambda: _log_has(group.model, "alert(2)"), WAIT, "the group's log message")
+        # in_flight is published at most ten times a second: the last call's end, before a panel shows it
+        wait_for(
+            lambda: session.model.in_flight == group["demo"].model.in_flight == 0, WAIT, "no call in flight"
+        )
         yield World(session, group, explorer, trees[0], made)
     finally:
         for widget in made:
@@ -183,20 +190,20 @@ def _live_tools(world: World) -> Any:
     return view.widget
 
 
-# name -> (what builds the panel's top control, text its tree must hold before it is drawn)
-PANELS: dict[str, tuple[Callable[[World], Any], str]] = {
-    "status": (lambda w: w.session.status_widget(), "ready"),
-    "explorer": (lambda w: w.explorer, "mcpnb-tool-selected"),
-    "log": (lambda w: w.session.log_widget(), "alert(2)"),
-    "dashboard": (lambda w: w.session.dashboard(), "alert(2)"),
-    "tasks": (lambda w: w.session.tasks_widget(), "sum_numbers"),
-    "resources": (lambda w: w.session.resources_widget(), "readme"),
-    "prompts": (lambda w: w.session.prompts_widget(), "greeting"),
-    "roots": (lambda w: w.session.roots_widget(), ""),
-    "group_status": (lambda w: w.group.status_widget(), "ready"),
-    "group_explorer": (lambda w: w.group.explorer(), "add"),
-    "group_log": (lambda w: w.group.log_widget(), "alert(2)"),
-    "live_frame_tools": (_live_tools, "sum_numbers"),
+# name -> (what builds the panel's top control, texts its tree must hold before it is drawn)
+PANELS: dict[str, tuple[Callable[[World], Any], tuple[str, ...]]] = {
+    "status": (lambda w: w.session.status_widget(), ("ready",)),
+    "explorer": (lambda w: w.explorer, ("mcpnb-tool-selected", "add(a=2, b=3)", "done in")),
+    "log": (lambda w: w.session.log_widget(), ("alert(2)",)),
+    "dashboard": (lambda w: w.session.dashboard(), ("alert(2)", "add(a=2, b=3)", "completed")),
+    "tasks": (lambda w: w.session.tasks_widget(), ("sum_numbers", "completed")),
+    "resources": (lambda w: w.session.resources_widget(), ("readme",)),
+    "prompts": (lambda w: w.session.prompts_widget(), ("greeting",)),
+    "roots": (lambda w: w.session.roots_widget(), ("No roots",)),
+    "group_status": (lambda w: w.group.status_widget(), ("ready",)),
+    "group_explorer": (lambda w: w.group.explorer(), ("add", "demo.write_log(")),
+    "group_log": (lambda w: w.group.log_widget(), ("alert(2)",)),
+    "live_frame_tools": (_live_tools, ("sum_numbers",)),
 }
 
 
@@ -225,7 +232,11 @@ def _tree_of(world: World, name: str) -> dict[str, Any]:
     if widget is not world.explorer:
         world.made.append(widget)
     panel = widget.as_panel()
-    wait_for(lambda: wanted in json.dumps(panel.tree()), WAIT, f"the {name} panel to show {wanted!r}")
+
+    def shown() -> bool:
+        return all(text in json.dumps(panel.tree()) for text in wanted)
+
+    wait_for(shown, WAIT, f"the {name} panel to show {wanted!r}")
     _settle(widget)
     tree: dict[str, Any] | None = panel.tree()
     assert tree is not None
