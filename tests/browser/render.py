@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from mcp_notebook.widgets._app import front_end_path
+from mcp_notebook.widgets._static import static_path
 
 from .notebook import ACTION_TIMEOUT, CHROMIUM_ARGS, VIEWPORT, chromium
 
@@ -135,8 +135,8 @@ class PanelPage:
     """One page with the renderer loaded; :meth:`render` draws a tree in it (the last is replaced)."""
 
     def __init__(self, browser: Browser) -> None:
-        renderer = front_end_path("panel.js").read_text(encoding="utf-8")
-        css = front_end_path("panel.css").read_text(encoding="utf-8")
+        renderer = static_path("panel.js").read_text(encoding="utf-8")
+        css = static_path("panel.css").read_text(encoding="utf-8")
         self.context = browser.new_context(viewport=VIEWPORT)
         self.context.set_default_timeout(ACTION_TIMEOUT * 1000)
         self.page: Page = self.context.new_page()
