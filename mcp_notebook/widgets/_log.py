@@ -71,6 +71,13 @@ def _text(value: Any, cut: int = 0, limit: int = SHOWN_BYTES) -> str:
     return cut_text(text, limit, more=cut)[0]
 
 
+def _breakable(name: str) -> str:
+    """``name`` escaped, with a line-break opportunity after each "/" and "." (``<wbr>``): a method
+    (``notifications/tools/list_changed``) or a logger (``app.db.pool``) in its narrow column
+    breaks between its parts, not in the middle of one (issue #38)."""
+    return str(escape(name)).replace("/", "/<wbr>").replace(".", ".<wbr>")
+
+
 def _rank(level: Any) -> int:
     return LEVELS.index(level) if level in LEVELS else 0
 
@@ -109,6 +116,11 @@ _ALL = "all"
 #: partly filled chunk besides its new rows.
 _CHUNKS = 16
 _TABLE = '<table style="width:100%;table-layout:fixed">'
+# The time ("12:03:04.567") and the kind ("notification", the longest) each fit their column on one
+# line: widths in the font's digit width (ch) plus the cells' padding, not in em (issue #38: 7.5em
+# and 6em broke both mid-word, "12:03:04.56 / 7" and "notificatio / n").
+_CLOCK_WIDTH = "calc(12ch + 16px)"
+_KIND_WIDTH = "calc(12ch + 16px)"
 _EMPTY = "<i>Nothing yet.</i>"
 
 
@@ -266,7 +278,7 @@ class LogView(Fallback, W.VBox):
         self.table = _Rows(
             max_entries,
             f"<tr><th>time</th>{extra_head}<th>level</th><th>source</th><th>data</th></tr>",
-            f'<colgroup><col style="width:7.5em">{extra_col}<col style="width:6em">'
+            f'<colgroup><col style="width:{_CLOCK_WIDTH}">{extra_col}<col style="width:{_KIND_WIDTH}">'
             '<col style="width:12em"><col></colgroup>',
         )
         self.table.add_class("mcpnb-log-entries")
@@ -415,7 +427,7 @@ class LogView(Fallback, W.VBox):
         return (
             f'<tr class="mcpnb-log-entry"><td>{_clock(entry["time"])}</td>{extra}'
             f"<td{style}>{escape(short(kind, 40))}</td>"
-            f"<td><code>{escape(short(str(entry['source']), 200))}</code></td>"
+            f"<td><code>{_breakable(short(str(entry['source']), 200))}</code></td>"
             f'<td><pre style="white-space:pre-wrap;margin:0">{data}</pre>'
             "</td></tr>"
         )

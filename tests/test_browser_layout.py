@@ -1,0 +1,108 @@
+"""End-to-end: the layout defects of issue #38 item 4, each looked for where a user sees it (the
+machinery is tests/browser/, see tests/test_browser.py; the measuring style is
+tests/test_browser_details.py's).
+
+Each test measures the page, not the markup: text boxes that do not run into each other, a row on
+one line (its text's line boxes share one top), a badge in one piece (one client rect), a tab that
+shows its panel after a click, the picker's chosen call, a count after the calls.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from typing import Any
+
+from .browser.fixtures import (  # noqa: F401 (the fixtures: pytest finds them in the module)
+    CONNECT,
+    EXPECT_MS,
+    OpenNotebook,
+    browser_fixture,
+    lab_fixture,
+    notebook_fixture,
+    playwright_fixture,
+)
+
+with suppress(ImportError):  # without Playwright, the fixtures fail with the fix
+    from playwright.sync_api import Locator, expect
+
+# The lines an element's text takes on screen: its text's boxes grouped by the vertical span they
+# share (a smaller badge beside a title is on the title's line, though its top is lower).
+LINES_JS = """
+(node) => {
+  const range = document.createRange();
+  range.selectNodeContents(node);
+  const rects = [...range.getClientRects()].filter((r) => r.width > 0).sort((a, b) => a.top - b.top);
+  let lines = 0, bottom = -Infinity;
+  for (const rect of rects) {
+    if (rect.top >= bottom - 1) { lines += 1; bottom = rect.bottom; }
+    else bottom = Math.max(bottom, rect.bottom);
+  }
+  return lines;
+}
+"""
+# The character before each line break in a cell's text (a word broken in its middle ends a line
+# with a letter), read from each character's box.
+BREAKS_JS = """
+(cell) => {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  const tops = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.data.length; i++) {
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const rect = range.getClientRects()[0];
+      if (rect && rect.width > 0) tops.push([node.data[i], rect.top, rect.bottom]);
+    }
+  }
+  const breaks = [];
+  for (let i = 1; i < tops.length; i++) if (tops[i][1] >= tops[i - 1][2] - 1) breaks.push(tops[i - 1][0]);
+  return breaks;
+}
+"""
+# The boxes of a log row's source text and data cell, and of the source's own cell.
+LOG_ROW_JS = """
+(row) => {
+  const cells = row.querySelectorAll(":scope > td");
+  const source = cells[cells.length - 2], data = cells[cells.length - 1];
+  const range = document.createRange();
+  range.selectNodeContents(source);
+  const text = range.getBoundingClientRect(), cell = source.getBoundingClientRect();
+  return {text: text.right, cell: cell.right, data: data.getBoundingClientRect().left,
+          words: source.textContent};
+}
+"""
+
+
+def lines(element: Locator) -> int:
+    count: int = element.evaluate(LINES_JS)
+    return count
+
+
+def test_a_notification_rows_source_stays_in_its_column(notebook: OpenNotebook) -> None:
+    """Defect 1: a notification's method (``notifications/tools/list_changed``, one long word) ran
+    past its column into the data column; kept in its column, it was broken mid-word, and so were
+    the time and the kind ("notificatio" / "n")."""
+    calls = (
+        "session.call_tool('add_tool', {'name': 'shout'})\n"
+        "session.call_tool('write_log', {'message': 'hello', 'level': 'warning'})"
+    )
+    page = notebook("layout_log.ipynb", [CONNECT, "session.log_widget()", calls])
+    for index in range(3):
+        page.run_cell(index)
+    log = page.output(1).locator(".mcpnb-log")
+    notice = log.locator(".mcpnb-log-entry").filter(has_text="notifications/tools/list_changed")
+    expect(notice.first).to_be_visible(timeout=EXPECT_MS)
+    expect(log.locator(".mcpnb-log-entry").filter(has_text="hello")).to_be_visible(timeout=EXPECT_MS)
+    rows = log.locator(".mcpnb-log-entry")
+    for index in range(rows.count()):
+        row = rows.nth(index)
+        box: dict[str, Any] = row.evaluate(LOG_ROW_JS)
+        assert box["text"] <= box["cell"] + 0.5, box  # the source's text inside its own cell
+        assert box["cell"] <= box["data"] + 0.5, box  # and its cell before the data's
+        time, level, source = (row.locator(":scope > td").nth(n) for n in range(3))
+        for cell in (time, level):  # "10:00:12.39|9", "notificatio|n": no more
+            assert cell.evaluate(BREAKS_JS) == [], cell.text_content()
+        breaks = source.evaluate(BREAKS_JS)  # a long name breaks after a "/" or a ".", never mid-word
+        assert all(char in "/." for char in breaks), (source.text_content(), breaks)
+    page.keep(log, "layout-log.png", gallery=False)
