@@ -106,3 +106,24 @@ def test_a_notification_rows_source_stays_in_its_column(notebook: OpenNotebook) 
         breaks = source.evaluate(BREAKS_JS)  # a long name breaks after a "/" or a ".", never mid-word
         assert all(char in "/." for char in breaks), (source.text_content(), breaks)
     page.keep(log, "layout-log.png", gallery=False)
+
+
+def test_mcp_servers_rows_are_one_line_each(notebook: OpenNotebook) -> None:
+    """Defect 2: ``%mcp servers`` rows were 4-5 lines tall (long cells wrapped in narrow columns)."""
+    cells = [CONNECT, "%load_ext mcp_notebook\n%mcp servers"]
+    page = notebook("layout_servers.ipynb", cells)
+    for index in range(2):
+        page.run_cell(index)
+    table = page.output(1).locator("table").first
+    expect(table).to_be_visible(timeout=EXPECT_MS)
+    expect(table).to_contain_text("mcp_notebook.demo")
+    cells_shown = table.locator("tbody td, tbody th")
+    assert cells_shown.count() >= 10
+    for index in range(cells_shown.count()):
+        cell = cells_shown.nth(index)
+        assert lines(cell) <= 1, (index, cell.text_content())
+    row = table.locator("tbody tr").first.bounding_box()
+    line = float(table.locator("tbody td").first.evaluate("c => parseFloat(getComputedStyle(c).fontSize)"))
+    assert row is not None
+    assert row["height"] <= 1.6 * 1.5 * line + 8, (row, line)  # ~1.6 lines, with the cells' padding
+    page.keep(page.output(1), "layout-servers.png", gallery=False)

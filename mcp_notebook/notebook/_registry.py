@@ -48,6 +48,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..protocol._printable import printable
+from ._frame_views import readable_frame
 from ._targets import describe_command, describe_target, describe_url  # re-exported: old home
 
 if TYPE_CHECKING:
@@ -414,7 +415,9 @@ class Registry:
         frame["current"] = frame["current"].astype(bool)
         frame["tools"] = pd.Series(pd.array(list(frame["tools"]), dtype="Int64"), index=frame.index)
         texts = [name for name in SERVERS_COLUMNS if name not in ("current", "tools")]
-        return frame.astype({name: "string" for name in texts})  # pd.NA where missing, as every frame
+        frame = frame.astype({name: "string" for name in texts})  # pd.NA where missing, as every frame
+        # drawn a row a line: a server's command wrapped in its narrow column made rows 4-5 lines tall
+        return readable_frame(frame, one_line=True)
 
 
 def same_value(a: Any, b: Any) -> bool:
