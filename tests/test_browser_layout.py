@@ -127,3 +127,28 @@ def test_mcp_servers_rows_are_one_line_each(notebook: OpenNotebook) -> None:
     assert row is not None
     assert row["height"] <= 1.6 * 1.5 * line + 8, (row, line)  # ~1.6 lines, with the cells' padding
     page.keep(page.output(1), "layout-servers.png", gallery=False)
+
+
+MAP = (
+    "import pandas as pd\n"
+    "regions = pd.DataFrame({'region': ['north', 'nowhere'], 'limit': [3, 3]})\n"
+    "session.map_tool('sales_records', regions, progress=False)"
+)
+
+
+def test_map_tools_error_column_shows_why(notebook: OpenNotebook) -> None:
+    """Defect 5: map_tool's error column was cut before the useful part (which argument, why)."""
+    page = notebook("layout_map.ipynb", [CONNECT, MAP])
+    for index in range(2):
+        page.run_cell(index)
+    table = page.output(1).locator("table").first
+    expect(table).to_be_visible(timeout=EXPECT_MS)
+    why = table.locator("td", has_text="must be one of")
+    expect(why).to_be_visible(timeout=EXPECT_MS)
+    expect(why).to_contain_text("nothing was sent")
+    box = why.bounding_box()
+    output = page.output(1).bounding_box()
+    assert box is not None
+    assert output is not None
+    assert box["x"] + box["width"] <= output["x"] + output["width"], (box, output)  # readable in place
+    page.keep(page.output(1), "layout-map.png", gallery=False)

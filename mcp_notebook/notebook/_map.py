@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from ..dask._rows import Outcome, arguments_maker, call_rows, outcome_of
 from ..display._dataframes import exact_values
 from ..protocol._errors import McpError
+from ._frame_views import readable_frame
 from ._progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -90,7 +91,8 @@ def map_tool(
     # exact, never a float64 that rounds past 2**53, by the frames' own rule (issue #35).
     results = [o[0] for o in outcomes]
     exact = exact_values(results)
-    return pd.DataFrame(
+    # drawn with each error whole: pandas cut it at 50 characters, before the reason (issue #38)
+    calls = pd.DataFrame(
         {
             "result": exact if exact is not None else [pd.NA if r is None else r for r in results],
             "is_error": pd.array([o[1] for o in outcomes], dtype="boolean"),
@@ -98,6 +100,7 @@ def map_tool(
         },
         index=frame.index,
     )
+    return readable_frame(calls, whole=("error",))
 
 
 def _on_cluster(
