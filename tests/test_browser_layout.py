@@ -9,6 +9,7 @@ shows its panel after a click, the picker's chosen call, a count after the calls
 
 from __future__ import annotations
 
+import re
 from contextlib import suppress
 from typing import Any
 
@@ -127,6 +128,32 @@ def test_mcp_servers_rows_are_one_line_each(notebook: OpenNotebook) -> None:
     assert row is not None
     assert row["height"] <= 1.6 * 1.5 * line + 8, (row, line)  # ~1.6 lines, with the cells' padding
     page.keep(page.output(1), "layout-servers.png", gallery=False)
+
+
+CONNECT_GROUP = (
+    "import sys\n"
+    "from mcp_notebook import Group\n"
+    "demo = [sys.executable, '-m', 'mcp_notebook.demo']\n"
+    "group = Group({'ok': demo, 'broken': ['/nonexistent/mcp-server']}, max_reconnect_attempts=0)\n"
+    "group"
+)
+
+
+def test_the_gave_up_badge_stays_on_one_line(notebook: OpenNotebook) -> None:
+    """Defect 3: the red "gave up" badge broke over two lines, in the group's card and its board."""
+    page = notebook("layout_badge.ipynb", [CONNECT_GROUP, "group.status_widget()"])
+    for index in range(2):
+        page.run_cell(index)
+    board = page.output(1).locator(".mcpnb-group-status")
+    expect(board.locator(".mcpnb-badge", has_text="gave up")).to_be_visible(timeout=EXPECT_MS)
+    for where in (page.output(0), board):
+        badges = where.locator(".mcpnb-badge")
+        assert badges.count() >= 2
+        for index in range(badges.count()):
+            badge = badges.nth(index)
+            rects = badge.evaluate("b => b.getClientRects().length")
+            assert rects == 1, (badge.text_content(), rects)  # one box: not broken over two lines
+    page.keep(board, "layout-badge.png", gallery=False)
 
 
 MAP = (

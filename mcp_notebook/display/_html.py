@@ -105,12 +105,15 @@ def short(text: Any, limit: int = _MAX_CELL) -> str:
 
 
 def state_badge(state: Any) -> Markup:
-    """A connection state as a coloured badge (``mcpnb-badge``), the same in every repr and widget."""
+    """A connection state as a coloured badge (``mcpnb-badge``), the same in every repr and widget.
+
+    Never broken over two lines (``white-space:nowrap``): "gave up" in a narrow column was two
+    half-pills (issue #38); a column too narrow for it grows or scrolls instead."""
     state = str(state)
     colour = STATE_COLOURS.get(state, _OTHER_STATE)
     return Markup(
         '<span class="mcpnb-badge" style="background:{};color:white;border-radius:0.8em;'
-        'padding:0.1em 0.7em;font-weight:bold">{}</span>'
+        'padding:0.1em 0.7em;font-weight:bold;white-space:nowrap">{}</span>'
     ).format(colour, state)
 
 

@@ -64,7 +64,7 @@ logger = logging.getLogger("mcp_notebook.widgets")
 _HISTORY_ROWS = 20
 _CLOSED_BADGE = (
     '<span class="mcpnb-badge mcpnb-closed" style="background:#6a737d;color:white;border-radius:0.8em;'
-    'padding:0.1em 0.7em;font-weight:bold">closed</span>'
+    'padding:0.1em 0.7em;font-weight:bold;white-space:nowrap">closed</span>'
 )
 
 

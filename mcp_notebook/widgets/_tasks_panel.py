@@ -181,7 +181,8 @@ class TaskRow(W.VBox):
         # One cell per column, each cut by CSS (the tooltip holds the whole text): the rows line up.
         status_cell = (
             f'<span class="mcpnb-task-status mcpnb-badge" style="background:{colour};color:white;'
-            f'border-radius:0.8em;padding:0.1em 0.7em;font-weight:bold">{escape(short(status, 40))}</span>'
+            f'border-radius:0.8em;padding:0.1em 0.7em;font-weight:bold;white-space:nowrap">'
+            f"{escape(short(status, 40))}</span>"
         )
         if tool_error:
             status_cell += ' <span class="mcpnb-task-tool-error" style="color:#b00020">tool error</span>'

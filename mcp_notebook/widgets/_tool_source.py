@@ -31,7 +31,7 @@ def badges_html(tool: Tool) -> str:
     """The tool's annotation hints that are explicitly true, as small badges (fixed words only)."""
     spans = [
         f'<span class="mcpnb-badge mcpnb-badge-{word}" style="font-size:0.75em;border:1px solid {colour};'
-        f'color:{colour};border-radius:3px;padding:0 3px;margin-right:2px">{word}</span>'
+        f'color:{colour};border-radius:3px;padding:0 3px;margin-right:2px;white-space:nowrap">{word}</span>'
         for key, word, colour in _BADGES
         if tool.annotations.get(key) is True
     ]
