@@ -156,6 +156,35 @@ def test_the_gave_up_badge_stays_on_one_line(notebook: OpenNotebook) -> None:
     page.keep(board, "layout-badge.png", gallery=False)
 
 
+def test_the_explorers_tool_rows_line_up_on_one_line_each(notebook: OpenNotebook) -> None:
+    """Defect 4: the tool list wrapped unevenly (a button, then its title and badges wherever
+    they fitted, on a second line for some tools)."""
+    page = notebook("layout_tools.ipynb", [CONNECT, "session.explorer()"])
+    for index in range(2):
+        page.run_cell(index)
+    explorer = page.output(1).locator(".mcpnb-explorer")
+    rows = explorer.locator(".mcpnb-tool-entry")
+    expect(rows.first).to_be_visible(timeout=EXPECT_MS)
+    assert rows.count() >= 5
+    lefts = set()
+    for index in range(rows.count()):
+        row = rows.nth(index)
+        button = row.locator(".mcpnb-tool").bounding_box()
+        badges = row.locator(".mcpnb-badges")
+        box = row.bounding_box()
+        assert button is not None
+        assert box is not None
+        assert box["height"] <= 1.6 * button["height"], (row.text_content(), box, button)
+        if (badges.text_content() or "").strip():
+            assert lines(badges) == 1, row.text_content()
+            placed = badges.bounding_box()
+            assert placed is not None
+            assert placed["x"] >= button["x"] + button["width"], row.text_content()
+            lefts.add(round(placed["x"]))
+    assert len(lefts) == 1, lefts  # every title and its badges in one column
+    page.keep(explorer.locator(".mcpnb-tool-list"), "layout-tools.png", gallery=False)
+
+
 MAP = (
     "import pandas as pd\n"
     "regions = pd.DataFrame({'region': ['north', 'nowhere'], 'limit': [3, 3]})\n"

@@ -292,18 +292,16 @@ class Explorer(Fallback, W.VBox):
         if index < len(self._rows):
             return self._rows[index]
         # A row is a button and one HTML, with shared layouts/styles (15 rows stored 180 models before)
-        button = lean(W.Button, {"width": "auto", "max_width": "100%"})
+        button = lean(W.Button, {"max_width": "100%"})
         button.add_class("mcpnb-tool")
         button.on_click(lambda _, n=index: self._clicked(n))
         # The title beside the badges, in one HTML (the button holds the tooltip)
         badges = _html("", "mcpnb-badges")
-        # flex "0 0 auto": in the scrolling list a row keeps its height (rows would shrink into
-        # each other once the tools outgrow max_height, as a group's many tools do).
-        row = lean(
-            W.HBox,
-            {"align_items": "center", "flex_flow": "row wrap", "flex": "0 0 auto"},
-            children=[button, badges],
-        )
+        # A grid row of two columns (widgets/panel.css, ``.mcpnb-tool-entry``): every name in the
+        # first, every title and its badges in the second, each on one line (issue #38: a wrapping
+        # flex row put them wherever they fitted). flex "0 0 auto": in the scrolling list a row
+        # keeps its height (rows would shrink into each other once the tools outgrow max_height).
+        row = lean(W.HBox, {"flex": "0 0 auto"}, children=[button, badges])
         row.add_class("mcpnb-tool-entry")
         self._rows.append((row, button, badges))
         self._row_names.append("")
