@@ -208,3 +208,38 @@ def test_map_tools_error_column_shows_why(notebook: OpenNotebook) -> None:
     assert output is not None
     assert box["x"] + box["width"] <= output["x"] + output["width"], (box, output)  # readable in place
     page.keep(page.output(1), "layout-map.png", gallery=False)
+
+
+THREE_CALLS = "for a in range(3):\n    session.call_tool('add', {'a': a, 'b': 100})\nprint(len(ex.calls()))"
+ONE_MORE = "session.call_tool('add', {'a': 3, 'b': 100})\nprint(ex.calls()[3]['arguments'])"
+
+
+def expect_picked(picker: Locator, call: str) -> None:
+    """Waits until the history's picker shows the call ``call`` as its choice."""
+    chosen = "([el, call]) => (el.options[el.selectedIndex] || {textContent: ''}).textContent.includes(call)"
+    picker.page.wait_for_function(chosen, arg=[picker.element_handle(), call], timeout=EXPECT_MS)
+
+
+def test_the_history_is_numbered_as_the_api_counts_and_picks_the_newest(notebook: OpenNotebook) -> None:
+    """Defect 7: the history was numbered newest-first (the API counts oldest-first: ``ex.calls()``,
+    ``ex.rerun(n)``) and its picker stayed on the oldest call."""
+    cells = [CONNECT, "ex = session.explorer()\nex", THREE_CALLS, ONE_MORE]
+    page = notebook("layout_history.ipynb", cells)
+    for index in range(3):
+        page.run_cell(index)
+    expect(page.output(2)).to_contain_text("3", timeout=EXPECT_MS)
+    history = page.output(1).locator(".mcpnb-history")
+    rows = history.locator(".mcpnb-history-entry")
+    expect(rows).to_have_count(3, timeout=EXPECT_MS)
+    for a in range(3):  # the call ex.calls()[a] is the row numbered a
+        row = rows.filter(has_text=re.compile(rf"a={a}, b=100"))
+        expect(row.locator("td").first).to_have_text(str(a), timeout=EXPECT_MS)
+    picker = history.locator(".mcpnb-history-pick select")
+    expect_picked(picker, "a=2, b=100")
+
+    page.run_cell(3)
+    expect(page.output(3)).to_contain_text("'a': 3", timeout=EXPECT_MS)
+    expect(rows).to_have_count(4, timeout=EXPECT_MS)
+    expect(rows.filter(has_text="a=3, b=100").locator("td").first).to_have_text("3", timeout=EXPECT_MS)
+    expect_picked(picker, "a=3, b=100")
+    page.keep(history, "layout-history.png", gallery=False)

@@ -107,7 +107,9 @@ class Explorer(Fallback, W.VBox):
         self._lock = threading.RLock()  # the rows are drawn from the engine thread and the kernel's
         self._rows: list[tuple[W.HBox, W.Button, W.HTML]] = []  # at most the window's size, reused
         self._row_names: list[str] = []  # the entry name each row shows
-        self._history = HistoryRows(source.recent_calls, self.rerun, self.copy_python, rows=_HISTORY_ROWS)
+        self._history = HistoryRows(
+            source.recent_calls, self.rerun, self.copy_python, count=source.call_count, rows=_HISTORY_ROWS
+        )
         super().__init__(self._build())
         # each tool's last result, shown again when it is reselected (issue #29)
         self._last = LastResults(self.result_box, self.status, self.task_line, self.progress)

@@ -4,12 +4,16 @@ Why: the list used to be rebuilt from new widgets on every call (about 200 widge
 rows, never closed), then it was 20 fixed rows of 4 models, made up front (80 models, which a saved
 notebook stores, closed or not: issue #29). Now the rows are one escaped HTML table (newest first,
 ``class="mcpnb-history-entry"``, the whole arguments in each row's ``title``) and one Dropdown picks
-the row that "re-run" and "copy as Python" act on: the list is a fixed handful of widget models, a
-flood of calls creates none, and a redraw sends one HTML value and the Dropdown's options. Redraws
-go through the notebook's one rate limiter (:class:`~..notebook._coalesce.Coalescer`): at most
-``1 / interval`` a second (4 by default), off the caller's thread, always ending on the final state.
+the row that "re-run" and "copy as Python" act on (the newest after each new call): the list is a
+fixed handful of widget models, a flood of calls creates none, and a redraw sends one HTML value
+and the Dropdown's options. Redraws go through the notebook's one rate limiter
+(:class:`~..notebook._coalesce.Coalescer`): at most ``1 / interval`` a second (4 by default), off
+the caller's thread, always ending on the final state.
 
-Each row reads ``12:03:04  add(a=2, b=3)  ok  7 ms``: the call's arguments in one short line (JSON
+Each row is numbered as the Python API counts the calls, oldest first from 0 (the row numbered
+``n`` is ``explorer.calls()[n]``, what ``explorer.rerun(n)`` runs; issue #38: the list counted from
+the newest, so "1" was the newest call here and the first one there), and reads
+``12:03:04  add(a=2, b=3)  ok  7 ms``: the call's arguments in one short line (JSON
 values, so a newline or a quote in a string shows escaped; cut at :data:`ARGUMENTS_WIDTH`), the
 whole arguments in the tooltip, the duration in the short human form of every picture
 (:func:`~..display._durations.short_duration`).
@@ -66,13 +70,13 @@ _CELL = "text-align:left;white-space:pre;font-family:monospace"
 _TABLE = "border-collapse:collapse"
 
 
-def _table(entries: list[_Entry]) -> str:
+def _table(entries: list[_Entry], numbers: list[int]) -> str:
     """The rows, newest first, numbered as the Dropdown numbers them; everything escaped."""
     rows = "".join(
         f'<tr class="mcpnb-history-entry" title="{_attribute(_tooltip(e))}">'
         f'<td style="color:#888;padding-right:0.6em">{n}</td>'
         f'<td style="{_CELL}">{escape(call_line(e, 160))}</td></tr>'
-        for n, e in enumerate(entries, 1)
+        for n, e in zip(numbers, entries, strict=True)
     )
     return f'<table class="mcpnb-history-table" style="{_TABLE}">{rows}</table>' if rows else _NO_CALLS
 
@@ -87,8 +91,9 @@ def _tooltip(entry: _Entry) -> str:
 
 
 class HistoryRows:
-    """``box`` lists the newest ``rows`` calls that ``recent(rows)`` returns (newest first); ``pick``
-    chooses the one the ``rerun`` and ``copy`` buttons act on (the newest unless the user picks)."""
+    """``box`` lists the newest ``rows`` calls that ``recent(rows)`` returns (newest first), each
+    numbered by its index among the ``count()`` calls (oldest first); ``pick`` chooses the one the
+    ``rerun`` and ``copy`` buttons act on: the newest after each new call, else the user's pick."""
 
     def __init__(
         self,
@@ -96,10 +101,12 @@ class HistoryRows:
         on_rerun: Callable[[_Entry], Any],
         on_copy: Callable[[_Entry], Any],
         *,
+        count: Callable[[], int] | None = None,
         rows: int = 20,
         interval: float = 0.25,
     ) -> None:
         self._recent = recent
+        self._count = count
         self._size = rows
         #: The entries shown, newest first (what the table's rows and the Dropdown's options are).
         self.entries: list[_Entry] = []
@@ -152,17 +159,24 @@ class HistoryRows:
     def redraw(self) -> None:
         """Show the newest calls now (the picked call stays picked while it is shown)."""
         entries = list(self._recent(self._size))
+        total = self._count() if self._count is not None else len(entries)
+        total = max(total, len(entries))
+        numbers = [total - 1 - n for n in range(len(entries))]  # newest first, counted oldest first
         with self._lock:
             if [id(e) for e in entries] == [id(e) for e in self.entries]:
                 return
+            newest = self.entries[0] if self.entries else None
             picked = self.entries[self.pick.index] if self.entries and self.pick.index is not None else None
+            if entries and entries[0] is not newest:
+                picked = entries[0]  # a new call: the buttons act on it, as the picker says
             self.entries = entries
-            table = _table(entries)
+            table = _table(entries, numbers)
             if self.table.value != table:
                 self.table.value = table
             where = next((n for n, e in enumerate(entries) if e is picked), 0)
             with self.pick.hold_sync():
-                self.pick.options = [(f"{n}  {call_line(e, 80)}", n - 1) for n, e in enumerate(entries, 1)]
+                labels = [f"{number}  {call_line(e, 80)}" for number, e in zip(numbers, entries, strict=True)]
+                self.pick.options = [(label, n) for n, label in enumerate(labels)]
                 self.pick.index = where if entries else None
             shown = (self.table, self.controls) if entries else (self.table,)
             if self.box.children != shown:

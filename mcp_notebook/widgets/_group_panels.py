@@ -259,6 +259,9 @@ class GroupTools(ToolSource):
         merged.sort(key=lambda e: float(e.get("time") or 0))
         return merged
 
+    def call_count(self) -> int:
+        return sum(SessionTools(session).call_count() for _, session in _up(self.group))
+
     def recent_calls(self, count: int) -> list[dict[str, Any]]:
         """The newest ``count`` calls of every server, newest first: each session's newest
         ``count`` only (its history's tail, no copy), so a redraw costs the rows shown, not the

@@ -87,6 +87,11 @@ class ToolSource:
         """The newest ``count`` tools/call rows, newest first (what the history list shows)."""
         return self.calls()[-count:][::-1]
 
+    def call_count(self) -> int:
+        """How many rows :meth:`calls` has: the history list numbers its rows by their index there,
+        as ``explorer.calls()[n]`` and ``explorer.rerun(n)`` count (oldest first)."""
+        return len(self.calls())
+
     def history_frame(self) -> Any:
         raise NotImplementedError
 
@@ -127,6 +132,10 @@ class SessionTools(ToolSource):
 
     def calls(self) -> list[dict[str, Any]]:
         return tool_calls(self.session.model.history)
+
+    def call_count(self) -> int:
+        # a walk of the bounded history (no copy): a redraw, at most a few a second, reads it
+        return sum(1 for entry in self.session.model.history if _is_call(entry))
 
     def recent_calls(self, count: int) -> list[dict[str, Any]]:
         history = self.session.model.history
