@@ -243,3 +243,26 @@ def test_the_history_is_numbered_as_the_api_counts_and_picks_the_newest(notebook
     expect(rows.filter(has_text="a=3, b=100").locator("td").first).to_have_text("3", timeout=EXPECT_MS)
     expect_picked(picker, "a=3, b=100")
     page.keep(history, "layout-history.png", gallery=False)
+
+
+CALLS = (
+    "for a in range(2):\n    session.call_tool('add', {'a': a, 'b': 1})\nprint(len(session.model.history))\n"
+)
+
+
+def test_the_session_card_counts_the_calls_made_after_it(notebook: OpenNotebook) -> None:
+    """Defect 8: the session's card (``demo`` as a cell's value) still said "calls 0" after the
+    notebook's calls: it was a picture taken when shown."""
+    page = notebook("layout_card.ipynb", [CONNECT + "\nsession", CALLS])
+    page.run_cell(0)
+    card = page.output(0)
+    heading = page.page.locator("th", has_text=re.compile(r"^\s*calls\s*$"))
+    count = card.locator("tr", has=heading).locator("td")
+    expect(count).to_have_text("0", timeout=EXPECT_MS)
+    page.run_cell(1)
+    expect(page.output(1)).to_contain_text("2", timeout=EXPECT_MS)
+    expect(count).to_have_text("2", timeout=EXPECT_MS)
+    headings = card.locator("th")
+    for index in range(headings.count()):  # and its headings read whole ("resourc / es" was seen)
+        assert headings.nth(index).evaluate(BREAKS_JS) == [], headings.nth(index).text_content()
+    page.keep(card, "layout-card.png", gallery=False)

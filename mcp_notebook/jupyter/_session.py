@@ -94,6 +94,29 @@ class Session(_session.Session):
 
         return tasks_widget(self)
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The card, live where a front end draws widgets (its calls count follows the session's
+        calls, issue #38); the text and the card's picture everywhere else (a terminal, nbconvert,
+        GitHub and nbviewer show a saved notebook's HTML)."""
+        bundle: dict[str, Any] = {"text/plain": repr(self), "text/html": self._repr_html_()}
+        try:
+            drawn = self._live_card()._repr_mimebundle_() or {}
+        except ImportError:  # no ipywidgets: the picture
+            drawn = {}
+        view = "application/vnd.jupyter.widget-view+json"
+        if isinstance(drawn, dict) and view in drawn:
+            bundle[view] = drawn[view]
+        return bundle
+
+    def _live_card(self) -> Any:
+        """The one live card of this session (made again if it was closed)."""
+        from ..widgets._card import session_card
+
+        card = self.__dict__.get("_mcpnb_card")
+        if card is None or card.comm is None:
+            card = self.__dict__["_mcpnb_card"] = session_card(self)
+        return card
+
     def dashboard(self) -> Any:
         """Status on top, then a Tab: tool explorer, tasks, resources, log."""
         from ..widgets._dashboard import dashboard
