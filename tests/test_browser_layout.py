@@ -210,6 +210,41 @@ def test_map_tools_error_column_shows_why(notebook: OpenNotebook) -> None:
     page.keep(page.output(1), "layout-map.png", gallery=False)
 
 
+DASHBOARD_ON_LOG = "board = session.dashboard()\nboard.tab.selected_index = 3\nboard"
+
+
+def test_the_dashboard_switches_tabs_from_its_log_tab(notebook: OpenNotebook) -> None:
+    """Defect 6: a dashboard opened on its Log tab would not switch to another tab."""
+    calls = "for n in range(3):\n    session.call_tool('write_log', {'message': f'line {n}'})"
+    page = notebook("layout_tabs.ipynb", [CONNECT, DASHBOARD_ON_LOG, calls, "board"])
+    for index in range(3):
+        page.run_cell(index)
+    board = page.output(1).locator(".mcpnb-dashboard")
+    log, explorer = board.locator(".mcpnb-log"), board.locator(".mcpnb-explorer")
+    expect(log).to_be_visible(timeout=EXPECT_MS)
+    expect(log.locator(".mcpnb-log-entry", has_text="line 2")).to_be_visible(timeout=EXPECT_MS)
+    board.get_by_role("tab", name="Tools").click()
+    expect(explorer).to_be_visible(timeout=EXPECT_MS)
+    expect(log).to_be_hidden()
+    expect(board.get_by_role("tab", name="Tools")).to_have_attribute("aria-selected", "true")
+    board.get_by_role("tab", name="Resources").click()
+    expect(board.locator(".mcpnb-resources")).to_be_visible(timeout=EXPECT_MS)
+    expect(explorer).to_be_hidden()
+    board.get_by_role("tab", name="Log").click()
+    expect(log).to_be_visible(timeout=EXPECT_MS)
+    board.get_by_role("tab", name="Tools").click()
+    expect(explorer).to_be_visible(timeout=EXPECT_MS)
+    page.keep(board, "layout-tabs.png", gallery=False)
+
+    page.run_cell(3)  # the same dashboard shown again: a second view, which switches too
+    again = page.output(3).locator(".mcpnb-dashboard")
+    expect(again.locator(".mcpnb-explorer")).to_be_visible(timeout=EXPECT_MS)
+    again.get_by_role("tab", name="Log").click()
+    expect(again.locator(".mcpnb-log")).to_be_visible(timeout=EXPECT_MS)
+    again.get_by_role("tab", name="Tools").click()
+    expect(again.locator(".mcpnb-explorer")).to_be_visible(timeout=EXPECT_MS)
+
+
 THREE_CALLS = "for a in range(3):\n    session.call_tool('add', {'a': a, 'b': 100})\nprint(len(ex.calls()))"
 ONE_MORE = "session.call_tool('add', {'a': 3, 'b': 100})\nprint(ex.calls()[3]['arguments'])"
 
