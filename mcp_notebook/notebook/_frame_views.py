@@ -51,6 +51,11 @@ def _frame_class() -> type[pd.DataFrame]:
         def _constructor(self) -> Any:
             return pd.DataFrame  # what is derived from it reads as any frame
 
+        def __reduce__(self) -> Any:
+            # pickled (to_pickle, multiprocessing, a cluster) as the plain frame it holds: this
+            # class, made inside a function, cannot be found by name where it is unpickled
+            return (pd.DataFrame, (pd.DataFrame(self),))
+
         def _repr_html_(self) -> str | None:
             plain = pd.DataFrame(self)
             whole = [name for name in self._mcpnb_whole if name in plain.columns]
