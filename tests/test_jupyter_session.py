@@ -70,6 +70,31 @@ def test_a_live_view_draws_with_the_factory_the_top_session_hands_in(no_leaked_p
         assert type(view.widget).__name__ == "LiveViewWidget"
 
 
+def test_a_sessions_card_is_live_and_counts_the_calls_made_after_it_is_shown(no_leaked_processes) -> None:
+    # issue #38: the card was a picture taken when shown, "calls 0" after the notebook's calls
+    import re
+
+    from tests.widget_helpers import wait_for
+
+    def calls(value: str) -> str | None:
+        found = re.search(r">calls</th>\s*<td[^>]*>(\d+)</td>", value)
+        return found.group(1) if found else None
+
+    widget_view = "application/vnd.jupyter.widget-view+json"
+    with jupyter.Session(demo_server(), show_progress=False, dialogs=False, register=False) as top:
+        bundle = top._repr_mimebundle_()
+        assert widget_view in bundle  # the live card, with the picture and the text beside it
+        assert "MCP session" in bundle["text/html"]
+        assert bundle["text/plain"] == repr(top)
+        card = top._live_card()
+        assert top._live_card() is card  # one card a session, however often it is shown
+        assert calls(card.card.value) == "0"
+        top.call_tool("add", {"a": 1, "b": 2})
+        wait_for(lambda: calls(card.card.value) == "1", 10, "the card counting the call")
+    with notebook.Session(demo_server(), show_progress=False, dialogs=False, register=False) as plain:
+        assert not hasattr(plain, "_live_card")  # the notebook layer's own: its picture only
+
+
 def test_no_widget_reaches_into_the_engine_or_writes_the_model() -> None:
     # Widgets start work with the public session.spawn()/group.spawn() and leave the model to the
     # notebook layer (AppRun writes an app's log); issue #27 removed the 13 `._engine` reaches.
