@@ -330,6 +330,29 @@ def test_history_rerun_copy_and_frame(ex):
     assert ex.frame_output.outputs
 
 
+def test_history_is_numbered_as_calls_counts_and_the_picker_follows_each_new_call(ex):
+    # issue #38: numbered newest-first (1 = the last call) while ex.calls() counts oldest first,
+    # and the picker stayed on whatever it had picked
+    import re
+
+    def numbers():
+        row = r'<tr class="mcpnb-history-entry"[^>]*><td[^>]*>(\d+)</td>'
+        return [int(n) for n in re.findall(row, ex._history.table.value)]
+
+    for a in range(3):
+        call(ex, "add", {"a": a, "b": 100})
+    wait_for(lambda: numbers() == [2, 1, 0])
+    assert [c["arguments"]["a"] for c in ex.calls()] == [0, 1, 2]  # row n is ex.calls()[n]
+    assert ex._history.pick.label.startswith("2  ")
+    assert "a=2, b=100" in ex._history.pick.label
+    ex._history.choose(2)  # the user picks the oldest...
+    assert ex._history.selected()["arguments"] == {"a": 0, "b": 100}
+    call(ex, "add", {"a": 3, "b": 100})  # ...and a new call moves the picker to it
+    wait_for(lambda: numbers() == [3, 2, 1, 0])
+    wait_for(lambda: "a=3, b=100" in ex._history.pick.label)
+    assert ex._history.selected()["arguments"] == {"a": 3, "b": 100}
+
+
 def test_python_code_is_a_literal():
     code = python_code("t", {"a": None, "b": True, "c": [1.5, "x"], "d": {"e": "'q'"}})
     assert code == "session.call_tool(\"t\", {'a': None, 'b': True, 'c': [1.5, 'x'], 'd': {'e': \"'q'\"}})"
