@@ -176,3 +176,26 @@ def test_bytes_reach_the_view_as_base64() -> None:
     image.value = b"GIF89a"
     assert page.sent[-1]["set"][image.comm.comm_id]["value"] == {"b64": "R0lGODlh"}
     box.close()
+
+
+def test_an_edited_renderer_reaches_the_next_view(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer edits widgets/panel.js: the next view is sent the new module, no build step."""
+    import os
+
+    from mcp_notebook.widgets._ui import _root
+
+    files = {name: tmp_path / name for name in ("panel.js", "panel.css")}
+    files["panel.js"].write_text("export function mount() {} // one")
+    files["panel.css"].write_text(".mcpnb-ui {}")
+    monkeypatch.setattr(_root, "static_path", lambda name: files[name])
+    box = W.VBox([W.Label("x")])
+    page = Page(box.as_panel())
+    first = page.hello()
+    assert first["code"]["js"].endswith("// one")
+    assert "code" not in page.hello(have=[first["version"]])
+    files["panel.js"].write_text("export function mount() {} // two")
+    os.utime(files["panel.js"], ns=(1, 10**18))  # a later edit, whatever the file system's clock
+    second = page.hello(have=[first["version"]])
+    assert second["version"] != first["version"]
+    assert second["code"]["js"].endswith("// two")
+    box.close()

@@ -26,7 +26,8 @@ import base64
 import hashlib
 import logging
 import threading
-from functools import cache
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import anywidget
@@ -111,18 +112,22 @@ export default { render };
 """
 
 
-@cache
 def _renderer() -> dict[str, str]:
-    """The renderer's source and its version (a hash: a changed file is a new module)."""
-    js = static_path("panel.js").read_text(encoding="utf-8")
-    css = static_path("panel.css").read_text(encoding="utf-8")
-    version = hashlib.sha256((js + css).encode()).hexdigest()[:16]
-    return {"version": version, "js": js, "css": css}
+    """The renderer's source and its version (a hash: a changed file is a new module).
+
+    Read again when a file changed: a developer editing ``widgets/panel.js`` or ``panel.css``
+    sees the edit in the next view (re-run the cell, or reload the page), with no build step.
+    """
+    paths = (static_path("panel.js"), static_path("panel.css"))
+    return _read_renderer(*((str(p), p.stat().st_mtime_ns) for p in paths))
 
 
-def _reload_renderer() -> None:
-    """Read ``panel.js`` and ``panel.css`` again (a developer editing them; the next view uses it)."""
-    _renderer.cache_clear()
+@lru_cache(maxsize=4)  # a few edits of a developer
+def _read_renderer(js: tuple[str, int], css: tuple[str, int]) -> dict[str, str]:
+    code = Path(js[0]).read_text(encoding="utf-8")
+    style = Path(css[0]).read_text(encoding="utf-8")
+    version = hashlib.sha256((code + style).encode()).hexdigest()[:16]
+    return {"version": version, "js": code, "css": style}
 
 
 def _encode(value: Any) -> Any:
