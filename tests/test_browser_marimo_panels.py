@@ -4,7 +4,8 @@ notebooks/marimo_quickstart.py opened with ``marimo run`` (a reader) and ``marim
 headless Chromium: the explorer lists the demo server's tools; a call made by clicking (select
 ``add``, fill its form, press Call) shows its result; an elicitation the explorer's call raises is
 answered in the explorer and reaches the server; the dashboard's tabs switch; its log shows a
-message the server sent. No "not supported" banner and no static snapshot where a panel belongs
+message the server sent; a call's progress bar shows under its cell; a running call is cancelled
+from the explorer, the log filtered by level, a group's server retried from its board. No "not supported" banner and no static snapshot where a panel belongs
 (each panel is one anywidget: mcp_notebook/widgets/_ui). The harness is tests/browser/marimo.py.
 """
 
@@ -107,3 +108,53 @@ def test_a_calls_progress_bar_is_drawn_under_its_cell_in_marimo(
         expect(bar.locator(".mcpnb-progress-text")).to_contain_text("/40", timeout=EXPECT_MS)
         page.shot("progress")
         expect(page.cell("slow")).to_contain_text("Counted to 40", timeout=EXPECT_MS)
+
+
+def test_cancel_filter_the_log_and_retry_a_server_in_marimo(
+    browser: Browser, tmp_path: Path, screenshots: Path
+) -> None:
+    """The rest of what a user does with the panels, in marimo: cancel a running call from the
+    explorer, filter the log by level, and retry a server of a group from its board."""
+    from .test_browser_marimo import SETUP, _opened
+
+    demo = "[sys.executable, '-m', 'mcp_notebook.demo']"
+    cells = [
+        SETUP,
+        f"demo = mcp_notebook.connect({demo}, env=checkout)",
+        ("explorer", "demo.explorer()"),
+        (
+            "log",
+            "demo.call_tool('write_log', {'message': 'quiet detail', 'level': 'info'})\n"
+            "demo.call_tool('write_log', {'message': 'loud warning', 'level': 'warning'})\n"
+            "demo.log_widget()",
+        ),
+        (
+            "board",
+            f"group = mcp_notebook.Group({{'one': {demo}}}, env=checkout)\n"
+            "group['one'].close()\ngroup.status_widget()",
+        ),
+    ]
+    with _opened("edit", cells, browser, tmp_path, screenshots) as page:
+        explorer = page.cell("explorer").locator(".mcpnb-explorer")
+        _call(explorer, "slow_count", steps="400", delay="0.05")
+        cancel = explorer.locator("button.mcpnb-cancel")
+        expect(cancel).to_be_enabled(timeout=EXPECT_MS)
+        cancel.click()
+        expect(explorer.locator(".mcpnb-result")).to_contain_text("cancelled", timeout=EXPECT_MS)
+
+        log = page.cell("log").locator(".mcpnb-log")
+        expect(log.locator(".mcpnb-log-entry").filter(has_text="quiet detail")).to_have_count(
+            1, timeout=EXPECT_MS
+        )
+        log.locator(".mcpnb-log-level select").select_option("warning")
+        expect(log.locator(".mcpnb-log-entry").filter(has_text="quiet detail")).to_have_count(
+            0, timeout=EXPECT_MS
+        )
+        expect(log.locator(".mcpnb-log-entry").filter(has_text="loud warning")).to_have_count(1)
+
+        board = page.cell("board").locator(".mcpnb-group-status")
+        row = board.locator(".mcpnb-group-row").filter(has_text="one")
+        expect(row).to_contain_text("closed", timeout=EXPECT_MS)
+        row.locator(".mcpnb-group-retry").click()
+        expect(row).to_contain_text("ready", timeout=EXPECT_MS)
+        page.shot("cancel-filter-retry")
