@@ -4,9 +4,10 @@ notebooks/marimo_quickstart.py opened with ``marimo run`` (a reader) and ``marim
 headless Chromium: the explorer lists the demo server's tools; a call made by clicking (select
 ``add``, fill its form, press Call) shows its result; an elicitation the explorer's call raises is
 answered in the explorer and reaches the server; the dashboard's tabs switch; its log shows a
-message the server sent; a call's progress bar shows under its cell; a running call is cancelled
-from the explorer, the log filtered by level, a group's server retried from its board. No "not supported" banner and no static snapshot where a panel belongs
-(each panel is one anywidget: mcp_notebook/widgets/_ui). The harness is tests/browser/marimo.py.
+message the server sent. Then a call's progress bar shows under its cell; a running call is
+cancelled from the explorer, the log filtered by level, a group's server retried from its board.
+No "not supported" banner and no static snapshot where a panel belongs (each panel is one
+anywidget: mcp_notebook/widgets/_ui). The harness is tests/browser/marimo.py.
 """
 
 from __future__ import annotations
