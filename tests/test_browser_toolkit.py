@@ -5,7 +5,9 @@ protocol is tests/test_panel_toolkit.py)."""
 
 from __future__ import annotations
 
+import re
 from contextlib import suppress
+from typing import Any
 
 from .browser.fixtures import (  # noqa: F401 (the fixtures: pytest finds them in the module)
     EXPECT_MS,
@@ -80,3 +82,25 @@ def test_every_control_is_drawn_used_and_followed_and_hostile_text_stays_text(no
     expect(out.locator(".t-button")).to_be_hidden(timeout=EXPECT_MS)
     assert page.page.evaluate("() => window.__pwned") is None
     page.keep(out, "toolkit.png", gallery=False)
+
+    # The host's theme is the panel's: JupyterLab's dark theme gives light text on a dark field.
+    field = out.locator(".t-text input")
+    assert _luminance(field, "color") < _luminance(field, "background-color")  # light theme first
+    page.page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
+    )
+    expect(page.page.locator("body[data-jp-theme-light='false']")).to_have_count(1, timeout=EXPECT_MS)
+    page.page.wait_for_function(
+        "e => { const c = getComputedStyle(e).color.match(/\\d+/g).map(Number);"
+        " return c[0] + c[1] + c[2] > 382; }",
+        arg=field.element_handle(),
+        timeout=EXPECT_MS,
+    )
+    assert _luminance(field, "color") > _luminance(field, "background-color")
+    page.keep(out, "toolkit-dark.png", gallery=False)
+
+
+def _luminance(element: Any, prop: str) -> float:
+    """The sum of an element's computed colour's red, green and blue (0 black to 765 white)."""
+    rgb = element.evaluate(f"e => getComputedStyle(e).getPropertyValue('{prop}')")
+    return float(sum(int(part) for part in re.findall(r"\d+", rgb)[:3]))
