@@ -32,7 +32,7 @@ SERIAL = re.compile(r"test_(call_deadline|deadlines|deadline_properties|soak|ben
 HEAVY: dict[str, float] = {
     SERIAL_SCOPE: 330,
     "tests/test_binder.py": 250,
-    "tests/test_browser_marimo.py": 200,  # measured alone on 2026-12-05 (issue #38), nine marimo servers
+    "tests/test_browser_marimo.py": 100,  # measured alone on 2026-12-05 (issue #38), six marimo servers
     "tests/test_browser_runall.py": 175,
     "tests/test_conformance.py": 130,
     "tests/test_fallbacks.py": 130,
@@ -47,7 +47,7 @@ HEAVY: dict[str, float] = {
     "tests/test_live.py": 60,
     "tests/test_widgets_tasks.py": 58,
     "tests/test_browser_apps.py": 57,
-    "tests/test_browser_marimo_panels.py": 110,  # alone on 2026-12-05 (#38): four marimo servers
+    "tests/test_browser_marimo_panels.py": 60,  # alone on 2026-12-05 (#38): three marimo servers
     "tests/test_apps_host.py": 54,
     "tests/test_demo_tasks.py": 53,
     "tests/test_widgets_dialogs.py": 50,

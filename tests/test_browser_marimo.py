@@ -1,11 +1,10 @@
 """End-to-end in marimo (issue #38): our objects in ``marimo edit`` and ``marimo run``, headless Chromium.
 
-marimo runs only widgets that bring their own ES module (anywidget); an ipywidgets core control gets
-"not supported in marimo". The MCP App view is an anywidget already, so it must be live: the
-``sales_board`` View draws, and its own first ``region_detail`` call comes back through our host
-into ``#detail`` (what tests/test_browser_runall.py's ``_check_apps`` checks in JupyterLab). A panel
-that is not an anywidget yet must show its snapshot (the server's name, its tools) without an error;
-once the panels become anywidgets the same test holds for the live panel.
+The MCP App view (an anywidget of its own) is live: the ``sales_board`` View draws, and its own
+first ``region_detail`` call comes back through our host into ``#detail`` (what
+tests/test_browser_runall.py's ``_check_apps`` checks in JupyterLab). A re-run connect cell gets its
+session back, a dialog shows under the cell whose call asked, and ``marimo run``'s viewers each get
+a session that closes with their page. The panels themselves are tests/test_browser_marimo_panels.py.
 
 Each test writes its notebook (marimo's ``.py`` format), serves it with :mod:`.browser.marimo`,
 opens it in a page and waits until its cells ran; stopping the server must take the kernels and
@@ -15,7 +14,6 @@ the MCP servers they started with it.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -87,29 +85,6 @@ def test_the_app_view_is_live_in_marimo(
         expect(page.page.get_by_text(NOT_SUPPORTED)).to_have_count(0)
         expect(page.page.get_by_text(DRAW_FAILED)).to_have_count(0)
         page.shot("app-view")
-
-
-def test_a_panel_shows_its_server_and_tools_without_an_error(
-    browser: Browser, tmp_path: Path, screenshots: Path
-) -> None:
-    """The status panel and the explorer: today a snapshot (they are not anywidgets yet), once the
-    panels are anywidgets the live panel; either way the server's name and its tools, no error."""
-    cells: list[Cell] = [
-        SETUP,
-        "demo = mcp_notebook.connect([sys.executable, '-m', 'mcp_notebook.demo'], env=checkout)",
-        "demo.status_widget()",
-        "demo.explorer()",
-        f"import marimo as mo\nmo.md('{RAN}: ' + demo.name)",
-    ]
-    with _opened("edit", cells, browser, tmp_path, screenshots) as page:
-        page.wait_ran(RAN)
-        status = page.output_of("mcp-notebook-demo")
-        expect(status).to_be_visible(timeout=EXPECT_MS)
-        explorer = page.output_of("sales_records")
-        expect(explorer).to_contain_text("add", timeout=EXPECT_MS)
-        expect(page.page.locator(".output-area").filter(has_text="Traceback")).to_have_count(0)
-        expect(page.page.get_by_text(DRAW_FAILED)).to_have_count(0)
-        page.shot("panels")
 
 
 def _demo_servers(page: MarimoPage) -> list[psutil.Process]:
@@ -197,21 +172,6 @@ def test_marimo_run_closes_a_browser_sessions_servers_when_its_kernel_ends(
         left = wait_gone(servers, PROCESS_GRACE)
         assert not left, f"the closed browser session's MCP server still runs: {[_cmdline(p) for p in left]}"
         assert page.server.process.poll() is None  # marimo itself runs on
-
-
-def test_the_quickstart_runs_in_marimo_run(browser: Browser, tmp_path: Path, screenshots: Path) -> None:
-    """notebooks/marimo_quickstart.py as a reader opens it with ``marimo run``: every cell runs (its
-    last cell's summary shows), the tool list and the DataFrame are drawn, and no cell failed."""
-    notebook = tmp_path / "notebook" / QUICKSTART.name
-    notebook.parent.mkdir()
-    shutil.copyfile(QUICKSTART, notebook)  # marimo writes its cache (__marimo__/) beside the file
-    with marimo_page("run", notebook, browser, tmp_path, screenshots) as page:
-        page.wait_ran("add gave 3.5; 5 sales rows; 1 session(s) open")
-        expect(page.output_of("sales_records")).to_contain_text("slow_count")  # the tool list
-        expect(page.output_of("north")).to_be_visible()  # the DataFrame's rows
-        expect(page.page.locator(".output-area").filter(has_text="Traceback")).to_have_count(0)
-        expect(page.page.get_by_text(DRAW_FAILED)).to_have_count(0)
-        page.shot("quickstart")
 
 
 def test_two_viewers_of_a_marimo_run_app_get_a_session_each(

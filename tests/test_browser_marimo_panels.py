@@ -26,7 +26,7 @@ from .browser.fixtures import (  # noqa: F401 (fixtures)
     tool_entry,
 )
 from .browser.marimo import NOT_SUPPORTED, Mode, marimo_page
-from .test_browser_marimo import QUICKSTART, screenshots_fixture  # noqa: F401 (a fixture)
+from .test_browser_marimo import DRAW_FAILED, QUICKSTART, screenshots_fixture  # noqa: F401 (a fixture)
 
 with suppress(ImportError):  # without Playwright, the fixtures fail with the fix
     from playwright.sync_api import Browser, Locator, expect
@@ -60,6 +60,9 @@ def test_the_quickstarts_panels_are_live_in_marimo(
         expect(tool_entry(explorer, "ask_user_name")).to_be_visible()
         expect(page.page.get_by_text(NOT_SUPPORTED)).to_have_count(0)
         expect(page.page.locator(".mcpnb-static")).to_have_count(0)  # no frozen snapshot drawn
+        expect(page.page.locator(".output-area").filter(has_text="Traceback")).to_have_count(0)
+        expect(page.page.get_by_text(DRAW_FAILED)).to_have_count(0)
+        expect(page.output_of("north")).to_be_visible()  # the DataFrame's rows
         page.shot("panels")
 
         _call(explorer, "add", a="2", b="3")  # a call made by clicking
@@ -91,30 +94,12 @@ def test_the_quickstarts_panels_are_live_in_marimo(
         page.shot("dashboard-log")
 
 
-def test_a_calls_progress_bar_is_drawn_under_its_cell_in_marimo(
+def test_a_bar_under_its_cell_cancel_filter_the_log_and_retry_a_server_in_marimo(
     browser: Browser, tmp_path: Path, screenshots: Path
 ) -> None:
-    """A blocking call's progress bar is one of our panels, under the cell that made the call
-    (tqdm's notebook bar is ipywidgets controls, which marimo drew only as text in its terminal)."""
-    from .test_browser_marimo import SETUP, _opened
-
-    cells = [
-        SETUP,
-        "demo = mcp_notebook.connect([sys.executable, '-m', 'mcp_notebook.demo'], env=checkout)",
-        ("slow", "counted = demo.call_tool('slow_count', {'steps': 40, 'delay': 0.25}).text\ncounted"),
-    ]
-    with _opened("edit", cells, browser, tmp_path, screenshots) as page:
-        bar = page.cell("slow").locator(".mcpnb-progress")
-        expect(bar).to_be_visible(timeout=EXPECT_MS)  # while the call runs
-        expect(bar.locator(".mcpnb-progress-text")).to_contain_text("/40", timeout=EXPECT_MS)
-        page.shot("progress")
-        expect(page.cell("slow")).to_contain_text("Counted to 40", timeout=EXPECT_MS)
-
-
-def test_cancel_filter_the_log_and_retry_a_server_in_marimo(
-    browser: Browser, tmp_path: Path, screenshots: Path
-) -> None:
-    """The rest of what a user does with the panels, in marimo: cancel a running call from the
+    """The rest of what a user does with the panels, in marimo: a blocking call's progress bar is
+    one of our panels under the cell that made the call (tqdm's notebook bar is ipywidgets
+    controls, which marimo drew only as text in its terminal); cancel a running call from the
     explorer, filter the log by level, and retry a server of a group from its board."""
     from .test_browser_marimo import SETUP, _opened
 
@@ -134,8 +119,15 @@ def test_cancel_filter_the_log_and_retry_a_server_in_marimo(
             f"group = mcp_notebook.Group({{'one': {demo}}}, env=checkout)\n"
             "group['one'].close()\ngroup.status_widget()",
         ),
+        ("slow", "counted = demo.call_tool('slow_count', {'steps': 40, 'delay': 0.25}).text\ncounted"),
     ]
     with _opened("edit", cells, browser, tmp_path, screenshots) as page:
+        bar = page.cell("slow").locator(".mcpnb-progress")
+        expect(bar).to_be_visible(timeout=EXPECT_MS)  # while the call runs
+        expect(bar.locator(".mcpnb-progress-text")).to_contain_text("/40", timeout=EXPECT_MS)
+        page.shot("progress")
+        expect(page.cell("slow")).to_contain_text("Counted to 40", timeout=EXPECT_MS)
+
         explorer = page.cell("explorer").locator(".mcpnb-explorer")
         _call(explorer, "slow_count", steps="400", delay="0.05")
         cancel = explorer.locator("button.mcpnb-cancel")
