@@ -154,6 +154,23 @@ def test_controls_are_no_models_of_the_front_end_and_are_counted_until_closed() 
     first.close()
 
 
+def test_a_control_brings_its_layout_and_style_when_made_not_when_first_shown() -> None:
+    """A control made before it is shown (a log's chunk kept for later) counts its layout and
+    style from the start, as ipywidgets' own controls do: showing it later opens no control, so a
+    panel under load stays flat (issue #38's benchmark counted 34 born during a log trickle)."""
+    box = W.VBox()
+    page = Page(box.as_panel())
+    page.hello()
+    waiting = W.HTML("<b>later</b>")
+    controls = open_controls()
+    box.children = [waiting]
+    assert open_controls() == controls
+    added = page.sent[-1]["add"]
+    assert set(added) == {waiting.comm.comm_id, waiting.layout.comm.comm_id, waiting.style.comm.comm_id}
+    for control in (waiting, waiting.layout, waiting.style, box.layout, box):
+        control.close()
+
+
 def test_in_a_layout_of_the_users_a_panel_is_its_anywidget() -> None:
     box = W.VBox([W.Label("ours")])
     theirs = ipywidgets.HBox([ipywidgets.Label("theirs"), box])

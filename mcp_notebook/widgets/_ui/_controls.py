@@ -136,6 +136,12 @@ class Virtual(HasTraits):
             comm.on_msg(self._handle_msg)  # type: ignore[attr-defined]
             self._model_id = comm.comm_id
             self.comm = comm
+            # The controls it holds now, as ipywidgets' own open (which sends its whole state)
+            # makes them: a default layout or style made later, when a panel first follows the
+            # tree to it, was a control born after the panel was built (a log's chunks: 17 layouts
+            # and 17 styles during a log flood, issue #38's benchmark), not a flat count.
+            for name in _linked_names(type(self)):
+                getattr(self, name)
 
     @observe("comm")
     def _comm_changed(self, change: Any) -> None:
