@@ -5,7 +5,8 @@ sockets (:mod:`benchmarks.kernel_driver`), against a paced stdio server
 (:mod:`benchmarks.notebook_server`); the code run in the kernels is in
 :mod:`benchmarks.notebook_cells`. What the kernel sends to the front end is counted on iopub
 (messages and bytes by msg_type; widget messages = comm_open/comm_msg/comm_close), its CPU time and
-RSS come from psutil on the kernel's pid, and live widget models from ipywidgets' registry.
+RSS come from psutil on the kernel's pid, and live widget models from ipywidgets' registry plus the
+panels' open virtual controls (``mcp_notebook.widgets._ui.open_controls()``, issue #38).
 
 Cases (conditions side by side, interleaved, order rotating per repetition, medians):
 

@@ -20,9 +20,13 @@ import mcp_notebook as m
 from IPython.display import display
 _nbb_server = {SERVER!r}
 def _nbb_widgets():
-    # ipywidgets' registry of live widget models (0 while ipywidgets is not even imported)
+    # ipywidgets' registry of live widget models (0 while ipywidgets is not even imported), plus
+    # the panels' virtual controls (issue #38: ipywidgets classes on a virtual comm, not in the
+    # registry, yet a leak of them is a leak all the same; the code before #38 has none)
     module = sys.modules.get('ipywidgets.widgets.widget')
-    return len(module._instances) if module is not None else 0
+    live = len(module._instances) if module is not None else 0
+    ui = sys.modules.get('mcp_notebook.widgets._ui')
+    return live + (ui.open_controls() if ui is not None else 0)
 def _nbb_rss():
     return psutil.Process().memory_info().rss
 """
