@@ -13,7 +13,8 @@ network. Each panel's ``text/html`` snapshot must be visible there, in two forms
   which the README says.
 
 The stored state itself stays small: every widget model a notebook ever opened is kept in it, so
-a panel must be a handful of models (widgets/_lean.py shares layouts and styles).
+a panel must be one model (issue #38: each panel is one anywidget whose controls are virtual,
+mcp_notebook/widgets/_ui; executed 02 stores the explorer's anywidget and the shared Layout).
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ VISIBLE: dict[str, list[str]] = {
     "07-tasks.ipynb": ["Tasks · mcp-notebook-demo", "build_report", "working", "A snapshot of the live"],
 }
 
-#: Executed notebook 02's stored widget state, at most (issue #29: 759 KB, 671 models, before).
-MAX_STATE_BYTES = 175_000
+#: Executed notebook 02's stored widget state, at most (issue #38's target). Measured with
+#: ``python -m benchmarks.saved_state``: 163 KB in 224 models before #38 (issue #29: 759 KB in 671
+#: before that); 3.2 KB in 2 models with the panels as one anywidget each.
+MAX_STATE_BYTES = 30_000
 
 
 def _path(name: str) -> Path:
