@@ -93,17 +93,9 @@ def drawn(widget: Any) -> dict[str, Any]:
 
 def widget_models() -> int:
     """Every widget model alive: ipywidgets' own (each a model in the front end) and the panels'
-    virtual controls (mcp_notebook/widgets/_ui), so a test of "no model made" still sees a leak.
-
-    Garbage is collected first: a virtual control is in no registry, so one nobody holds (an
-    earlier test's) is closed by ipywidgets' ``__del__`` whenever the collector runs, and a count
-    taken before that and one after would differ by it (21 controls once, between two rounds of
-    test_widgets_explorer.py's flat-models test)."""
-    import gc
-
+    virtual controls (mcp_notebook/widgets/_ui), so a test of "no model made" still sees a leak."""
     from ipywidgets.widgets.widget import _instances
 
     from mcp_notebook.widgets._ui import open_controls
 
-    gc.collect()
     return len(_instances) + open_controls()
