@@ -6,6 +6,7 @@ bytes counted are the values the view's widgets sync. Counts only, no timing.
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any
 
@@ -48,6 +49,7 @@ def test_a_new_message_sends_a_chunk_not_the_table_and_makes_no_widget() -> None
         parts = [view.table] if isinstance(view.table, W.HTML) else view.table.widgets()  # one table before
         for widget in parts:
             widget.observe(lambda change: sent.append(len(change["new"])), names="value")
+        gc.collect()  # an earlier test's unheld controls close now, not in the middle of the count
         live = widget_models()
 
         for index in range(300, 310):
@@ -57,7 +59,7 @@ def test_a_new_message_sends_a_chunk_not_the_table_and_makes_no_widget() -> None
         # Ten redraws at most, each re-sending at most one chunk (plus a trimmed old one):
         # the whole table each time would be ten tables.
         assert sum(sent) <= 2 * len(table), (sum(sent), len(table))
-        assert widget_models() == live, "a message made a widget model"
+        assert widget_models() <= live, "a message made a widget model"
         rows = view.table.value.count('class="mcpnb-log-entry"')
         assert view.max_entries - 2 * view.table.size <= rows <= view.max_entries
     finally:
@@ -74,13 +76,14 @@ def test_the_panels_make_no_widget_model_from_the_first_call_and_message_on(no_l
 
     with mcp_notebook.connect(demo_server(), show_progress=False, log_level="debug") as session:
         panels = [session.log_widget(), session.status_widget(), session.dashboard(), session.explorer()]
+        gc.collect()  # an earlier test's unheld controls close now, not in the middle of the count
         live = widget_models()
         for index in range(3):
             session.call_tool("write_log", {"message": f"note {index}", "level": "info"})
         log, explorer = panels[0], panels[3]
         _wait_for(lambda: "note 2" in log.table.value)
         _wait_for(lambda: len(history_rows(explorer)) == 3)
-        assert widget_models() == live, "a call or a message made a widget model"
+        assert widget_models() <= live, "a call or a message made a widget model"
         for panel in panels:
             panel.close()
 

@@ -7,6 +7,7 @@ the handful of tags the widgets write themselves, with no event handler, link or
 
 from __future__ import annotations
 
+import gc
 import re
 import time
 
@@ -153,10 +154,11 @@ def test_choosing_tools_over_and_over_keeps_the_live_widget_models_flat(ex):
             ex.form.json_toggle.value = False
 
     round_of_choices()
+    gc.collect()  # an earlier test's unheld controls close now, not in the middle of the count
     settled = widget_models()
     for _ in range(5):
         round_of_choices()
-    assert widget_models() == settled
+    assert widget_models() <= settled  # none made (garbage of this test may close: fewer is fine)
 
 
 def test_search_filters_by_name_title_and_description(ex):
