@@ -151,3 +151,48 @@ def test_a_bar_under_its_cell_cancel_filter_the_log_and_retry_a_server_in_marimo
         row.locator(".mcpnb-group-retry").click()
         expect(row).to_contain_text("ready", timeout=EXPECT_MS)
         page.shot("cancel-filter-retry")
+
+
+def test_every_other_panel_is_drawn_live_in_marimo(
+    browser: Browser, tmp_path: Path, screenshots: Path
+) -> None:
+    """The panels the tests above do not use, drawn live in marimo and used once each: the tasks
+    panel follows a task to its end, the resources panel reads a resource, the prompts panel gets
+    a prompt, the roots panel lists the roots, a live frame shows the tools, and a group's explorer
+    and log show their server."""
+    from .test_browser_marimo import SETUP, _opened
+
+    demo = "[sys.executable, '-m', 'mcp_notebook.demo']"
+    cells = [
+        SETUP,
+        f"demo = mcp_notebook.connect({demo}, env=checkout, roots=['file:///data/sales'])",
+        ("tasks", "task = demo.start_tool('sum_numbers', {'numbers': [1, 2]})\ndemo.tasks_widget()"),
+        ("resources", "demo.resources_widget()"),
+        ("prompts", "demo.prompts_widget()"),
+        ("roots", "demo.roots_widget()"),
+        ("frame", "demo.live_frame('tools')"),
+        ("group", f"group = mcp_notebook.Group({{'one': {demo}}}, env=checkout)\ngroup.explorer()"),
+        ("group_log", "group.log_widget()"),
+    ]
+    with _opened("edit", cells, browser, tmp_path, screenshots) as page:
+        task = page.cell("tasks").locator(".mcpnb-task")
+        expect(task.locator(".mcpnb-task-status")).to_have_text("completed", timeout=EXPECT_MS)
+
+        resources = page.cell("resources").locator(".mcpnb-resources")
+        expect(resources).to_contain_text("demo://readme", timeout=EXPECT_MS)
+        resources.locator("button.mcpnb-read").first.click()
+        expect(resources.locator(".mcpnb-resource-view")).not_to_be_empty(timeout=EXPECT_MS)
+
+        prompts = page.cell("prompts").locator(".mcpnb-prompts")
+        expect(prompts).to_contain_text("analyze_region", timeout=EXPECT_MS)
+        field(prompts, "region").fill("south")
+        prompts.locator("button.mcpnb-get-prompt").click()
+        expect(prompts.locator(".mcpnb-prompt-messages")).to_contain_text("south", timeout=EXPECT_MS)
+
+        expect(page.cell("roots").locator(".mcpnb-roots")).to_contain_text("file:///data/sales")
+        expect(page.cell("frame").locator(".mcpnb-live-body")).to_contain_text("sales_records")
+        expect(tool_entry(page.cell("group").locator(".mcpnb-group-explorer"), "add")).to_be_visible()
+        expect(page.cell("group_log").locator(".mcpnb-log")).to_be_visible(timeout=EXPECT_MS)
+        expect(page.page.get_by_text(NOT_SUPPORTED)).to_have_count(0)
+        expect(page.page.locator(".mcpnb-static")).to_have_count(0)
+        page.shot("every-panel")

@@ -22,14 +22,13 @@ pytest.importorskip("ipywidgets")
 
 import comm
 from comm.base_comm import BaseComm
-from ipywidgets.widgets import widget as _registry
 from mcp.server.mcpserver import Context, MCPServer
 
 import mcp_notebook
 from mcp_notebook.widgets._log import REDRAWS_PER_SECOND
 
 from .widget_helpers import wait_for as _wait_for
-from .widget_helpers import walk
+from .widget_helpers import walk, widget_models
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -40,7 +39,7 @@ RATE = 10.0
 
 class _Sent:
     def __init__(self) -> None:
-        self.messages: list[tuple[str, str, int]] = []  # (comm id, msg_type, bytes)
+        self.messages: list[tuple[str, str, int]] = []  # (control id, msg_type, bytes)
 
     def of(self, widgets: set[str]) -> list[tuple[str, str, int]]:
         return [m for m in list(self.messages) if m[0] in widgets]
@@ -48,13 +47,22 @@ class _Sent:
 
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> _Sent:
+    """What goes to the front end, by control: each panel is one anywidget whose patches name the
+    controls they change (mcp_notebook/widgets/_ui); a patch's bytes are counted once."""
     record = _Sent()
 
     class Counting(BaseComm):
         def publish_msg(
             self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None, **keys: Any
         ) -> None:
-            record.messages.append((self.comm_id, msg_type, len(json.dumps(data, default=str))))
+            size = len(json.dumps(data, default=str))
+            content = data.get("content") if isinstance(data, dict) else None
+            if not (isinstance(content, dict) and content.get("t") == "patch"):
+                record.messages.append((self.comm_id, msg_type, size))
+                return
+            named = [*content.get("set", {}), *content.get("add", {}), *content.get("drop", [])]
+            for index, control in enumerate(named):
+                record.messages.append((control, "comm_msg", size if index == 0 else 0))
 
     monkeypatch.setattr(comm, "create_comm", lambda *a, **k: Counting(*a, **k))
     return record
@@ -75,23 +83,26 @@ def _flood_server() -> Any:
 
 
 def _live() -> int:
-    """Live widget models (ipywidgets' registry, what ``Widget.widgets`` reads)."""
-    return len(_registry._instances)
+    """Live widget models (ipywidgets' registry and the panels' open virtual controls)."""
+    return widget_models()
 
 
 def _ids(*widgets: Any) -> set[str]:
-    return {w.model_id for top in widgets for w in walk(top) if getattr(w, "comm", None) is not None}
+    """The controls of ``widgets`` (by the ids their panels' patches name them)."""
+    return {w.comm.comm_id for top in widgets for w in walk(top) if getattr(w, "comm", None) is not None}
 
 
 def test_a_flood_redraws_the_panels_a_few_times_a_second_with_no_new_widgets(sent: _Sent) -> None:
     with mcp_notebook.connect(_flood_server(), protocol="legacy", show_progress=False, dialogs=False) as s:
         log, status, board = s.log_widget(), s.status_widget(), s.dashboard()
+        for shown in (log, status, board):
+            shown.as_panel()  # as displayed: each panel's anywidget sends its controls' changes
         views = (log, board.log_view)
         s.call_tool("flood", {"count": 1})  # the explorer shows its first call; then nothing new
         board.tab.selected_index = 3  # the log tab: its view follows too
         _wait_for(lambda: all("line 0" in v.table.value for v in views), 10, "the first line")
         # The log views' rows live in a fixed ring of chunk widgets, shown as they fill.
-        ring = {w.model_id for v in views for w in v.table.widgets()}
+        ring = {w.comm.comm_id for v in views for w in v.table.widgets()}
         watched = _ids(log, status, board.status, board.log_view) | ring
         live = _live()
         before = len(sent.of(watched))
@@ -103,6 +114,7 @@ def test_a_flood_redraws_the_panels_a_few_times_a_second_with_no_new_widgets(sen
         took = time.monotonic() - started
 
         during = sent.of(watched)[before:]
+        assert during, "the panels sent nothing: the count would prove nothing"
         assert {m[1] for m in during} <= {"comm_msg"}  # values changed; no widget opened
         # Each panel redraws at most RATE times a second (+1 for the last state), and a redraw
         # changes each of its widgets at most once: no widget hears more than that, however many
@@ -140,6 +152,7 @@ def test_a_redraw_that_comes_due_after_the_view_is_hidden_draws_nothing(sent: _S
     # the hidden log view (a run seen once in CI: one message to a view nobody could see).
     with mcp_notebook.connect(_flood_server(), protocol="legacy", show_progress=False, dialogs=False) as s:
         board = s.dashboard()
+        board.as_panel()  # as displayed
         board.tab.selected_index = 3
         view = board.log_view
         s.call_tool("flood", {"count": 1})

@@ -40,14 +40,11 @@ Example, with a relay that hands the View's messages to ``host.receive``::
 
 from __future__ import annotations
 
-import base64
-import binascii
 import inspect
 import json
 import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -56,14 +53,12 @@ import anyio
 from .._version import __version__
 from ..protocol._app_files import AppDownload, DownloadRefused, parse_download_request
 from ..protocol._apps import (
-    APP_MIME_TYPE,
     APPS_PROTOCOL_VERSION,
-    allow_attribute,
     callable_by_app,
-    content_security_policy,
     valid_sources,
 )
-from ..protocol._errors import McpError, McpInvalidInput
+from ..protocol._errors import McpError
+from ._apps_resource import AppError, AppResource, parse_resource
 from ._owned import OwnedTask, spawn_owned
 from ._results import Tool, ToolResult
 
@@ -77,8 +72,6 @@ log = logging.getLogger("mcp_notebook.apps")
 SUPPORTED_VERSIONS = (APPS_PROTOCOL_VERSION,)
 #: A message from a View larger than this (as JSON) is dropped.
 MAX_MESSAGE_CHARS = 4 * 1024 * 1024
-#: A View's HTML larger than this is refused.
-MAX_HTML_BYTES = 16 * 1024 * 1024
 MAX_HEIGHT = 10_000
 MAX_MESSAGES = 1_000
 #: Files a View may offer in its life (each offer is put to the user; a View must not nag forever).
@@ -98,29 +91,6 @@ _MODALITIES: dict[str, dict[str, Any]] = {"text": {}, "image": {}, "resource": {
 
 Send = Callable[[dict[str, Any]], Awaitable[None] | None]
 ConfirmDownload = Callable[[list[AppDownload]], Awaitable[bool] | bool]
-
-
-class AppError(McpInvalidInput):
-    """An app that cannot be shown: not an app tool, a missing View, a View of the wrong type."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("invalid", message)
-
-
-@dataclass(frozen=True)
-class AppResource:
-    """A View's HTML and what its iframe may do, decided from the resource's ``_meta.ui``."""
-
-    uri: str
-    html: str
-    mime_type: str
-    #: ``_meta.ui.csp`` and ``_meta.ui.permissions`` as the server sent them (None when absent);
-    #: what is enforced is ``csp_header`` and ``allow``, built from them by the rules.
-    csp: dict[str, Any] | None
-    permissions: dict[str, Any] | None
-    csp_header: str
-    allow: str
-    prefers_border: bool | None
 
 
 class _RequestError(Exception):
@@ -143,68 +113,6 @@ def _too_big(message: dict[str, Any]) -> bool:
         return len(json.dumps(message, allow_nan=False)) > MAX_MESSAGE_CHARS
     except (TypeError, ValueError, RecursionError):
         return True  # not JSON: no View sent that through postMessage honestly
-
-
-def _same_mime(value: Any) -> bool:
-    return isinstance(value, str) and "".join(value.split()).lower() == APP_MIME_TYPE
-
-
-def _view_contents(contents: list[dict[str, Any]], uri: str) -> dict[str, Any] | None:
-    for content in contents:
-        if content.get("uri") == uri:
-            return content
-    return contents[0] if contents else None
-
-
-def _html_of(content: dict[str, Any], uri: str) -> str:
-    text = content.get("text")
-    if isinstance(text, str):
-        if len(text) > MAX_HTML_BYTES:
-            raise AppError(f"the View {uri} is larger than {MAX_HTML_BYTES} bytes")
-        return text
-    blob = content.get("blob")
-    if isinstance(blob, str):
-        if len(blob) > MAX_HTML_BYTES * 4 // 3 + 4:
-            raise AppError(f"the View {uri} is larger than {MAX_HTML_BYTES} bytes")
-        try:
-            return base64.b64decode(blob, validate=True).decode("utf-8", errors="replace")
-        except (binascii.Error, ValueError) as exc:
-            raise AppError(f"the View {uri} is a blob that is not base64") from exc
-    raise AppError(f"the View {uri} has neither text nor blob")
-
-
-def parse_resource(uri: str, raw: Mapping[str, Any]) -> AppResource:
-    """An :class:`AppResource` from a ``resources/read`` result, or AppError (wrong type, no HTML)."""
-    contents = raw.get("contents")
-    content = (
-        _view_contents([c for c in contents if isinstance(c, dict)], uri)
-        if isinstance(contents, list)
-        else None
-    )
-    if content is None:
-        raise AppError(f"the server returned no contents for the View {uri}")
-    mime = content.get("mimeType")
-    if not _same_mime(mime):
-        raise AppError(
-            f"the View {uri} is {mime!r}, not {APP_MIME_TYPE!r}: it is not an MCP App and is not shown"
-        )
-    html = _html_of(content, uri)
-    meta = content.get("_meta")
-    ui = meta.get("ui") if isinstance(meta, dict) else None
-    ui = ui if isinstance(ui, dict) else {}
-    csp = ui.get("csp") if isinstance(ui.get("csp"), dict) else None
-    permissions = ui.get("permissions") if isinstance(ui.get("permissions"), dict) else None
-    border = ui.get("prefersBorder")
-    return AppResource(
-        uri=uri,
-        html=html,
-        mime_type=str(mime),
-        csp=csp,
-        permissions=permissions,
-        csp_header=content_security_policy(csp),
-        allow=allow_attribute(permissions),
-        prefers_border=border if isinstance(border, bool) else None,
-    )
 
 
 def _json_object(value: Any, what: str) -> dict[str, Any]:
