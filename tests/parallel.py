@@ -47,7 +47,7 @@ HEAVY: dict[str, float] = {
     "tests/test_live.py": 60,
     "tests/test_widgets_tasks.py": 58,
     "tests/test_browser_apps.py": 57,
-    "tests/test_browser_marimo_panels.py": 60,  # alone on 2026-12-05 (#38): three marimo servers
+    "tests/test_browser_marimo_panels.py": 75,  # alone on 2026-12-05 (#38): four marimo servers
     "tests/test_apps_host.py": 54,
     "tests/test_demo_tasks.py": 53,
     "tests/test_widgets_dialogs.py": 50,

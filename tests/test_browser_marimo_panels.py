@@ -180,18 +180,24 @@ def test_every_other_panel_is_drawn_live_in_marimo(
 
         resources = page.cell("resources").locator(".mcpnb-resources")
         expect(resources).to_contain_text("demo://readme", timeout=EXPECT_MS)
+        resources.locator(".mcpnb-resource-list select").select_option(
+            label="About this server — demo://readme"
+        )
         resources.locator("button.mcpnb-read").first.click()
-        expect(resources.locator(".mcpnb-resource-view")).not_to_be_empty(timeout=EXPECT_MS)
+        expect(resources.locator(".mcpnb-resource-view")).to_contain_text("Prompts", timeout=EXPECT_MS)
 
         prompts = page.cell("prompts").locator(".mcpnb-prompts")
         expect(prompts).to_contain_text("analyze_region", timeout=EXPECT_MS)
-        field(prompts, "region").fill("south")
+        prompts.locator(".mcpnb-prompt-list select").select_option(label="Analyze a region (analyze_region)")
+        prompts.locator(".mcpnb-prompt-arguments .mcpnb-input input").fill("south")
         prompts.locator("button.mcpnb-get-prompt").click()
         expect(prompts.locator(".mcpnb-prompt-messages")).to_contain_text("south", timeout=EXPECT_MS)
 
         expect(page.cell("roots").locator(".mcpnb-roots")).to_contain_text("file:///data/sales")
         expect(page.cell("frame").locator(".mcpnb-live-body")).to_contain_text("sales_records")
-        expect(tool_entry(page.cell("group").locator(".mcpnb-group-explorer"), "add")).to_be_visible()
+        group_explorer = page.cell("group").locator(".mcpnb-group-explorer")
+        expect(group_explorer.locator(".mcpnb-tool").first).to_be_visible(timeout=EXPECT_MS)
+        expect(group_explorer).to_contain_text("sales_records")
         expect(page.cell("group_log").locator(".mcpnb-log")).to_be_visible(timeout=EXPECT_MS)
         expect(page.page.get_by_text(NOT_SUPPORTED)).to_have_count(0)
         expect(page.page.locator(".mcpnb-static")).to_have_count(0)

@@ -23,6 +23,13 @@ if TYPE_CHECKING:
 __all__ = ["Group", "Session", "connect", "connect_all"]
 
 
+class _Picture(str):
+    """Static HTML a front end draws as it is (marimo asks ``_display_`` for something to show)."""
+
+    def _repr_html_(self) -> str:
+        return str(self)
+
+
 def _progress_panel(description: str, total: float | None) -> Any:
     """A call's progress bar in a notebook: one of our panels (imported on the first bar)."""
     from ..widgets._progress_bar import progress_panel
@@ -107,6 +114,13 @@ class Session(_session.Session):
         if isinstance(drawn, dict) and view in drawn:
             bundle[view] = drawn[view]
         return bundle
+
+    def _display_(self) -> Any:
+        """marimo shows what this returns (it draws no ipywidgets view of a bundle): the live card."""
+        try:
+            return self._live_card()
+        except ImportError:  # no ipywidgets: the picture
+            return _Picture(self._repr_html_())
 
     def _live_card(self) -> Any:
         """The one live card of this session (made again if it was closed)."""

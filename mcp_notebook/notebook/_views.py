@@ -88,6 +88,13 @@ def _frame_builders() -> dict[str, Callable[[Any], pandas.DataFrame]]:
 LIVE_FRAMES = ("tools", "resources", "resource_templates", "prompts", "history", "tasks")
 
 
+class _Picture(str):
+    """Static HTML a front end draws as it is (marimo asks ``_display_`` for something to show)."""
+
+    def _repr_html_(self) -> str:
+        return str(self)
+
+
 class _View:
     """The shared machinery: the rate-bounded task on the engine, display, stopping."""
 
@@ -281,6 +288,14 @@ class _View:
 
     def _repr_html_(self) -> str:
         return f'<div class="mcpnb-live">{self._header_html()}{self._body_html()}</div>'
+
+    def _display_(self) -> Any:
+        """marimo shows what this returns (it draws no ipywidgets view of a bundle): the live
+        panel where one can be drawn, else the static HTML."""
+        try:
+            return self.widget
+        except ImportError:
+            return _Picture(self._repr_html_())
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         # The widget where a front end can draw it; the text and the static HTML everywhere else
