@@ -15,19 +15,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..notebook import _group, _once, _progress, _session
+from ..notebook._views import Picture
 
 if TYPE_CHECKING:
     from ..notebook._dialogs import DialogsFactory
     from ..widgets._app import AppView
 
 __all__ = ["Group", "Session", "connect", "connect_all"]
-
-
-class _Picture(str):
-    """Static HTML a front end draws as it is (marimo asks ``_display_`` for something to show)."""
-
-    def _repr_html_(self) -> str:
-        return str(self)
 
 
 def _progress_panel(description: str, total: float | None) -> Any:
@@ -120,7 +114,7 @@ class Session(_session.Session):
         try:
             return self._live_card()
         except ImportError:  # no ipywidgets: the picture
-            return _Picture(self._repr_html_())
+            return Picture(self._repr_html_())
 
     def _live_card(self) -> Any:
         """The one live card of this session (made again if it was closed)."""

@@ -88,7 +88,7 @@ def _frame_builders() -> dict[str, Callable[[Any], pandas.DataFrame]]:
 LIVE_FRAMES = ("tools", "resources", "resource_templates", "prompts", "history", "tasks")
 
 
-class _Picture(str):
+class Picture(str):
     """Static HTML a front end draws as it is (marimo asks ``_display_`` for something to show)."""
 
     def _repr_html_(self) -> str:
@@ -295,7 +295,7 @@ class _View:
         try:
             return self.widget
         except ImportError:
-            return _Picture(self._repr_html_())
+            return Picture(self._repr_html_())
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         # The widget where a front end can draw it; the text and the static HTML everywhere else
