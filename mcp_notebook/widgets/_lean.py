@@ -5,7 +5,7 @@ Every ipywidgets control makes a ``Layout`` and a style of its own. The panels' 
 panel's tree, sent to its view when it says hello. An explorer over 15 tools would send 200 of them.
 A widget whose layout and style never change after it is built shares one ``Layout`` per distinct
 setting and one style per style class, through :func:`lean`; a shared one is sent with only the
-settings that differ from the defaults (:class:`_Sparse`).
+settings that differ from the defaults (:class:`Sparse`).
 
 Never for a widget whose ``layout`` or ``style`` is changed later (hidden, resized, recoloured):
 the change would reach every widget sharing it. Replacing ``widget.layout`` with a new object is fine.
@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any, TypeVar
 
 from . import _ui as W
+from ._ui._sparse import Sparse
 
 __all__ = ["close_tree", "lean", "shared_layout"]
 
@@ -27,19 +28,7 @@ _layouts: dict[tuple[tuple[str, str], ...], W.Layout] = {}
 _styles: dict[type, W.Widget] = {}
 
 
-class _Sparse:
-    """Opens (and stores) only its non-default traits; a later change still sends its value."""
-
-    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict[str, Any]:
-        full: dict[str, Any] = super().get_state(key, drop_defaults)  # type: ignore[misc]
-        if key is not None:
-            return full
-        # the model's names (``_model_name``...) always: a front end and nbclient look the model up by them
-        sparse: dict[str, Any] = super().get_state(None, True)  # type: ignore[misc]
-        return {k: v for k, v in full.items() if k.startswith("_") or k in sparse}
-
-
-class _SparseLayout(_Sparse, W.Layout):
+class _SparseLayout(Sparse, W.Layout):
     pass
 
 
@@ -64,7 +53,7 @@ def _shared_style(cls: type) -> Any:
     with _lock:
         found = _styles.get(cls)
         if not _alive(found):
-            sparse = _sparse_styles.setdefault(cls, type(f"_Sparse{cls.__name__}", (_Sparse, cls), {}))
+            sparse = _sparse_styles.setdefault(cls, type(f"_Sparse{cls.__name__}", (Sparse, cls), {}))
             found = _styles[cls] = sparse()
         return found
 
@@ -94,5 +83,5 @@ def close_tree(*roots: W.Widget) -> None:
             # A layout or style of its own (not a shared, sparse one) is a model too, and would
             # outlive the widget: two models left by each form replaced, before.
             for part in (getattr(widget, "layout", None), getattr(widget, "style", None)):
-                if isinstance(part, W.Widget) and not isinstance(part, _Sparse):
+                if isinstance(part, W.Widget) and not isinstance(part, Sparse):
                     part.close()

@@ -36,6 +36,7 @@ import traitlets
 
 from .._static import static_path
 from ._comm import VirtualComm
+from ._sparse import Sparse
 
 __all__ = ["Panel"]
 
@@ -167,15 +168,9 @@ def _linked(control: Any) -> list[Any]:
     return found
 
 
-class _SparseLayout(W.Layout):
-    """The panels' one real ``Layout``: opened (and stored) with only the names a front end needs,
-    not a kilobyte of defaults in every saved notebook."""
-
-    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict[str, Any]:
-        if key is not None:
-            return dict(super().get_state(key, drop_defaults))
-        full, sparse = super().get_state(None, False), super().get_state(None, True)
-        return {k: v for k, v in full.items() if k.startswith("_") or k in sparse}  # names always
+class _SparseLayout(Sparse, W.Layout):
+    """The panels' one real ``Layout``, opened (and stored) sparse: not a kilobyte of defaults
+    in every saved notebook."""
 
 
 _layout_lock = threading.Lock()
@@ -234,17 +229,15 @@ class Panel(anywidget.AnyWidget):
         self._lock = threading.RLock()
         self._shown: dict[str, Any] = {}
         self._seq = 0
+        self._retrack()  # before the comm opens: marimo's view is opened with the tree
         first: dict[str, Any] = {}
         if _marimo():
             renderer = _renderer()
             self._esm = renderer["js"] + _MARIMO_RENDER  # read by anywidget's __init__
             self._css = renderer["css"]
-            self._retrack()
             first = {**(self.tree() or {}), "seq": 0}
         super().__init__(layout=_shared_layout(), _tree=first)
         self.on_msg(self._from_view)
-        with self._lock:
-            self._retrack()
 
     @property
     def top(self) -> Any:
