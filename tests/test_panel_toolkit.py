@@ -4,6 +4,7 @@ browser's side is tests/test_browser_toolkit.py)."""
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import pytest
@@ -137,6 +138,7 @@ def test_a_hostile_view_cannot_change_structure_names_or_unknown_controls() -> N
 def test_controls_are_no_models_of_the_front_end_and_are_counted_until_closed() -> None:
     first = W.VBox()
     first.as_panel()  # every panel shares one layout model: made by the first
+    gc.collect()  # an earlier test's unheld controls close now, not in the middle of the count
     models, controls = len(_instances), open_controls()
     box = W.VBox([W.Button(description=str(i)) for i in range(5)])
     panel = box.as_panel()
