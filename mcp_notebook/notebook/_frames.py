@@ -66,7 +66,7 @@ __all__ = [
     "tools_frame",
 ]
 
-HISTORY_COLUMNS = ["time", "method", "name", "arguments", "duration", "outcome", "result_size"]
+HISTORY_COLUMNS = ["time", "method", "name", "arguments", "duration", "outcome", "result_size", "via"]
 
 
 # --------------------------------------------------------------------------- the server's lists
@@ -299,7 +299,7 @@ def history_frame(history: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     with suppress(TypeError, ValueError, OverflowError):  # not numbers: keep them as they are
         sizes = [entry.get("result_size") for entry in entries]
         df["result_size"] = pd.Series(pd.array(sizes, dtype="Int64"), index=df.index)
-    for name in ("method", "name", "outcome"):
+    for name in ("method", "name", "outcome", "via"):
         if infer_dtype(df[name], skipna=True) in {"string", "empty"}:
             df[name] = df[name].astype("string")
     return _missing_as_na(df)

@@ -276,8 +276,15 @@ class Session:
             raise McpError("closed", f"the session {self.name!r} is closed; connect again")
 
     async def _recorded(
-        self, method: str, name: str | None, arguments: Any, call: Callable[[], Awaitable[_T]]
+        self,
+        method: str,
+        name: str | None,
+        arguments: Any,
+        call: Callable[[], Awaitable[_T]],
+        via: str | None = None,
     ) -> _T:
+        """Run ``call`` and append its entry to ``model.history``; ``via`` names who made the call
+        when it was not the notebook's own code (an agent framework, mcp_notebook.agents)."""
         started = time.time()
         clock = time.monotonic()  # the engine's loop clock (anyio.current_time() looks the loop up)
         outcome = "ok"
@@ -305,6 +312,7 @@ class Session:
                 "duration": time.monotonic() - clock,
                 "outcome": outcome,
                 "result_size": size,
+                "via": via,
             }
             self.model.append("history", entry)
 
@@ -313,6 +321,7 @@ class Session:
     ) -> ToolResult:
         progress = options.pop("progress", None)
         place = options.pop("_bar_place", None)
+        via = options.pop("_via", None)
         bar = None
         if progress is None and self.show_progress:
             bar = ProgressBar(f"{self.name}: {name}", place=place)
@@ -323,6 +332,7 @@ class Session:
                 name,
                 dict(arguments or {}),
                 lambda: self.client.call_tool(name, arguments, progress=progress, **options),
+                via,
             )
         finally:
             if bar is not None:
