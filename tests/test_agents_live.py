@@ -356,3 +356,23 @@ def test_a_secret_the_agent_passes_in_its_arguments_is_masked_in_the_log_line() 
     finally:
         log.close()
         opened.close()
+
+
+def test_an_agents_call_has_its_progress_bar_say_whose_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_notebook.notebook import _session
+
+    described: list[str] = []
+    real = _session.ProgressBar
+
+    def recorded(description: str, *args: Any, **kwargs: Any) -> Any:
+        described.append(description)
+        return real(description, *args, **kwargs)
+
+    monkeypatch.setattr(_session, "ProgressBar", recorded)
+    opened = mcp_notebook.connect(demo_server(), dialogs=False)  # show_progress: the default
+    try:
+        opened.call_tool("add", {"a": 1, "b": 1})
+        ToolSource(opened, framework="smolagents").call("add", {"a": 1, "b": 2})
+    finally:
+        opened.close()
+    assert described == [f"{opened.name}: add", f"{opened.name}: add via smolagents"]

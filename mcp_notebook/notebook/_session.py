@@ -30,7 +30,7 @@ from ..client._results import (
     ToolResult,
 )
 from ..display import _html
-from ..display._calls import by_agents
+from ..display._calls import by_agents, via_of
 from ..protocol._errors import McpError
 from ..protocol._printable import printable
 from . import _host, _uipoll
@@ -337,7 +337,8 @@ class Session:
         via = options.pop("_via", None)
         bar = None
         if progress is None and self.show_progress:
-            bar = ProgressBar(f"{self.name}: {name}", place=place)
+            who = via_of({"via": via})  # an agent's call says whose it is
+            bar = ProgressBar(f"{self.name}: {name}" + (f" via {who}" if who else ""), place=place)
             progress = bar.update
         try:
             return await self._recorded(
