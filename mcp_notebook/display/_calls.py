@@ -67,5 +67,12 @@ def call_line(entry: Mapping[str, Any], width: int = 200, *, clock: bool = True,
 def by_agents(entries: Iterable[Mapping[str, Any]]) -> str:
     """`` (3 via pydantic-ai, 1 via langchain)``: how many of ``entries`` each agent framework
     made, most first; ``""`` when none was an agent's (what a count of calls is followed by)."""
-    made = Counter(who for who in map(via_of, entries) if who is not None)
+    # one walk of the history (up to 10,000 entries, at each redraw of a card): each name is made
+    # printable once, not once per call
+    raw = Counter(via if isinstance(via := entry.get("via"), str) else None for entry in entries)
+    made: Counter[str] = Counter()
+    for via, count in raw.items():
+        who = via_of({"via": via})
+        if who is not None:
+            made[who] += count
     return f" ({', '.join(f'{n} via {who}' for who, n in made.most_common())})" if made else ""
