@@ -13,6 +13,7 @@ rate-limited (notebook/_agent_log.py), checked here without a clock: the writer 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -53,8 +54,6 @@ def _tree_text(widget: Any) -> str:
 
 def _rows(widget: Any) -> list[str]:
     """The explorer's history rows as the panel's model holds them (newest first), as HTML."""
-    import re
-
     table = next(
         state["value"]
         for state in drawn(widget)["models"].values()
