@@ -32,6 +32,7 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
+from mcp_notebook.agents._source import ToolSource
 from mcp_notebook.jupyter import Group, Session, connect
 from mcp_notebook.notebook._coalesce import Coalescer
 from mcp_notebook.widgets._dialogs import NotebookDialogs
@@ -112,7 +113,7 @@ def compare(name: str, drawn: str, folder: Path = SNAPSHOTS) -> None:
 class World:
     """The servers, and what was done to them, once for the module (in this order, so every panel
     sees the same history): a warning logged with a hostile text, a task run to its end, an
-    elicitation dialog answered, ``add`` called from the explorer."""
+    elicitation dialog answered, ``add`` called from the explorer, ``echo`` called by an agent."""
 
     session: Session
     group: Group
@@ -170,6 +171,9 @@ def world() -> Iterator[World]:
         assert "5" in str(explorer.wait(WAIT))
         # wait() returns before the explorer's buttons are idle again: Call enabled is the last step
         wait_for(lambda: not explorer.call_button.disabled, WAIT, "the explorer to be idle")
+        # an agent's call (issue #39): its history row marked "via pydantic-ai", its line in the log
+        ToolSource(session, framework="pydantic-ai").call("echo", {"text": "from an agent"})
+        wait_for(lambda: _log_has(session.model, "pydantic-ai called echo"), WAIT, "the agent's log line")
         group.call_tool("demo.write_log", {"message": HOSTILE, "level": "error"})
         wait_for(lambda: _log_has(group.model, "alert(2)"), WAIT, "the group's log message")
         # in_flight is published at most ten times a second: the last call's end, before a panel shows it
@@ -193,9 +197,15 @@ def _live_tools(world: World) -> Any:
 # name -> (what builds the panel's top control, texts its tree must hold before it is drawn)
 PANELS: dict[str, tuple[Callable[[World], Any], tuple[str, ...]]] = {
     "status": (lambda w: w.session.status_widget(), ("ready",)),
-    "explorer": (lambda w: w.explorer, ("mcpnb-tool-selected", "add(a=2, b=3)", "done in")),
-    "log": (lambda w: w.session.log_widget(), ("alert(2)",)),
-    "dashboard": (lambda w: w.session.dashboard(), ("alert(2)", "add(a=2, b=3)", "completed")),
+    "explorer": (
+        lambda w: w.explorer,
+        ("mcpnb-tool-selected", "add(a=2, b=3)", "done in", "via pydantic-ai"),
+    ),
+    "log": (lambda w: w.session.log_widget(), ("alert(2)", "pydantic-ai called echo")),
+    "dashboard": (
+        lambda w: w.session.dashboard(),
+        ("alert(2)", "add(a=2, b=3)", "completed", "via pydantic-ai", "pydantic-ai called echo"),
+    ),
     "tasks": (lambda w: w.session.tasks_widget(), ("sum_numbers", "completed")),
     "resources": (lambda w: w.session.resources_widget(), ("readme",)),
     "prompts": (lambda w: w.session.prompts_widget(), ("greeting",)),

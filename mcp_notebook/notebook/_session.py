@@ -30,10 +30,12 @@ from ..client._results import (
     ToolResult,
 )
 from ..display import _html
+from ..display._calls import by_agents, via_of
 from ..protocol._errors import McpError
 from ..protocol._printable import printable
 from . import _host, _uipoll
 from . import _targets as _config
+from ._agent_log import AgentCallLog
 from ._dialogs import Dialogs, DialogsFactory, dialogs_for, from_cell
 from ._engine import Engine, get_engine, on_exit
 from ._map import map_tool
@@ -245,6 +247,7 @@ class Session:
         self._views: set[Any] = set()  # live frames and watches over this session, stopped with it
         self._mirror = Mirror(client, self.model)
         self._mirror.attach()
+        self._agent_log: AgentCallLog | None = None
 
     # --- mirroring the client into the model (notebook/_mirror.py) --------------------------------
 
@@ -315,6 +318,16 @@ class Session:
                 "via": via,
             }
             self.model.append("history", entry)
+            if via is not None:
+                self._agent_lines().note(entry)
+
+    def _agent_lines(self) -> AgentCallLog:
+        """The log lines of the agents' calls (notebook/_agent_log.py), made at the first one."""
+        if self._agent_log is None:
+            secrets = getattr(getattr(self.client, "connection", None), "secrets", None)
+            mask = secrets.mask if secrets is not None else str
+            self._agent_log = AgentCallLog(self.model.append, mask=mask)
+        return self._agent_log
 
     async def _call_tool(
         self, name: str, arguments: Mapping[str, Any] | None, options: dict[str, Any]
@@ -324,7 +337,8 @@ class Session:
         via = options.pop("_via", None)
         bar = None
         if progress is None and self.show_progress:
-            bar = ProgressBar(f"{self.name}: {name}", place=place)
+            who = via_of({"via": via})  # an agent's call says whose it is
+            bar = ProgressBar(f"{self.name}: {name}" + (f" via {who}" if who else ""), place=place)
             progress = bar.update
         try:
             return await self._recorded(
@@ -632,6 +646,8 @@ class Session:
             view._stop(give_back=False)  # the connection is gone, and its subscriptions with it
         for future in self._background:
             future.cancel()
+        if self._agent_log is not None:
+            self._agent_log.close()  # the last agent calls' lines, before the log stops
         _OPEN.discard(self)
         REGISTRY.forget(self)
 
@@ -670,7 +686,8 @@ class Session:
             ("tools", tools),
             ("resources", str(len(model.resources))),
             ("prompts", ", ".join(p.name for p in model.prompts[:20])),
-            ("calls", str(len(model.history))),
+            # the calls, and how many each agent framework made (mcp_notebook.agents)
+            ("calls", f"{len(model.history)}{by_agents(model.history)}"),
         ]
         if model.last_error:
             rows.append(("last error", model.last_error))

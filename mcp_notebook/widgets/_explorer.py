@@ -37,6 +37,7 @@ from typing import Any
 
 from ..client._arguments import unknown_tool
 from ..client._results import Tool, ToolResult
+from ..display._calls import by_agents
 from ..display._durations import short_duration
 from ..display._html import escape, markdown_html, short
 from ..notebook._session_tasks import SessionTask
@@ -232,7 +233,8 @@ class Explorer(Fallback, W.VBox):
         if self._closed():
             title += "closed, "
         tools = plural(len(self.source.entries()), "tool")
-        calls = plural(len(self.calls()), "call")
+        made = self.calls()
+        calls = plural(len(made), "call") + by_agents(made)
         line = f"<MCP explorer: {title}{tools}, {self.source.in_flight()} in flight, {calls}"
         if self.selected_entry is not None:
             line += f"; selected {short(printable(self.selected_entry.name), 80)}"

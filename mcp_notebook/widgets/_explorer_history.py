@@ -16,58 +16,53 @@ the newest, so "1" was the newest call here and the first one there), and reads
 ``12:03:04  add(a=2, b=3)  ok  7 ms``: the call's arguments in one short line (JSON
 values, so a newline or a quote in a string shows escaped; cut at :data:`ARGUMENTS_WIDTH`), the
 whole arguments in the tooltip, the duration in the short human form of every picture
-(:func:`~..display._durations.short_duration`).
+(:func:`~..display._durations.short_duration`); the line is :func:`~..display._calls.call_line`'s,
+the one rule of every text form of a call.
+
+A call an agent framework made through :mod:`mcp_notebook.agents` (the entry's ``via``) ends its
+row with a small badge, ``via pydantic-ai`` (``class="mcpnb-via"``), and its picker label with the
+same words; the notebook's own calls have neither (issue #39: a user watching an agent sees which
+calls were the agent's, as they happen).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
-from ..display._durations import short_duration
+from ..display._calls import ARGUMENTS_WIDTH, arguments_line, call_line, via_of
 from ..display._html import escape, short
 from ..notebook._coalesce import Coalescer
-from ..protocol._printable import printable
 from . import _ui as W
 from ._buttons import set_enabled
 from ._lean import lean
 from ._result_view import html_widget
 
-__all__ = ["ARGUMENTS_WIDTH", "HistoryRows", "arguments_line", "call_line"]
+__all__ = ["ARGUMENTS_WIDTH", "HistoryRows", "arguments_line", "call_line", "via_badge"]
 
 _Entry = dict[str, Any]
-#: How many characters of a call's arguments a history row shows (the tooltip holds them all).
-ARGUMENTS_WIDTH = 80
-
-
-def arguments_line(arguments: Any, width: int = ARGUMENTS_WIDTH) -> str:
-    """``a=2, b="x\\ny"``: the arguments on one line, each value as JSON (control characters and
-    quotes escaped), cut at ``width``; ``…`` when they were not recorded (redacted)."""
-    if not isinstance(arguments, dict):
-        return "…"
-    parts = []
-    for name, value in arguments.items():
-        text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
-        parts.append(f"{json.dumps(str(name))[1:-1]}={text}")
-    return short(", ".join(parts), width)
-
-
-def call_line(entry: _Entry, width: int = 200) -> str:
-    """``12:03:04  add(a=2, b=3)  ok  7 ms``: one call of the history, on one line, its control and
-    bidi characters made visible (a U+202E in an argument would make the rest read "sm 7 ko")."""
-    when = time.strftime("%H:%M:%S", time.localtime(entry.get("time") or 0))
-    took = short_duration(entry.get("duration"))
-    call = f"{entry.get('name')}({arguments_line(entry.get('arguments'))})"
-    return short(printable(f"{when}  {call}  {entry.get('outcome')}  {took}".rstrip()), width)
 
 
 _RERUN_TIP = "load these arguments and call again"
 _NO_CALLS = "<i>No calls yet.</i>"
 _CELL = "text-align:left;white-space:pre;font-family:monospace"
 _TABLE = "border-collapse:collapse"
+_VIA = (
+    "font-size:0.75em;border:1px solid #8250df;color:#8250df;border-radius:3px;padding:0 3px;"
+    "margin-left:0.6em;white-space:nowrap"
+)
+
+
+def via_badge(entry: _Entry) -> str:
+    """``via pydantic-ai`` as a small badge (``mcpnb-via``) for a call an agent framework made
+    (``mcp_notebook.agents``), escaped; ``""`` for the notebook's own calls."""
+    who = via_of(entry)
+    if who is None:
+        return ""
+    tip = _attribute(f"called by a {who} agent through mcp_notebook.agents")
+    return f'<span class="mcpnb-via" title="{tip}" style="{_VIA}">via {escape(who)}</span>'
 
 
 def _table(entries: list[_Entry], numbers: list[int]) -> str:
@@ -75,10 +70,16 @@ def _table(entries: list[_Entry], numbers: list[int]) -> str:
     rows = "".join(
         f'<tr class="mcpnb-history-entry" title="{_attribute(_tooltip(e))}">'
         f'<td style="color:#888;padding-right:0.6em">{n}</td>'
-        f'<td style="{_CELL}">{escape(call_line(e, 160))}</td></tr>'
+        f'<td style="{_CELL}">{escape(call_line(e, 160, via=False))}</td>{_via_cell(e)}</tr>'
         for n, e in zip(numbers, entries, strict=True)
     )
     return f'<table class="mcpnb-history-table" style="{_TABLE}">{rows}</table>' if rows else _NO_CALLS
+
+
+def _via_cell(entry: _Entry) -> str:
+    """An agent's row ends with its badge; the notebook's own rows have no such cell."""
+    badge = via_badge(entry)
+    return f'<td class="mcpnb-history-via">{badge}</td>' if badge else ""
 
 
 def _attribute(text: str) -> str:
