@@ -4,7 +4,8 @@
 models here are the frameworks' own offline doubles: pydantic-ai's ``FunctionModel`` and LangChain's
 ``GenericFakeChatModel``, each recording what it was asked. They answer the demo server's
 ``summarize`` tool (which asks the client for a ``sampling/createMessage``) over stdio and HTTP, in
-both eras, through the core ``Client`` and a ``ClientGroup``; and an in-process server of ours that
+both eras, through the core ``Client``, a ``ClientGroup`` and the notebook ``Session``, whose
+sampling dialog asks for approval before the model is asked; and an in-process server of ours that
 sends a richer request (images, an assistant turn, limits, model hints) reads back what it got, or
 the refusal of a request with sampling ``tools``.
 """
@@ -16,7 +17,8 @@ import contextlib
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -40,11 +42,13 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+import mcp_notebook
 from mcp_notebook import Client, ClientGroup
 from tests.http_peers import sdk_http
 from tests.raises import raises_mcp
 
 from .conftest import demo_server
+from .widget_helpers import wait_for
 
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
@@ -279,6 +283,127 @@ async def test_a_request_with_sampling_tools_is_refused_to_the_server(framework:
 def test_something_else_is_still_refused_at_once() -> None:
     with pytest.raises(TypeError, match="pydantic-ai or LangChain chat model"):
         Client(DEMO, sampling=object())
+
+
+# --- the notebook Session: the approval dialog --------------------------------------------------
+
+
+class Approver:
+    """A thread that answers the next sampling dialog of ``dialogs`` with ``act(dialog)``."""
+
+    def __init__(self, dialogs: Any, act: Callable[[Any], None]) -> None:
+        self.dialogs = dialogs
+        self.act = act
+        self.seen: list[Any] = []
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            wait_for(lambda: self.dialogs.open_dialogs, 15, "a dialog to open")
+            dialog = self.dialogs.open_dialogs[0]
+            self.seen.append(dialog)
+            self.act(dialog)
+        except BaseException as exc:
+            self.error = exc
+
+    def done(self) -> Any:
+        self._thread.join(15)
+        if self.error is not None:
+            raise self.error
+        assert self.seen, "no dialog was answered"
+        return self.seen[0]
+
+
+def _dialogs() -> Any:
+    from mcp_notebook.widgets._dialogs import NotebookDialogs
+
+    return NotebookDialogs("demo", output=lambda widget: None)
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("framework", ["pydantic-ai", "langchain"])
+def test_the_session_asks_the_model_only_once_approved(protocol: str, framework: str) -> None:
+    pytest.importorskip("ipywidgets")
+    recorder = PydanticAiModel("Approved summary.")
+    langchain = _langchain_model("Approved summary.")
+    model = recorder.model if framework == "pydantic-ai" else langchain
+    dialogs = _dialogs()
+    asked_before_approval: list[int] = []
+
+    def approve(dialog: Any) -> None:
+        asked_before_approval.append(len(recorder.asked) + len(langchain.asked))
+        dialog.send_button.click()
+
+    with mcp_notebook.connect(
+        DEMO, protocol=protocol, show_progress=False, dialogs=dialogs, sampling=model
+    ) as session:
+        approver = Approver(dialogs, approve)
+        result = session.call_tool("summarize", {"text": TEXT, "max_words": 5})
+        dialog = approver.done()
+    assert result.text == "Approved summary."
+    assert asked_before_approval == [0]  # the dialog came first
+    assert len(recorder.asked) + len(langchain.asked) == 1
+    assert dialog.kind == "sampling"
+    assert "mcpnb-sampling-send" in dialog.send_button._dom_classes
+    name = "recording-function-model" if framework == "pydantic-ai" else "RecordingFakeChatModel"
+    assert dialog.send_button.description == f"Ask {name}"
+    assert not hasattr(dialog, "reply")  # nothing to write: the model answers
+    assert "Summarize the following text in at most 5 words" in dialog.text()
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+def test_rejecting_the_dialog_refuses_the_server_and_never_asks_the_model(protocol: str) -> None:
+    pytest.importorskip("ipywidgets")
+    recorder = PydanticAiModel()
+    dialogs = _dialogs()
+    with mcp_notebook.connect(
+        DEMO, protocol=protocol, show_progress=False, dialogs=dialogs, sampling=recorder.model
+    ) as session:
+        approver = Approver(dialogs, lambda dialog: dialog.reject_button.click())
+        # Legacy: the server got the JSON-RPC error (code -1) and failed the call with it. Modern
+        # input_required has no error channel back to the server: the caller gets the error.
+        with raises_mcp("server" if protocol == "legacy" else "cancelled", match="rejected"):
+            session.call_tool("summarize", {"text": TEXT})
+        dialog = approver.done()
+    assert dialog.error is not None
+    assert dialog.error.code == -1
+    assert recorder.asked == []
+
+
+def test_a_groups_member_asks_for_approval_too() -> None:
+    pytest.importorskip("ipywidgets")
+    model = _langchain_model("Grouped and approved.")
+    dialogs = _dialogs()
+    group = mcp_notebook.connect_all(
+        {"sales": DEMO}, show_progress=False, register=False, dialogs=dialogs, sampling=model
+    )
+    try:
+        approver = Approver(dialogs, lambda dialog: dialog.send_button.click())
+        result = group.call_tool("sales.summarize", {"text": TEXT})
+        approver.done()
+    finally:
+        group.close()
+    assert result.text == "Grouped and approved."
+    assert len(model.asked) == 1
+
+
+def test_sampling_approval_false_lets_the_model_answer_alone() -> None:
+    recorder = PydanticAiModel("Unasked.")
+    dialogs = _dialogs()
+    with mcp_notebook.connect(
+        DEMO, show_progress=False, dialogs=dialogs, sampling=recorder.model, sampling_approval=False
+    ) as session:
+        assert session.call_tool("summarize", {"text": TEXT}).text == "Unasked."
+    assert dialogs.history == []
+    assert len(recorder.asked) == 1
+
+
+def test_a_session_with_nowhere_to_ask_says_so_at_once() -> None:
+    # No kernel here, and no dialogs given: nobody could approve, so the session is refused.
+    with pytest.raises(ValueError, match="sampling_approval=False"):
+        mcp_notebook.connect(DEMO, show_progress=False, sampling=PydanticAiModel().model)
 
 
 # --- imports ------------------------------------------------------------------------------------
