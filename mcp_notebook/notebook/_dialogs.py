@@ -39,6 +39,7 @@ import anyio.to_thread
 
 from ..connection._model_sampling import framework_of, model_name, model_sampler
 from ..protocol._errors import McpError
+from ..protocol._sampling import sampling_answer
 from . import _host, _uipoll
 
 __all__ = [
@@ -364,13 +365,8 @@ class Dialogs:
 
 
 def sampling_result(text: str, model: str) -> dict[str, Any]:
-    """A ``sampling/createMessage`` result with one text reply."""
-    return {
-        "role": "assistant",
-        "content": {"type": "text", "text": text},
-        "model": model,
-        "stopReason": "endTurn",
-    }
+    """A ``sampling/createMessage`` result with one text reply (the user's, or a sampler's)."""
+    return sampling_answer(text, model, "endTurn")
 
 
 def sampler_name(sampler: Any) -> str:
