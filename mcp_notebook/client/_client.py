@@ -36,6 +36,7 @@ from ..connection import (
     NotificationQueue,
     ProgressCallback,
 )
+from ..connection._model_sampling import SamplingModel
 from ..protocol._errors import McpError
 from ..protocol._task_shapes import Flavour
 from ..protocol._versions import Era
@@ -88,7 +89,17 @@ class Client:
 
     ``sampling``, ``elicitation`` and ``roots`` are handlers (sync or async callables taking the
     request's params); giving one declares the capability. ``roots`` may also be a list of paths
-    or URIs. Further keyword options are those of :class:`ConnectionOptions` (``max_in_flight``,
+    or URIs. ``sampling`` may also be a model: a pydantic-ai ``pydantic_ai.models.Model``
+    (``TestModel``, ``FunctionModel`` too) or a LangChain chat model (``BaseChatModel``), which then
+    answers each ``sampling/createMessage`` itself, without asking anyone (the notebook's
+    ``Session`` asks first): the request's messages (text, images, audio), ``systemPrompt``,
+    ``maxTokens``, ``temperature`` and ``stopSequences`` go to the model, its answer comes back
+    with its name as ``model`` and its finish reason as ``stopReason``; the server's
+    ``modelPreferences`` hints are ignored (the model given is the model), and a request with
+    sampling ``tools`` is refused with an error the server receives. Neither framework is imported
+    unless its model is given.
+
+    Further keyword options are those of :class:`ConnectionOptions` (``max_in_flight``,
     ``reconnect``, ``probe_timeout``, ...); an unknown or invalid option raises at once.
     """
 
@@ -100,7 +111,7 @@ class Client:
         timeout: float = 60.0,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
-        sampling: Handler | None = None,
+        sampling: Handler | SamplingModel | None = None,
         elicitation: Handler | None = None,
         roots: Handler | Sequence[Any] | None = None,
         elicitation_modes: Sequence[str] = ("form", "url"),

@@ -335,7 +335,8 @@ class ClientGroup:
     (:class:`mcp_notebook.config.ServerEntry`); a :class:`~mcp_notebook.config.ServerConfig`
     works too, and its bad entries become members that show their error (as do ``errors``,
     server name to the reason it could not be loaded). ``options`` are every
-    client's (``timeout``, ``protocol``, ``backoff_initial``, ...); an entry's own (env, headers)
+    client's (``timeout``, ``protocol``, ``backoff_initial``, ``sampling``: a handler or a
+    pydantic-ai or LangChain chat model, as for :class:`Client`, ...); an entry's own (env, headers)
     come on top. ``separator`` joins server and tool names; a server named like another one plus
     the separator (``a`` and ``a.b``) is refused with a ValueError naming both, because ``a``'s
     tool ``b.c`` and ``a.b``'s tool ``c`` would list alike (see the module's docstring).

@@ -26,6 +26,7 @@ from ..protocol._envelope import client_capabilities
 from ..protocol._errors import McpError
 from ..protocol._task_shapes import TASKS_EXTENSION
 from ..protocol._versions import Era
+from ._model_sampling import SamplingModel, model_sampler
 
 __all__ = ["SERVER_REQUEST_METHODS", "ClientHandlers", "Handler", "normalize_result"]
 
@@ -42,19 +43,29 @@ _ELICITATION_MODES = frozenset({"form", "url"})
 
 
 class ClientHandlers:
-    """The user's handlers, and the capabilities they make us declare."""
+    """The user's handlers, and the capabilities they make us declare.
+
+    ``sampling`` may be a pydantic-ai ``Model`` or a LangChain chat model instead of a function: it
+    then answers each request itself (:mod:`._model_sampling`)."""
 
     def __init__(
         self,
         *,
-        sampling: Handler | None = None,
+        sampling: Handler | SamplingModel | None = None,
         elicitation: Handler | None = None,
         roots: Handler | Iterable[Any] | None = None,
         elicitation_modes: Iterable[str] = ("form", "url"),
     ) -> None:
+        if sampling is not None and not callable(sampling):
+            # a pydantic-ai or LangChain model answers by itself (its framework imported only now)
+            sampling = model_sampler(sampling) or sampling
         for name, value in (("sampling", sampling), ("elicitation", elicitation)):
             if value is not None and not callable(value):
-                raise TypeError(f"{name} must be a callable that takes the request params, not {value!r}")
+                raise TypeError(
+                    f"{name} must be a callable that takes the request params"
+                    + (" (or a pydantic-ai or LangChain chat model)" if name == "sampling" else "")
+                    + f", not {type(value).__name__}"
+                )
         modes = tuple(elicitation_modes)
         unknown = set(modes) - _ELICITATION_MODES
         if unknown or not modes:

@@ -37,7 +37,9 @@ from typing import Any, Protocol, TypeVar
 import anyio
 import anyio.to_thread
 
+from ..connection._model_sampling import framework_of, model_name, model_sampler
 from ..protocol._errors import McpError
+from ..protocol._sampling import sampling_answer
 from . import _host, _uipoll
 
 __all__ = [
@@ -233,7 +235,11 @@ class Dialogs:
     def _url_dialog(self, params: dict[str, Any]) -> DialogView:
         raise NotImplementedError
 
-    def _sampling_dialog(self, params: dict[str, Any], draft: Any) -> DialogView:
+    def _sampling_dialog(
+        self, params: dict[str, Any], draft: Any, *, asking: str | None = None
+    ) -> DialogView:
+        """The sampling request shown: with a reply to write (prefilled by ``draft``), or, given
+        ``asking`` (a model's name), for approval before that model is asked."""
         raise NotImplementedError
 
     def _show(self, widget: Any) -> None:
@@ -274,6 +280,22 @@ class Dialogs:
                     return draft
                 return sampling_result(str(draft or ""), sampler_name(self.sampler))
         return await self._ask(self._sampling_dialog(params, draft))
+
+    def ask_model(self, model: Any) -> Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]:
+        """The ``sampling=`` handler for a model object (a pydantic-ai ``Model``, a LangChain chat
+        model): each request is shown for approval first, and only once approved is ``model``
+        asked; its answer goes to the server. Rejected, the server gets an error and the model is
+        never asked (it may cost money, and it reads what the server wrote)."""
+        ask = model_sampler(model)
+        if ask is None:
+            raise TypeError(f"{type(model).__name__} is no pydantic-ai or LangChain chat model")
+        name = model_name(model) or type(model).__name__
+
+        async def approve_then_ask(params: dict[str, Any]) -> dict[str, Any]:
+            await self._ask(self._sampling_dialog(params, None, asking=name))
+            return await ask(params)
+
+        return approve_then_ask
 
     async def _draft(self, params: dict[str, Any]) -> Any:
         sampler = self.sampler
@@ -343,13 +365,8 @@ class Dialogs:
 
 
 def sampling_result(text: str, model: str) -> dict[str, Any]:
-    """A ``sampling/createMessage`` result with one text reply."""
-    return {
-        "role": "assistant",
-        "content": {"type": "text", "text": text},
-        "model": model,
-        "stopReason": "endTurn",
-    }
+    """A ``sampling/createMessage`` result with one text reply (the user's, or a sampler's)."""
+    return sampling_answer(text, model, "endTurn")
 
 
 def sampler_name(sampler: Any) -> str:
@@ -357,14 +374,47 @@ def sampler_name(sampler: Any) -> str:
     return str(getattr(sampler, "__name__", None) or type(sampler).__name__)
 
 
-def dialogs_for(dialogs: Any, options: dict[str, Any], name: str, factory: DialogsFactory | None) -> Any:
+def dialogs_for(
+    dialogs: Any,
+    options: dict[str, Any],
+    name: str,
+    factory: DialogsFactory | None,
+    *,
+    sampling_approval: bool = True,
+) -> Any:
     """The dialogs to install (setting ``options``' missing handlers to theirs), or None.
 
     ``None`` installs them only inside a notebook kernel (Jupyter's or marimo's, :func:`._host.in_notebook`)
     with ipywidgets available: a script has no
     one to click, so there the server learns the client cannot elicit or sample. ``factory`` makes
     them (the top layer's sessions have one); without it only the caller's own dialogs are used.
+
+    A model object given as ``sampling=`` (pydantic-ai, LangChain) is asked only once the person
+    approves each request in a dialog (:meth:`Dialogs.ask_model`), unless ``sampling_approval`` is
+    False (then it answers alone, as under the core ``Client``). Where no dialog can be installed
+    (no kernel, ``dialogs=False``), asking for approval raises ValueError at once, saying what to do.
     """
+    model = options.get("sampling")
+    approve = sampling_approval and model is not None and framework_of(model) is not None
+    if approve:
+        options["sampling"] = None
+    try:
+        made = _dialogs_for(dialogs, options, name, factory)
+    finally:
+        if approve:
+            options["sampling"] = model
+    if approve:
+        if made is None:
+            raise ValueError(
+                f"{name}: sampling={type(model).__name__}(...) is asked only after you approve each "
+                "request in a dialog, and no dialog can show here (no notebook kernel, or dialogs=False): "
+                "pass sampling_approval=False to let the model answer without asking, or dialogs=True"
+            )
+        options["sampling"] = made.ask_model(model)
+    return made
+
+
+def _dialogs_for(dialogs: Any, options: dict[str, Any], name: str, factory: DialogsFactory | None) -> Any:
     if dialogs is False:
         return None
     wants = [kind for kind in ("elicitation", "sampling") if options.get(kind) is None]

@@ -155,7 +155,9 @@ class Group:
     ``servers`` maps names to what :func:`connect` takes (commands, URLs, config entries, or an
     entry as a config file spells it: ``{"command": ..., "args": [...]}``), or is a loaded
     :class:`~mcp_notebook.config.ServerConfig` (or a config file's content as a dict); ``wait``,
-    ``name``, ``register`` and ``options`` as in :func:`connect_all`.
+    ``name``, ``register`` and ``options`` as in :func:`connect_all`. ``sampling=`` may be a
+    pydantic-ai or LangChain chat model, asked after each request is approved in the server's
+    sampling dialog (``sampling_approval=False``: without asking), as for a :class:`Session`.
     """
 
     #: The class each server that comes up gets a session of (through :meth:`Session.adopt`); the
@@ -173,6 +175,7 @@ class Group:
         wait: bool | float = True,
         name: str | None = None,
         register: bool = True,
+        sampling_approval: bool = True,
         **options: Any,
     ) -> None:
         #: The group's name in the notebook's set of sessions (``%mcp``), once registered.
@@ -193,7 +196,9 @@ class Group:
         for name, spec in entries.items():
             # Each server gets dialogs of its own (titled with its name), unless handlers are given.
             own = {kind: options.get(kind) for kind in ("elicitation", "sampling")}
-            self._dialogs[name] = dialogs_for(dialogs, own, name, self.session_class.dialogs_factory())
+            self._dialogs[name] = dialogs_for(
+                dialogs, own, name, self.session_class.dialogs_factory(), sampling_approval=sampling_approval
+            )
             wrapped[name] = _MemberSpec(spec, {k: v for k, v in own.items() if v is not None})
         # Every server is asked for its log messages, as a Session asks (notebook/_server_logs.py).
         client_options = asking_for_logs(options)

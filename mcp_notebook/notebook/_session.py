@@ -129,6 +129,15 @@ class Session:
     given another level or ``None`` (ask for none): in the 2026-07-28 era in every request's
     ``_meta``, in the legacy era with ``logging/setLevel`` once connected (to a server that
     declares ``logging``). Why: :mod:`mcp_notebook.notebook._server_logs`.
+
+    ``sampling=`` takes, besides a handler, a pydantic-ai model (``pydantic_ai.models.Model``,
+    ``TestModel`` and ``FunctionModel`` included) or a LangChain chat model (``BaseChatModel``):
+    each ``sampling/createMessage`` of the server's is then shown in the sampling dialog first, and
+    only once you approve it (Reject: the server gets an error) is the model asked, with the
+    request's messages, images, system prompt, maxTokens, temperature and stopSequences; its
+    answer goes back with the model's name (the server's model hints are ignored: the model given
+    is the model). ``sampling_approval=False`` lets the model answer without asking; outside a
+    notebook kernel (no dialog can show) it is required.
     """
 
     def __init__(
@@ -140,6 +149,7 @@ class Session:
         redact_arguments: bool = False,
         dialogs: Any = None,
         register: bool = True,
+        sampling_approval: bool = True,
         **options: Any,
     ) -> None:
         # What a cluster's workers need to open this server themselves (map_tool(cluster=...)):
@@ -151,8 +161,16 @@ class Session:
         #: The dialogs (``NotebookDialogs``) answering the server's elicitation and sampling requests, or
         #: None. Installed by default inside a Jupyter kernel (``dialogs=False``: never; ``True``: also
         #: outside one; or pass your own ``NotebookDialogs``); a handler passed as
-        #: ``elicitation=``/``sampling=`` always wins over the dialog for that request kind.
-        dialogs_used = dialogs_for(dialogs, options, name or target_label(target), self.dialogs_factory())
+        #: ``elicitation=``/``sampling=`` always wins over the dialog for that request kind. A model
+        #: object as ``sampling=`` is asked once each request is approved in the sampling dialog
+        #: (``sampling_approval=False``: without asking).
+        dialogs_used = dialogs_for(
+            dialogs,
+            options,
+            name or target_label(target),
+            self.dialogs_factory(),
+            sampling_approval=sampling_approval,
+        )
         self._setup(
             Client(target, **asking_for_logs(options)),
             name=name or target_label(target),

@@ -19,7 +19,9 @@ or into ``dialogs.output`` when that is an Output widget), and wait for a button
   prompt, maxTokens; a Textarea (``mcpnb-sampling-reply``) for the reply, prefilled by
   ``dialogs.sampler`` when set; Send (``mcpnb-sampling-send``) or Reject
   (``mcpnb-sampling-reject``: the server gets an error, code -1). With ``dialogs.auto_sample =
-  True`` the sampler answers without a dialog.
+  True`` the sampler answers without a dialog. A model object given as ``sampling=`` (pydantic-ai,
+  LangChain: :meth:`~mcp_notebook.notebook._dialogs.Dialogs.ask_model`) is asked only after this
+  dialog is approved: it then has no reply to write, and Send reads "Ask <model>".
 
 Once answered, a dialog is disabled and says what was answered; one the server stopped waiting for
 (timeout, cancellation) says so. While any dialog is open, a cell blocked in a session call keeps
@@ -369,7 +371,7 @@ class NotebookDialogs(Dialogs):
 
     # --- sampling -------------------------------------------------------------------------------
 
-    def _sampling_dialog(self, params: dict[str, Any], draft: Any) -> Dialog:
+    def _sampling_dialog(self, params: dict[str, Any], draft: Any, *, asking: str | None = None) -> Dialog:
         dialog = Dialog("sampling", "asks for a model reply (sampling)", self.session_name)
         dialog.widget.add_class("mcpnb-sampling")
         messages = params.get("messages")
@@ -395,6 +397,8 @@ class NotebookDialogs(Dialogs):
             if names:
                 limits.append(f"model hints {escape(short(names, 300))}")
         details.append(f"<div><small>{'; '.join(limits)}</small></div>")
+        if asking is not None:
+            return self._approval(dialog, messages, details, asking)
         reply = W.Textarea(
             placeholder="Write the assistant's reply here",
             rows=6,
@@ -431,15 +435,32 @@ class NotebookDialogs(Dialogs):
                 sampling_result(text, model),
             )
 
-        def on_reject(_button: Any) -> None:
-            dialog.finish(
-                "Rejected.",
-                error=McpError("cancelled", "the user rejected the sampling request", code=USER_REJECTED),
-            )
-
         send.on_click(on_send)
-        reject.on_click(on_reject)
+        reject.on_click(lambda _b: _reject_sampling(dialog))
         return dialog
+
+    def _approval(self, dialog: Dialog, messages: list[Any], details: list[str], model: str) -> Dialog:
+        """The sampling request shown for approval before ``model`` is asked (a model given as
+        ``sampling=``): Ask (``mcpnb-sampling-send``) asks it and sends its answer; Reject
+        (``mcpnb-sampling-reject``) sends the server an error and the model is never asked."""
+        details.append(
+            f"<div>Approve to ask <b>{escape(short(model, 200))}</b>; its answer goes to the server.</div>"
+        )
+        dialog.body.children = (messages_widget(messages), _html("".join(details), "mcpnb-sampling-details"))
+        send = _button(f"Ask {short(model, 60)}", "mcpnb-sampling-send", "success", "paper-plane")
+        reject = _button("Reject", "mcpnb-sampling-reject", "danger", "times")
+        dialog.send_button, dialog.reject_button = send, reject
+        dialog.buttons.children = (send, reject)
+        send.on_click(lambda _b: dialog.finish(f"Approved: {model} was asked.", {"approved": model}))
+        reject.on_click(lambda _b: _reject_sampling(dialog))
+        return dialog
+
+
+def _reject_sampling(dialog: Dialog) -> None:
+    """The user's no to a sampling request: the server gets an error (code -1)."""
+    dialog.finish(
+        "Rejected.", error=McpError("cancelled", "the user rejected the sampling request", code=USER_REJECTED)
+    )
 
 
 class DialogArea(W.VBox):
