@@ -20,12 +20,14 @@ from ._source import AgentTool, ToolFilter, ToolSource
 
 if TYPE_CHECKING:
     from llama_index.core.tools import FunctionTool
+    from smolagents import Tool as SmolagentsTool  # type: ignore[import-untyped]
 
 __all__ = [
     "AgentTool",
     "ToolSource",
     "allama_index_tools",
     "llama_index_tools",
+    "smolagents_tools",
 ]
 
 
@@ -53,3 +55,20 @@ async def allama_index_tools(source: Any, *, tools: ToolFilter = None) -> list[F
 
     src = ToolSource(source, framework="llama-index", tools=tools)
     return tools_for(src, await src.alist())
+
+
+def smolagents_tools(source: Any, *, tools: ToolFilter = None) -> list[SmolagentsTool]:
+    """The tools of a notebook ``Session`` or ``Group`` as smolagents ``Tool`` objects, listed now.
+
+    smolagents calls tools synchronously: each call blocks on the session's engine, with its
+    argument check, deadline, progress bar, tasks followed, dialogs under the running cell and an
+    interrupt that cancels the call on the server; the history entry is marked
+    ``via="smolagents"``. Inputs map the JSON Schema onto smolagents' types (unions, optional
+    arguments as nullable, references inlined); a tool error or an argument this client refused is
+    raised, which smolagents' agents show the model as the step's error to react to. A core
+    ``Client`` (async only) is refused here with a ``TypeError``. Needs ``smolagents``.
+    """
+    from ._smolagents import tools_for
+
+    src = ToolSource(source, framework="smolagents", tools=tools)
+    return tools_for(src, src.list())
