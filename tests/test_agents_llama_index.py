@@ -9,6 +9,7 @@ process over stdio and over HTTP, in both eras.
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -299,21 +300,26 @@ async def test_a_core_client_groups_tools_keep_their_prefixed_names() -> None:
     assert output.content == "from ops"
 
 
-def test_a_core_client_cannot_be_listed_or_called_without_await() -> None:
-    client = Client(demo_server())
-    with pytest.raises(TypeError, match="async only"):
-        llama_index_tools(client)
+async def test_a_core_client_cannot_be_listed_or_called_without_await() -> None:
+    async with Client(demo_server()) as client:
+        with pytest.raises(TypeError, match="async only"):
+            llama_index_tools(client)
+        echo = only(await allama_index_tools(client), "echo")
+        with pytest.raises(TypeError, match="async only"):
+            echo.call(text="blocking")
+        assert (await echo.acall(text="awaited")).content == "awaited"
 
 
 async def test_an_image_reaches_the_model_as_an_image_block_beside_the_text() -> None:
     async with Client(python_server("pictures_server.py")) as client:
-        tool = only(await allama_index_tools(client, tools=["execute_cell"]), "execute_cell")
-        output = await tool.acall()
-    [image] = [b for b in output.blocks if isinstance(b, ImageBlock)]
+        model = ScriptedModel("execute_cell", {})
+        _, [result] = await run_agent(await allama_index_tools(client, tools=["execute_cell"]), model)
+    [image] = [b for b in model.tool_message.blocks if isinstance(b, ImageBlock)]  # what the model got
     assert image.image_mimetype == "image/png"
-    assert "[image" in output.content  # the text names it
-    assert isinstance(output.raw_output, dict)
-    assert "images" in output.raw_output
+    assert base64.b64decode(image.image or b"").startswith(b"\x89PNG")
+    assert "[image 2: image/png" in model.tool_message.content  # the text names it
+    assert isinstance(result.tool_output.raw_output, dict)
+    assert "images" in result.tool_output.raw_output
 
 
 async def test_a_secret_the_server_echoes_is_masked_in_what_the_model_reads() -> None:

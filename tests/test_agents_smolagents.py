@@ -60,10 +60,11 @@ def _text(message: ChatMessage) -> str:
 class ScriptedModel(Model):  # type: ignore[misc]
     """Calls ``tool`` with ``arguments``, then answers (final_answer) with its last message's text."""
 
-    def __init__(self, tool: str, arguments: dict[str, Any]) -> None:
+    def __init__(
+        self, tool: str, arguments: dict[str, Any], *, also: tuple[tuple[str, dict[str, Any]], ...] = ()
+    ) -> None:
         super().__init__(model_id="scripted")
-        self.tool = tool
-        self.arguments = arguments
+        self.calls = [(tool, arguments), *also]  # more than one: smolagents runs them on threads
         self.requests: list[list[ChatMessage]] = []
         self.tools_offered: list[list[Tool]] = []
 
@@ -71,16 +72,16 @@ class ScriptedModel(Model):  # type: ignore[misc]
                  tools_to_call_from: Any = None, **kwargs: Any) -> ChatMessage:  # fmt: skip
         self.requests.append(list(messages))
         self.tools_offered.append(list(tools_to_call_from or []))
-        if len(self.requests) == 1:
-            name, arguments = self.tool, self.arguments
-        else:
-            name, arguments = "final_answer", {"answer": _text(messages[-1])}
-        call = ChatMessageToolCall(
-            id=f"call-{len(self.requests)}",
-            type="function",
-            function=ChatMessageToolCallFunction(name=name, arguments=arguments),
-        )
-        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
+        calls = self.calls if len(self.requests) == 1 else [("final_answer", {"answer": _text(messages[-1])})]
+        tool_calls = [
+            ChatMessageToolCall(
+                id=f"call-{len(self.requests)}-{index}",
+                type="function",
+                function=ChatMessageToolCallFunction(name=name, arguments=arguments),
+            )
+            for index, (name, arguments) in enumerate(calls)
+        ]
+        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=tool_calls)
 
     @property
     def read_next(self) -> str:
@@ -162,6 +163,15 @@ def test_the_agent_calls_a_tool_with_the_models_arguments_and_the_model_reads_th
     assert "5.5" in answer
     entry = session.model.history[-1]
     assert (entry["name"], entry["arguments"], entry["via"]) == ("add", {"a": 2, "b": 3.5}, "smolagents")
+
+
+def test_tools_the_model_calls_together_run_on_smolagents_threads_through_the_session(demo: Session) -> None:
+    model = ScriptedModel("add", {"a": 1, "b": 2}, also=(("echo", {"text": "side by side"}),))
+    run_agent(smolagents_tools(demo, tools=["add", "echo"]), model)
+    assert "{'result': 3.0}" in model.read_next
+    assert "side by side" in model.read_next
+    assert sorted(entry["name"] for entry in demo.model.history) == ["add", "echo"]
+    assert {entry["via"] for entry in demo.model.history} == {"smolagents"}
 
 
 def test_a_tool_error_reaches_the_model_as_the_steps_error_and_the_run_goes_on(session: Session) -> None:

@@ -23,7 +23,9 @@ Errors: a tool's own failure (``isError``) is raised as :class:`McpToolError` wi
 ``McpError`` (a refused argument, a deadline, a lost server) is raised as it is: smolagents' agents
 turn a tool's exception into the step's error, which the model reads in its next step and can
 react to, and the run goes on. An interrupted cell (``KeyboardInterrupt``) cancels the call on the
-server and ends the run.
+server and ends the run. Not so when the model asked for several tools in one step: smolagents
+runs those on a thread pool of its own and, interrupted, waits for them to finish; the interrupt
+reaches only the main thread, so those calls end at their result or their deadline, not at once.
 """
 
 from __future__ import annotations
