@@ -156,6 +156,21 @@ async def test_a_refused_argument_is_told_to_the_model_which_can_retry(session: 
     assert "nothing was sent" in output.content
 
 
+async def test_a_calls_deadline_is_kept_and_the_model_is_told_the_call_timed_out() -> None:
+    session = mcp_notebook.connect(demo_server(), show_progress=False, timeout=0.5)
+    try:
+        model = ScriptedModel("slow_count", {"steps": 600, "delay": 0.1})
+        answer, [result] = await run_agent(llama_index_tools(session, tools=["slow_count"]), model)
+        entry = session.model.history[-1]
+    finally:
+        session.close()
+    assert entry["outcome"] == "timeout"
+    assert result.tool_output.is_error  # raised by the tool, made an error output by the agent
+    assert getattr(result.tool_output.exception, "kind", None) == "timeout"
+    assert model.tool_message.content == str(result.tool_output.exception)
+    assert answer.startswith("the tool said:")
+
+
 async def test_a_task_only_tool_is_followed_to_its_result(session: Session) -> None:
     model = ScriptedModel("build_report", {"topic": "regions", "sections": 2, "delay": 0})
     _, [result] = await run_agent(llama_index_tools(session, tools=["build_report"]), model)

@@ -195,6 +195,19 @@ def test_an_argument_this_client_refuses_is_told_to_the_model_and_nothing_is_sen
     assert demo.model.history[-1]["outcome"] == "invalid"
 
 
+def test_a_calls_deadline_is_kept_and_the_model_is_told_the_call_timed_out() -> None:
+    session = mcp_notebook.connect(demo_server(), show_progress=False, timeout=0.5)
+    try:
+        model = ScriptedModel("slow_count", {"steps": 600, "delay": 0.1})
+        answer, _ = run_agent(smolagents_tools(session, tools=["slow_count"]), model)
+        assert session.model.history[-1]["outcome"] == "timeout"
+    finally:
+        session.close()
+    assert "Error:" in model.read_next
+    assert "McpTimeout" in model.read_next
+    assert "McpTimeout" in answer  # the run went on
+
+
 def test_an_optional_argument_the_model_sets_to_null_is_left_out(demo: Session) -> None:
     model = ScriptedModel("sales_records", {"region": None, "limit": 2})
     answer, _ = run_agent(smolagents_tools(demo, tools=["sales_records"]), model)
