@@ -14,6 +14,61 @@ installs them all) imported by the function that needs it.
 
 from __future__ import annotations
 
-from ._source import AgentTool, ToolSource
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["AgentTool", "ToolSource"]
+from ._source import AgentTool, ToolFilter, ToolSource
+
+if TYPE_CHECKING:
+    from llama_index.core.tools import FunctionTool
+    from smolagents import Tool as SmolagentsTool  # type: ignore[import-untyped]
+
+__all__ = [
+    "AgentTool",
+    "ToolSource",
+    "allama_index_tools",
+    "llama_index_tools",
+    "smolagents_tools",
+]
+
+
+def llama_index_tools(source: Any, *, tools: ToolFilter = None) -> list[FunctionTool]:
+    """The tools of a notebook ``Session`` or ``Group`` as LlamaIndex ``FunctionTool`` objects, listed now.
+
+    Each tool's ``acall`` (what LlamaIndex's agents call) and ``call`` go through this client: the
+    argument check, the deadline, progress, tasks followed, dialogs under the running cell, the
+    history entry marked ``via="llama-index"``; the model gets the MCP input schema unchanged, the
+    result's text (secrets masked) and images as blocks, the structured value as ``raw_output``,
+    and a tool error or a refused argument as an output with ``is_error``. A core ``Client`` or
+    ``ClientGroup`` is async only: use :func:`allama_index_tools`. ``tools=`` keeps only the named
+    tools (MCP names) or those a predicate accepts. Needs ``llama-index-core``.
+    """
+    from ._llama_index import tools_for
+
+    src = ToolSource(source, framework="llama-index", tools=tools)
+    return tools_for(src, src.list())
+
+
+async def allama_index_tools(source: Any, *, tools: ToolFilter = None) -> list[FunctionTool]:
+    """:func:`llama_index_tools` for any source, a core ``Client`` or ``ClientGroup`` too, listed on
+    the caller's loop (their tools are then called with ``await tool.acall(...)``, as agents do)."""
+    from ._llama_index import tools_for
+
+    src = ToolSource(source, framework="llama-index", tools=tools)
+    return tools_for(src, await src.alist())
+
+
+def smolagents_tools(source: Any, *, tools: ToolFilter = None) -> list[SmolagentsTool]:
+    """The tools of a notebook ``Session`` or ``Group`` as smolagents ``Tool`` objects, listed now.
+
+    smolagents calls tools synchronously: each call blocks on the session's engine, with its
+    argument check, deadline, progress bar, tasks followed, dialogs under the running cell and an
+    interrupt that cancels the call on the server; the history entry is marked
+    ``via="smolagents"``. Inputs map the JSON Schema onto smolagents' types (unions, optional
+    arguments as nullable, references inlined); a tool error or an argument this client refused is
+    raised, which smolagents' agents show the model as the step's error to react to. A core
+    ``Client`` (async only) is refused here with a ``TypeError``. Needs ``smolagents``.
+    """
+    from ._smolagents import tools_for
+
+    src = ToolSource(source, framework="smolagents", tools=tools)
+    return tools_for(src, src.list())
