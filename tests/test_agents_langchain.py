@@ -182,6 +182,9 @@ def test_tool_metadata_carries_the_mcp_name_title_and_annotations(session_of: An
         "mcp_annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
     }
     assert add.response_format == "content_and_artifact"
+    # Called by hand in a cell (no tool call): the text, as LangChain gives a tool's content.
+    assert add.invoke({"a": 1, "b": 2}) == "3.0"
+    assert session.model.history[-1]["via"] == "langchain"
 
 
 # --- errors: what the model is told, what ends the run ------------------------------------------

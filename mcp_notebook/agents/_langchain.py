@@ -17,11 +17,11 @@ What a call gives LangChain, as a ``ToolMessage`` when invoked with a tool call 
 
 Every other ``McpError`` (the call's deadline, a lost server, a closed session) is raised: the model
 cannot mend it, and the run stops with the error the notebook shows for a call of its own.
-Cancelling the run (``task.cancel()``; an interrupted cell that ran ``await agent.ainvoke(...)``,
-which ipykernel turns into a cancellation) cancels the call on the server, and so does an
-interrupted blocking call made in the cell's own thread. LangGraph's blocking ``agent.invoke(...)``
-runs each tool in a worker thread, which a cell's interrupt does not reach: the cell then waits
-for the running call to end. In a notebook, run agents with ``await agent.ainvoke(...)``.
+Cancelling the run (``task.cancel()``, a timeout around ``await agent.ainvoke(...)``) cancels the
+call on the server, and so does interrupting a blocking ``tool.invoke(...)`` made in the cell's
+own thread. LangGraph's blocking ``agent.invoke(...)`` runs each tool in a worker thread, which a
+cell's interrupt does not reach: the cell waits for the running call to end, which then ends as
+the server ends it.
 
 Progress: a notebook session shows its progress bar under the running cell; a core Client's
 progress becomes LangChain custom events named ``mcp_progress`` (``astream_events`` and every
