@@ -295,7 +295,7 @@ async def test_a_cancelled_run_cancels_the_demos_slow_count(demo: Any, protocol:
 async def test_a_cancelled_run_over_a_session_cancels_its_request(session_of: Any) -> None:
     """The session's call runs on its engine: cancelling the agent's task cancels it there."""
     session = session_of(DEMO)
-    tools = langchain_tools(session, tools=["slow_count"])
+    tools = await alangchain_tools(session, tools=["slow_count"])  # a session lists async too
     started = anyio.Event()
     cancelled = threading.Event()
     loop = asyncio.get_running_loop()
