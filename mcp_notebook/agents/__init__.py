@@ -19,13 +19,16 @@ from typing import TYPE_CHECKING, Any
 from ._source import AgentTool, ToolFilter, ToolSource
 
 if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
     from llama_index.core.tools import FunctionTool
     from smolagents import Tool as SmolagentsTool  # type: ignore[import-untyped]
 
 __all__ = [
     "AgentTool",
     "ToolSource",
+    "alangchain_tools",
     "allama_index_tools",
+    "langchain_tools",
     "llama_index_tools",
     "smolagents_tools",
 ]
@@ -72,3 +75,33 @@ def smolagents_tools(source: Any, *, tools: ToolFilter = None) -> list[Smolagent
 
     src = ToolSource(source, framework="smolagents", tools=tools)
     return tools_for(src, src.list())
+
+
+def langchain_tools(source: Any, *, tools: ToolFilter = None, timeout: float | None = None) -> list[BaseTool]:
+    """A notebook ``Session``'s or ``Group``'s tools as LangChain tools: ``tools = langchain_tools(s)``.
+
+    Each is a ``BaseTool`` (a group's named ``server_tool``) whose calls, sync (``invoke``) and async
+    (``ainvoke``), go through the session: the argument check before sending, the deadline
+    (``timeout=`` per call, else the session's), progress, tasks followed, dialogs under the running
+    cell, cancellation reaching the server, and a history entry with ``via="langchain"``. Invoked
+    with a tool call, a tool gives a ``ToolMessage``: the result's text (images as image blocks) with
+    the structured value as its ``artifact``, all secrets masked; a tool's error or a refused
+    argument comes back as ``status="error"`` for the model to react to; other errors (a deadline,
+    a lost server) are raised. ``tools=`` keeps the named tools (MCP names) or those a predicate
+    accepts. A core ``Client`` is async only: use :func:`alangchain_tools`.
+    """
+    from ._langchain import langchain_tools as build
+
+    return build(source, tools=tools, timeout=timeout)
+
+
+async def alangchain_tools(
+    source: Any, *, tools: ToolFilter = None, timeout: float | None = None
+) -> list[BaseTool]:
+    """:func:`langchain_tools` for any source, listed on the caller's loop: a core ``Client`` or
+    ``ClientGroup`` too (``tools = await alangchain_tools(client)``), whose tools are called with
+    ``ainvoke`` only (their ``invoke`` raises a TypeError at once, saying so).
+    """
+    from ._langchain import alangchain_tools as build
+
+    return await build(source, tools=tools, timeout=timeout)
