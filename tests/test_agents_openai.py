@@ -32,7 +32,7 @@ from agents.models.interface import Model
 from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
-from mcp_notebook import Client, ClientGroup
+from mcp_notebook import Client, ClientGroup, McpError
 from mcp_notebook.agents import openai_agents_server
 from tests.conftest import demo_server, python_server
 from tests.http_peers import sdk_http
@@ -183,6 +183,18 @@ async def test_a_deadline_is_told_to_the_model_by_default_and_ends_the_run_when_
         assert client.stats.in_flight == 0
 
 
+async def test_a_lost_server_ends_the_run_with_the_error() -> None:
+    model = ScriptedModel([("crash", {})])
+    async with Client(python_server("bad_server.py"), timeout=HANG_GUARD) as client:
+        with pytest.raises(AgentsException) as raised:
+            await Runner.run(_agent(model, openai_agents_server(client)), "crash it")
+        assert len(model.inputs) == 1  # no retry by the model could mend it: the run ended there
+        lost = raised.value.__cause__
+        assert isinstance(lost, McpError), raised.value
+        assert lost.kind == "transport"
+        assert (await client.call_tool("echo", {"n": 1})).text  # the client restarted the server
+
+
 async def test_a_cancelled_run_cancels_the_call_on_the_server(target: Any, protocol: str) -> None:
     async with Client(target, protocol=protocol) as client:
         run: asyncio.Task[Any] | None = None
@@ -216,6 +228,18 @@ async def test_a_dialog_during_the_agents_call_is_answered(protocol: str) -> Non
         await Runner.run(_agent(model, openai_agents_server(client)), "greet me")
     assert len(asked) == 1
     assert model.texts() == ["Welcome, Ada! Nice to meet you."]
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_a_sampling_request_during_the_agents_call_is_answered(protocol: str) -> None:
+    async def sample(params: dict[str, Any]) -> dict[str, Any]:
+        assert "Summarize the following text" in params["messages"][0]["content"]["text"]
+        return {"role": "assistant", "content": {"type": "text", "text": "Short."}, "model": "scripted"}
+
+    model = ScriptedModel([("summarize", {"text": "A long text.", "max_words": 5})])
+    async with Client(DEMO, protocol=protocol, sampling=sample) as client:
+        await Runner.run(_agent(model, openai_agents_server(client)), "summarize")
+    assert model.texts() == ["Short."]
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
@@ -402,3 +426,17 @@ async def test_a_cancelled_run_over_a_notebook_session_cancels_its_call() -> Non
         assert (await session.acall_tool("add", {"a": 1, "b": 2})).text == "3.0"
     finally:
         await session.aclose()
+
+
+def test_a_notebook_groups_tools_are_called_under_provider_safe_names_and_recorded() -> None:
+    import mcp_notebook
+
+    config = {"mcpServers": {name: {"command": DEMO[0], "args": DEMO[1:]} for name in ("north", "south")}}
+    with mcp_notebook.connect_all(config, show_progress=False, register=False) as group:
+        model = ScriptedModel([("north_add", {"a": 1, "b": 2}), ("south_echo", {"text": "hi"})])
+        server = openai_agents_server(group, tools=lambda tool: tool.name.endswith((".add", ".echo")))
+        Runner.run_sync(_agent(model, server), "go")
+        assert sorted(model.tools) == ["north_add", "north_echo", "south_add", "south_echo"]
+        assert model.texts() == ["3.0", "hi"]
+        assert _tool_calls(group["north"]) == [("add", "openai-agents", "ok")]  # each member's history
+        assert _tool_calls(group["south"]) == [("echo", "openai-agents", "ok")]
