@@ -440,3 +440,32 @@ def test_a_notebook_groups_tools_are_called_under_provider_safe_names_and_record
         assert model.texts() == ["3.0", "hi"]
         assert _tool_calls(group["north"]) == [("add", "openai-agents", "ok")]  # each member's history
         assert _tool_calls(group["south"]) == [("echo", "openai-agents", "ok")]
+
+
+def test_an_interrupted_cell_running_the_agent_cancels_the_call_on_the_server() -> None:
+    import signal
+
+    import mcp_notebook
+
+    from .widget_helpers import wait_for
+
+    session = mcp_notebook.connect(DEMO, show_progress=False, register=False)
+    try:
+        main, interrupted = threading.main_thread().ident, threading.Event()
+        assert main is not None
+
+        def interrupt(*_progress: Any) -> None:  # the server said it started: the person interrupts
+            if not interrupted.is_set():
+                interrupted.set()
+                signal.pthread_kill(main, signal.SIGINT)  # as Jupyter's interrupt button does
+
+        server = openai_agents_server(session, call_options={"progress": interrupt})
+        model = ScriptedModel([("slow_count", {"steps": 1000, "delay": 0.05})])
+        with pytest.raises(KeyboardInterrupt):
+            Runner.run_sync(_agent(model, server), "count")
+        wait_for(lambda: _tool_calls(session), HANG_GUARD, "the call's history entry")
+        assert _tool_calls(session) == [("slow_count", "openai-agents", "cancelled")]
+        assert session.client.stats.cancellations == 1
+        assert session.call_tool("add", {"a": 1, "b": 2}).text == "3.0"
+    finally:
+        session.close()
