@@ -335,6 +335,22 @@ async def test_a_groups_tools_keep_their_server_in_provider_safe_names() -> None
             await server.get_prompt("greeting", {"name": "Ada"})
 
 
+async def test_the_sdks_tool_filter_sees_the_agent_asking_and_the_provider_safe_names() -> None:
+    def by_agent(context: Any, tool: Any) -> bool:
+        return tool.name == ("north_echo" if context.agent.name == "reader" else "south_add")
+
+    async with ClientGroup({"north": DEMO, "south": DEMO}) as group:
+        server = openai_agents_server(group, tool_filter=by_agent)
+        reader, adder = ScriptedModel([]), ScriptedModel([])
+        await Runner.run(Agent(name="reader", model=reader, mcp_servers=[server]), "read")
+        await Runner.run(Agent(name="adder", model=adder, mcp_servers=[server]), "add")
+        assert (reader.tools, adder.tools) == (["north_echo"], ["south_add"])
+        static = openai_agents_server(group, tool_filter={"blocked_tool_names": ["north_echo", "south_echo"]})
+        names = {tool.name for tool in await static.list_tools()}
+        assert "north_add" in names
+        assert not names & {"north_echo", "south_echo"}
+
+
 async def test_prompts_are_served_and_the_session_is_never_closed_by_the_sdk() -> None:
     async with Client(DEMO) as client:
         async with openai_agents_server(client) as server:

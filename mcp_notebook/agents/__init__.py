@@ -39,6 +39,7 @@ def openai_agents_server(
     require_approval: Any = None,
     failure_error_function: Callable[[Any, Exception], Any] | _Unset | None = _Unset.UNSET,
     call_options: Mapping[str, Any] | None = None,
+    tool_filter: Any = None,
 ) -> MCPServer:
     """An OpenAI Agents SDK ``MCPServer`` (``Agent(mcp_servers=[...])``) serving the tools and
     prompts of a ``Client``, ``Session``, ``ClientGroup`` or ``Group`` through this client.
@@ -54,7 +55,8 @@ def openai_agents_server(
     the run goes on. Other failures go to ``failure_error_function``: by default the model is told
     what went wrong (a deadline, the server's error), while a closed session or a lost server ends
     the run; pass your own function, or None to end the run on every failure, as in the SDK.
-    ``use_structured_content`` and ``require_approval`` are the SDK's. ``connect()``/``cleanup()``
+    ``use_structured_content``, ``require_approval`` and ``tool_filter`` (which sees the
+    provider-safe names, and may depend on the agent) are the SDK's. ``connect()``/``cleanup()``
     never close the session: it is yours. Needs ``openai-agents`` (``mcp-notebook[agents]``).
     """
     from ._openai_agents import NotebookMCPServer
@@ -69,4 +71,5 @@ def openai_agents_server(
         failure_error_function=None if isinstance(failure_error_function, _Unset) else failure_error_function,
         own_failure_function=own,
         call_options=call_options,
+        tool_filter=tool_filter,
     )

@@ -30,13 +30,14 @@ results at DEBUG and puts the tool output in its traces.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Mapping
 from typing import Any, Literal, cast
 
 import mcp.types as mcp_types
 from agents.exceptions import UserError
-from agents.mcp import MCPServer
+from agents.mcp import MCPServer, ToolFilterCallable, ToolFilterContext, ToolFilterStatic
 from agents.run_context import RunContextWrapper
 from agents.tool import ToolErrorFunction
 from pydantic import TypeAdapter, ValidationError
@@ -74,6 +75,7 @@ class NotebookMCPServer(MCPServer):
         failure_error_function: Any = None,
         own_failure_function: bool = False,
         call_options: Mapping[str, Any] | None = None,
+        tool_filter: ToolFilterStatic | ToolFilterCallable | None = None,
     ) -> None:
         if own_failure_function:
             super().__init__(
@@ -88,6 +90,7 @@ class NotebookMCPServer(MCPServer):
         self._name = name or _source_name(source)
         self._call_options = dict(call_options or {})
         self._listed: list[mcp_types.Tool] | None = None
+        self.tool_filter = tool_filter
 
     def __repr__(self) -> str:
         return f"<NotebookMCPServer {self._name!r} over {type(self._source.source).__name__}>"
@@ -115,10 +118,36 @@ class NotebookMCPServer(MCPServer):
     async def list_tools(
         self, run_context: RunContextWrapper[Any] | None = None, agent: Any = None
     ) -> list[mcp_types.Tool]:
-        """The tools under provider-safe names (a group's ``sales.add`` is ``sales_add``)."""
+        """The tools under provider-safe names (a group's ``sales.add`` is ``sales_add``), kept by
+        the SDK's ``tool_filter`` where one was given (it sees those names)."""
         listed = [_mcp_tool(tool) for tool in await self._source.alist()]
         self._listed = listed
-        return [tool.model_copy(deep=True) for tool in listed]
+        kept = await self._filtered(listed, run_context, agent)
+        return [tool.model_copy(deep=True) for tool in kept]
+
+    async def _filtered(
+        self, tools: list[mcp_types.Tool], run_context: RunContextWrapper[Any] | None, agent: Any
+    ) -> list[mcp_types.Tool]:
+        """The SDK's ``tool_filter``, as its own servers apply it: an allow/block list of names, or
+        a predicate on ``(ToolFilterContext, tool)`` that may depend on the agent asking."""
+        chosen = self.tool_filter
+        if chosen is None:
+            return tools
+        if isinstance(chosen, dict):
+            allowed = chosen.get("allowed_tool_names")
+            blocked = set(chosen.get("blocked_tool_names") or ())
+            return [t for t in tools if (allowed is None or t.name in allowed) and t.name not in blocked]
+        if run_context is None or agent is None:
+            raise UserError("run_context and agent are required for dynamic tool filtering")
+        context = ToolFilterContext(run_context=run_context, agent=agent, server_name=self.name)
+        kept = []
+        for tool in tools:
+            verdict = chosen(context, tool.model_copy(deep=True))
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+            if verdict:
+                kept.append(tool)
+        return kept
 
     @property
     def cached_tools(self) -> list[mcp_types.Tool] | None:
