@@ -340,10 +340,10 @@ async def test_the_sdks_tool_filter_sees_the_agent_asking_and_the_provider_safe_
         return tool.name == ("north_echo" if context.agent.name == "reader" else "south_add")
 
     async with ClientGroup({"north": DEMO, "south": DEMO}) as group:
-        server = openai_agents_server(group, tool_filter=by_agent)
         reader, adder = ScriptedModel([]), ScriptedModel([])
-        await Runner.run(Agent(name="reader", model=reader, mcp_servers=[server]), "read")
-        await Runner.run(Agent(name="adder", model=adder, mcp_servers=[server]), "add")
+        async with openai_agents_server(group, tool_filter=by_agent) as server:
+            await Runner.run(Agent(name="reader", model=reader, mcp_servers=[server]), "read")
+            await Runner.run(Agent(name="adder", model=adder, mcp_servers=[server]), "add")
         assert (reader.tools, adder.tools) == (["north_echo"], ["south_add"])
         static = openai_agents_server(group, tool_filter={"blocked_tool_names": ["north_echo", "south_echo"]})
         names = {tool.name for tool in await static.list_tools()}

@@ -101,7 +101,7 @@ class NotebookMCPServer(MCPServer):
 
     async def connect(self) -> None:
         """Check the source answers (lists its tools); opens nothing: the session is the caller's."""
-        await self.list_tools()
+        await self._source.alist()
 
     async def cleanup(self) -> None:
         """Nothing to close: the session belongs to the caller and outlives the agent."""
