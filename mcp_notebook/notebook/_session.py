@@ -34,7 +34,7 @@ from ..protocol._errors import McpError
 from ..protocol._printable import printable
 from . import _host, _uipoll
 from . import _targets as _config
-from ._dialogs import Dialogs, DialogsFactory, dialogs_for, from_cell
+from ._dialogs import Dialogs, DialogsFactory, dialogs_for, from_cell, offer_sign_in
 from ._engine import Engine, get_engine, on_exit
 from ._map import map_tool
 from ._mirror import Mirror
@@ -151,6 +151,8 @@ class Session:
         #: outside one; or pass your own ``NotebookDialogs``); a handler passed as
         #: ``elicitation=``/``sampling=`` always wins over the dialog for that request kind.
         dialogs_used = dialogs_for(dialogs, options, name or target_label(target), self.dialogs_factory())
+        # A paste-back sign-in asks under the running cell, as the server's questions do.
+        self._unhook_sign_in = offer_sign_in(options.get("auth"), dialogs_used)
         self._setup(
             Client(target, **asking_for_logs(options)),
             name=name or target_label(target),
@@ -160,11 +162,15 @@ class Session:
             redact_arguments=redact_arguments,
         )
         try:
-            self._engine.call(self.client.connect)
+            if self._ui_call is not None:  # a sign-in dialog may open: the blocked cell takes its clicks
+                self._ui_call(self._engine, self.client.connect)
+            else:
+                self._engine.call(self.client.connect)
             # A notebook shows what a server offers straight away: fetch the lists now.
             self._engine.call(self.refresh_lists)
         except BaseException:
             self._engine.call(self.client.aclose)
+            self._unhook_sign_in()
             raise
         # a name taken from the server is shown and typed: its escapes are visible characters
         self.name = name or printable(self.client.server_info.get("name") or target_label(target))
@@ -628,6 +634,7 @@ class Session:
         # Only once the client is closed: an interrupted close() can simply be called again.
         # The model's status turns "closed" on the engine, from the connection itself.
         self._closed = True
+        getattr(self, "_unhook_sign_in", lambda: None)()  # an adopted session has none
         for view in list(self._views):
             view._stop(give_back=False)  # the connection is gone, and its subscriptions with it
         for future in self._background:
