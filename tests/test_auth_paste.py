@@ -26,7 +26,7 @@ import pytest
 from mcp_notebook import Client
 from mcp_notebook.auth import MemoryTokenStore, OAuth
 from mcp_notebook.auth._paste import SignInLink
-from mcp_notebook.auth._where import browser_elsewhere, choose_flow
+from mcp_notebook.auth._where import browser_elsewhere, choose_flow, in_jupyter_kernel
 from tests.http_peers import TESTS, HttpPeer, _python_peer
 from tests.raises import raises_mcp
 
@@ -216,28 +216,34 @@ async def test_in_a_terminal_the_link_is_printed_and_the_paste_is_not_echoed(
 
 
 @pytest.mark.parametrize(
-    ("environ", "platform", "modules", "where"),
+    ("environ", "platform", "in_kernel", "where"),
     [
-        ({}, "linux", [], None),
-        ({"DISPLAY": ":0"}, "linux", ["ipykernel"], None),
-        ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", ["ipykernel"], None),
-        ({}, "linux", ["ipykernel"], "a Jupyter kernel on a machine without a display"),
-        ({}, "darwin", ["ipykernel"], None),
-        ({"COLAB_RELEASE_TAG": "release-colab_20260101"}, "linux", [], "Google Colab"),
-        ({"KAGGLE_KERNEL_RUN_TYPE": "Interactive"}, "linux", [], "Kaggle"),
-        ({"BINDER_LAUNCH_HOST": "https://mybinder.org/"}, "linux", [], "Binder"),
-        ({"JUPYTERHUB_USER": "ada", "DISPLAY": ":0"}, "linux", [], "JupyterHub"),
-        ({"JUPYTERHUB_SERVICE_PREFIX": "/user/ada/"}, "linux", [], "JupyterHub"),
-        ({"CODESPACES": "true"}, "linux", [], "GitHub Codespaces"),
-        ({"SSH_CONNECTION": "10.0.0.2 5122 10.0.0.1 22"}, "darwin", [], "SSH"),
-        ({"SSH_TTY": "/dev/pts/1"}, "win32", [], "SSH"),
-        ({"SSH_CLIENT": ""}, "darwin", [], None),  # set but empty: no signal
+        ({}, "linux", False, None),
+        ({"DISPLAY": ":0"}, "linux", True, None),
+        ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", True, None),
+        ({}, "linux", True, "a Jupyter kernel on a machine without a display"),
+        ({}, "darwin", True, None),
+        ({"COLAB_RELEASE_TAG": "release-colab_20260101"}, "linux", False, "Google Colab"),
+        ({"KAGGLE_KERNEL_RUN_TYPE": "Interactive"}, "linux", False, "Kaggle"),
+        ({"BINDER_LAUNCH_HOST": "https://mybinder.org/"}, "linux", False, "Binder"),
+        ({"JUPYTERHUB_USER": "ada", "DISPLAY": ":0"}, "linux", False, "JupyterHub"),
+        ({"JUPYTERHUB_SERVICE_PREFIX": "/user/ada/"}, "linux", False, "JupyterHub"),
+        ({"CODESPACES": "true"}, "linux", False, "GitHub Codespaces"),
+        ({"SSH_CONNECTION": "10.0.0.2 5122 10.0.0.1 22"}, "darwin", False, "SSH"),
+        ({"SSH_TTY": "/dev/pts/1"}, "win32", False, "SSH"),
+        ({"SSH_CLIENT": ""}, "darwin", False, None),  # set but empty: no signal
     ],
 )
 def test_the_signals_that_the_browser_is_elsewhere(
-    environ: dict[str, str], platform: str, modules: list[str], where: str | None
+    environ: dict[str, str], platform: str, in_kernel: bool, where: str | None
 ) -> None:
-    assert browser_elsewhere(environ, platform=platform, modules=modules) == where
+    assert browser_elsewhere(environ, platform=platform, in_kernel=in_kernel) == where
+
+
+def test_having_ipykernel_imported_is_not_being_in_a_kernel() -> None:
+    import ipykernel.kernelapp  # noqa: F401  (what an earlier test, or a library, may have done)
+
+    assert not in_jupyter_kernel()
 
 
 @pytest.mark.parametrize(

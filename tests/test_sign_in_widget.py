@@ -131,6 +131,8 @@ def test_a_kernel_signs_in_by_paste_back_and_calls_a_protected_tool(kernel: Kern
         "import os, json\n"
         "import mcp_notebook\n"
         "from mcp_notebook.auth import OAuth, MemoryTokenStore\n"
+        "from mcp_notebook.auth._where import in_jupyter_kernel\n"
+        "assert in_jupyter_kernel()  # the auto rule sees the kernel it runs in\n"
         "os.environ['JUPYTERHUB_USER'] = 'ada'\n"
         "store = MemoryTokenStore()\n"
     )

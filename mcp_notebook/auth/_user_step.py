@@ -25,7 +25,7 @@ from . import _discovery as disco
 from ._loopback import LoopbackReceiver
 from ._paste import PastePrompt, SignInLink, paste_answer, terminal_prompt
 from ._policy import parse_redirect
-from ._where import SignInFlow, browser_elsewhere, choose_flow
+from ._where import SignInFlow, browser_elsewhere, choose_flow, in_jupyter_kernel
 
 __all__ = ["OnAuthorize", "UserStep"]
 
@@ -71,7 +71,7 @@ class UserStep:
             return "loopback"
         return choose_flow(
             self.flow,
-            elsewhere=browser_elsewhere(os.environ, platform=sys.platform, modules=sys.modules),
+            elsewhere=browser_elsewhere(os.environ, platform=sys.platform, in_kernel=in_jupyter_kernel()),
             device_offered=device_offered,
             listens_for_redirect=self.redirect_uri is not None,
         )

@@ -9,10 +9,11 @@ hosts set, so the rule is pure (the environment is passed in) and tested as a ta
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Literal
+import sys
+from collections.abc import Mapping
+from typing import Any, Literal
 
-__all__ = ["FLOWS", "SIGNALS", "SignInFlow", "browser_elsewhere", "choose_flow"]
+__all__ = ["FLOWS", "SIGNALS", "SignInFlow", "browser_elsewhere", "choose_flow", "in_jupyter_kernel"]
 
 SignInFlow = Literal["auto", "loopback", "paste", "device"]
 FLOWS: tuple[SignInFlow, ...] = ("auto", "loopback", "paste", "device")
@@ -31,18 +32,30 @@ SIGNALS: tuple[tuple[str, str], ...] = (
 )
 
 
-def browser_elsewhere(environ: Mapping[str, str], *, platform: str, modules: Collection[str]) -> str | None:
+def in_jupyter_kernel() -> bool:
+    """True inside a running Jupyter kernel (an IPython shell with a kernel), never importing
+    IPython: the core stays light. (The notebook layer's ``_uipoll.in_kernel`` is the same test;
+    the core cannot import it.) Merely having ``ipykernel`` imported does not count."""
+    ipython: Any = sys.modules.get("IPython")
+    try:
+        shell = ipython.get_ipython() if ipython is not None else None
+    except Exception:
+        return False
+    return getattr(shell, "kernel", None) is not None
+
+
+def browser_elsewhere(environ: Mapping[str, str], *, platform: str, in_kernel: bool) -> str | None:
     """Where we are when the person's browser cannot reach this machine's loopback, else None.
 
-    Besides :data:`SIGNALS`: a Jupyter kernel (``ipykernel`` loaded) on Linux with no display
-    (neither ``DISPLAY`` nor ``WAYLAND_DISPLAY``) has its notebook open in a browser elsewhere,
-    since none can run here."""
+    Besides :data:`SIGNALS`: a Jupyter kernel (``in_kernel``) on Linux with no display (neither
+    ``DISPLAY`` nor ``WAYLAND_DISPLAY``) has its notebook open in a browser elsewhere, since none
+    can run here."""
     for name, where in SIGNALS:
         if environ.get(name):
             return where
     if (
         platform.startswith("linux")
-        and "ipykernel" in modules
+        and in_kernel
         and not environ.get("DISPLAY")
         and not environ.get("WAYLAND_DISPLAY")
     ):
