@@ -25,7 +25,7 @@ import pytest
 
 from mcp_notebook import Client
 from mcp_notebook.auth import MemoryTokenStore, OAuth
-from mcp_notebook.auth._paste import SignInLink
+from mcp_notebook.auth._paste import SignInLink, paste_answer
 from mcp_notebook.auth._where import browser_elsewhere, choose_flow, in_jupyter_kernel
 from tests.http_peers import TESTS, HttpPeer, _python_peer
 from tests.raises import raises_mcp
@@ -210,6 +210,31 @@ async def test_in_a_terminal_the_link_is_printed_and_the_paste_is_not_echoed(
     assert "5" in str(await call_add(server, OAuth(flow="paste", store=store)))
     assert asked == ["Address the browser landed on: "]
     assert await store.get_tokens(server.url) is not None
+
+
+@pytest.mark.parametrize(
+    ("pasted", "expected"),
+    [
+        ("http://127.0.0.1:5/callback?code=C1&state=S&iss=I2", {"code": "C1", "state": "S", "iss": "I2"}),
+        (" http://127.0.0.1:5/callback?code=C1&state=S \n", {"code": "C1", "state": "S"}),
+        ("?code=C1&state=S", {"code": "C1", "state": "S"}),
+        ("code=C1&state=S", {"code": "C1", "state": "S"}),
+        ("http://127.0.0.1:5/callback#code=C1&state=S", {"code": "C1", "state": "S"}),
+        ("C1-only.the_code~", {"code": "C1-only.the_code~", "state": "OURS", "iss": "https://as.example"}),
+    ],
+)
+def test_what_may_be_pasted(pasted: str, expected: dict[str, str]) -> None:
+    assert paste_answer(pasted, expected_state="OURS", issuer="https://as.example") == expected
+
+
+@pytest.mark.parametrize(
+    ("pasted", "match"),
+    [("", "nothing was pasted"), (None, "string"), ("?code=" + "C" * 20_000, "longer than 16384 characters")],
+)
+def test_what_cannot_be_pasted_is_refused_without_echoing_it(pasted: Any, match: str) -> None:
+    with raises_mcp("auth", match=match) as error:
+        paste_answer(pasted, expected_state="OURS", issuer="https://as.example")
+    assert "CCCC" not in str(error.value)
 
 
 # --- flow="auto" ---------------------------------------------------------------------------------
