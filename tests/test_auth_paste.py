@@ -125,6 +125,25 @@ async def test_pasting_only_the_code_signs_in(server: HttpPeer) -> None:
     assert await store.get_tokens(server.url) is not None
 
 
+@pytest.mark.anyio
+async def test_a_second_sign_in_pastes_again_with_the_same_registration(server: HttpPeer) -> None:
+    store = MemoryTokenStore()
+    person = Person()
+    auth = OAuth(flow="paste", store=store)
+    auth.paste_with(person)
+    await call_add(server, auth)
+    first = await store.get_tokens(server.url)
+    await auth.clear()  # signed out: the next request signs in again
+    await call_add(server, auth)
+    second = await store.get_tokens(server.url)
+    assert len(person.links) == 2
+    assert first is not None
+    assert second is not None
+    assert second.access_token != first.access_token
+    client_ids = {parse_qs(urlsplit(link.url).query)["client_id"][0] for link in person.links}
+    assert len(client_ids) == 1  # registered once, its loopback redirect reused on another port
+
+
 def _with_state(landed: str, state: str) -> str:
     parts = urlsplit(landed)
     query = {k: v[0] for k, v in parse_qs(parts.query).items()}

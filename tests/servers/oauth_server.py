@@ -16,8 +16,9 @@ self-hosted deployment:
 ``POST /register``
     RFC 7591: any ``redirect_uris``; answers a fresh ``client_id``.
 ``GET /authorize``
-    Checks the request (registered client and redirect URI, ``response_type=code``, an S256
-    challenge) and answers a sign-in page: one form, its button ``#approve``. Nothing else.
+    Checks the request (registered client and redirect URI, a loopback one in any port as RFC 8252
+    §7.3 says, ``response_type=code``, an S256 challenge) and answers a sign-in page: one form,
+    its button ``#approve``. Nothing else.
 ``POST /authorize``
     The person approved: ``302`` to the redirect URI with ``code``, ``state`` and ``iss``. The
     browser follows it; when nothing listens there, its address is what paste-back wants.
@@ -41,7 +42,7 @@ import secrets
 import socket
 import sys
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import uvicorn
 
@@ -145,7 +146,7 @@ class OAuthWorld:
 
     async def _sign_in_page(self, send: Any, query: dict[str, str]) -> None:
         uris = self.clients.get(query.get("client_id", ""))
-        if uris is None or query.get("redirect_uri") not in uris:
+        if uris is None or not _registered(query.get("redirect_uri", ""), uris):
             await _answer(
                 send, 400, {"error": "invalid_request", "error_description": "unknown client or redirect"}
             )
@@ -209,6 +210,17 @@ class OAuthWorld:
         if asked.get("scope"):
             answer["scope"] = asked["scope"]
         await _answer(send, 200, answer)
+
+
+def _registered(redirect_uri: str, uris: list[str]) -> bool:
+    """Registered as is, or a loopback redirect that differs in its port alone (RFC 8252 §7.3)."""
+    if redirect_uri in uris:
+        return True
+    ours = urlsplit(redirect_uri)
+    loopback = ("127.0.0.1", "localhost", "::1")
+    return ours.hostname in loopback and any(
+        (u.scheme, u.hostname, u.path) == (ours.scheme, ours.hostname, ours.path) for u in map(urlsplit, uris)
+    )
 
 
 async def _body(receive: Any) -> bytes:
