@@ -256,6 +256,20 @@ def test_what_cannot_be_pasted_is_refused_without_echoing_it(pasted: Any, match:
     assert "CCCC" not in str(error.value)
 
 
+@pytest.mark.anyio
+async def test_with_stdin_closed_the_terminal_prompt_says_so(
+    server: HttpPeer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def closed(prompt: str = "") -> str:
+        raise EOFError
+
+    monkeypatch.setattr(getpass, "getpass", closed)
+    store = MemoryTokenStore()
+    with raises_mcp("auth", match="stdin is closed"):
+        await call_add(server, OAuth(flow="paste", store=store))
+    assert await store.get_tokens(server.url) is None
+
+
 # --- flow="auto" ---------------------------------------------------------------------------------
 
 

@@ -56,7 +56,14 @@ def terminal_prompt(link: SignInLink) -> str:
         file=sys.stderr,
         flush=True,
     )
-    return getpass.getpass("Address the browser landed on: ")
+    try:
+        return getpass.getpass("Address the browser landed on: ")
+    except EOFError:  # no terminal and stdin closed: nobody can paste here
+        raise McpError(
+            "auth",
+            "the sign-in needs the address pasted back, but stdin is closed (no terminal here); "
+            "run this where a person can paste, or pass on_authorize= to supply the redirect yourself",
+        ) from None
 
 
 def paste_answer(pasted: object, *, expected_state: str, issuer: str) -> dict[str, str]:
