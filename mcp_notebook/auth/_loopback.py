@@ -9,6 +9,12 @@ stray request, a redirect answering some other attempt) gets a 4xx and the wait 
 Connections are served concurrently, each with its own read deadline: browsers open speculative
 connections that never send a byte, and one of those must not hold up the real redirect. The page
 never echoes anything from the request.
+
+Behind a proxy (``OAuth(redirect_uri="https://hub.example/user/ada/proxy/8765/callback",
+callback_port=8765)``: jupyter-server-proxy, a tunnel) the browser is sent to the public address and
+the proxy forwards the request here, with the public path or only its tail (jupyter-server-proxy
+strips ``/user/ada/proxy/8765``): a request is taken when its path is the public path or a tail of
+it that starts at a ``/``. The ``state`` check is what makes a redirect ours either way.
 """
 
 from __future__ import annotations
@@ -50,19 +56,35 @@ def _response(status: str, body: str) -> bytes:
     return head.encode("ascii") + data
 
 
+def _path_matches(got: str, expected: str) -> bool:
+    """``got`` is ``expected``, or a tail of it from a ``/`` on (what a path-stripping proxy forwards)."""
+    return got == expected or (got.startswith("/") and got != "/" and expected.endswith(got))
+
+
 class LoopbackReceiver:
     """Bind with :meth:`start` (the redirect URI is known from then on), then :meth:`receive` once,
     then :meth:`aclose`. Binding early matters: dynamic registration needs the redirect URI, port
     included, before the user is sent anywhere."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, path: str = "/callback") -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        path: str = "/callback",
+        *,
+        public_uri: str | None = None,
+    ) -> None:
         self.host = host
         self.port = port
         self.path = path or "/"
+        #: The address the browser is sent to when a proxy forwards it here (None: this listener's own).
+        self.public_uri = public_uri
         self._listener: anyio.abc.Listener[anyio.abc.SocketStream] | None = None
 
     @property
     def redirect_uri(self) -> str:
+        if self.public_uri is not None:
+            return self.public_uri
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}{self.path}"
 
@@ -129,7 +151,7 @@ class LoopbackReceiver:
             return None
         method, target = parts[0], parts[1]
         url = urlsplit(target)
-        if method != "GET" or url.path != self.path:
+        if method != "GET" or not _path_matches(url.path, self.path):
             await stream.send(_response("404 Not Found", _STRAY))
             return None
         params = dict(parse_qsl(url.query, keep_blank_values=True))

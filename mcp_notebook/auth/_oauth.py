@@ -58,12 +58,14 @@ from ._dpop import DpopKey
 from ._flow import HTTP_TIMEOUT, Discovered, Flow, ServerState, set_aside
 from ._loopback import LoopbackReceiver
 from ._metadata_flow import MetadataDiscovery
+from ._paste import PastePrompt
 from ._pkce import new_pkce, new_state
 from ._policy import authorization_code_from, select_scope, union_scopes
 from ._records import ClientInfo, Tokens
 from ._store import MemoryTokenStore, TokenStore
 from ._token import oauth_error, parse_token_response, secrets_in, token_request
 from ._user_step import OnAuthorize, UserStep
+from ._where import FLOWS, SignInFlow
 from ._www_authenticate import Challenge, oauth_challenge, parse_challenges
 
 __all__ = ["OAuth", "OnAuthorize"]
@@ -87,11 +89,29 @@ class OAuth(httpx.Auth):
     retries with the token. Tokens refresh before they expire; a 403 ``insufficient_scope`` asks for
     the missing scopes.
 
-    ``on_authorize(url)`` is the human step: it gets the authorization URL and returns the URL the
-    browser was redirected to (or its query parameters); it may be a coroutine function, and a plain
-    function runs in a worker thread (so ``input()`` works). It needs ``redirect_uri``. Without it,
-    the URL is printed and the redirect is received on a loopback listener at
-    ``http://127.0.0.1:<callback_port>/callback`` (an ephemeral port by default).
+    ``flow`` is how the person signs in (the human step of the authorization code grant):
+
+    - ``"loopback"``: the URL is printed and the redirect is received on a loopback listener at
+      ``http://127.0.0.1:<callback_port>/callback`` (an ephemeral port by default), or where
+      ``redirect_uri`` points. An https ``redirect_uri`` on another host is a proxy the browser
+      reaches that forwards to this machine (jupyter-server-proxy under JupyterHub, a tunnel): the
+      listener binds ``127.0.0.1:<callback_port>`` (required then) and takes the redirect at the
+      address's path or at the tail of it a path-stripping proxy forwards (``/callback``).
+    - ``"paste"``: paste-back. The link is shown (a widget under the running cell in a notebook
+      session, else a printed line and a ``getpass`` prompt); the person signs in in any browser and
+      pastes back the address the browser landed on, which need not load (or just the code). It
+      gets the loopback flow's checks (``iss``, ``state``) and the code is exchanged with the PKCE
+      verifier. The redirect URI is ``redirect_uri`` or a loopback one on a port free here.
+    - ``"device"``: the device authorization grant (RFC 8628), where the server offers it.
+    - ``"auto"`` (default): loopback where the browser is on this machine or ``redirect_uri`` names
+      a listener; where it is not (Colab, Kaggle, Binder, JupyterHub, Codespaces, SSH, a Jupyter
+      kernel on Linux without a display: ``mcp_notebook.auth._where.SIGNALS``), the device grant
+      when the authorization server advertises ``device_authorization_endpoint``, else paste-back.
+
+    ``on_authorize(url)`` is a human step of the caller's own: it gets the authorization URL and
+    returns the URL the browser was redirected to (or its query parameters); it may be a coroutine
+    function, and a plain function runs in a worker thread (so ``input()`` works). It needs
+    ``redirect_uri`` and leaves ``flow`` at "auto".
 
     ``grant="client_credentials"`` is for a client acting on its own behalf (no user, no browser):
     it needs ``client_id`` and ``client_secret`` or a PEM ``private_key`` (``private_key_jwt``, which
@@ -132,6 +152,7 @@ class OAuth(httpx.Auth):
         redirect_uri: str | None = None,
         callback_port: int = 0,
         on_authorize: OnAuthorize | None = None,
+        flow: SignInFlow = "auto",
         store: TokenStore | None = None,
         server_url: str | None = None,
         authorize_timeout: float | None = 300.0,
@@ -153,17 +174,9 @@ class OAuth(httpx.Auth):
             raise ValueError(
                 "grant='client_credentials' needs client_id= and client_secret= (or private_key=)"
             )
-        if on_authorize is not None and redirect_uri is None:
-            raise ValueError(
-                "on_authorize= needs redirect_uri=: the redirect URI the authorization server sends to"
-            )
-        if redirect_uri is not None and on_authorize is None:
-            parts = urlsplit(redirect_uri)
-            if parts.scheme != "http" or not disco.is_loopback_host(parts.hostname):
-                raise ValueError(
-                    "without on_authorize=, redirect_uri= must be a loopback http URL "
-                    "(such as http://127.0.0.1:8765/callback) that this process can listen on"
-                )
+        _check_flow(
+            flow, grant=grant, on_authorize=on_authorize, redirect_uri=redirect_uri, port=callback_port
+        )
         if client_metadata_url is not None:
             parts = urlsplit(client_metadata_url)
             if parts.scheme != "https" or parts.path in ("", "/"):
@@ -194,6 +207,7 @@ class OAuth(httpx.Auth):
             redirect_uri=redirect_uri,
             callback_port=callback_port,
             authorize_timeout=authorize_timeout,
+            flow=flow,
         )
         self._metadata = MetadataDiscovery()
         self._server_url = disco.canonical_resource(server_url) if server_url else None
@@ -228,6 +242,17 @@ class OAuth(httpx.Auth):
         Returns a function that removes the listener.
         """
         return self._user_step.listen(listener)
+
+    def paste_with(self, prompt: PastePrompt) -> Callable[[], None]:
+        """Ask for a paste-back sign-in with ``prompt`` instead of the terminal's prompt.
+
+        ``prompt(link)`` gets a :class:`~mcp_notebook.auth._paste.SignInLink` (``server_url``,
+        ``url``: the link to open, ``redirect_uri``) and returns what the person pasted; it may be
+        a coroutine function, and a plain function runs in a worker thread. A notebook session
+        plugs in its widget this way (the latest prompt given wins). Returns a function that
+        takes it back.
+        """
+        return self._user_step.paste_with(prompt)
 
     def for_server(self, server_url: str | httpx.URL) -> httpx.Auth:
         """An ``httpx.Auth`` that signs requests with the tokens of the MCP server at ``server_url``,
@@ -678,11 +703,21 @@ class OAuth(httpx.Auth):
     ) -> AsyncGenerator[httpx.Request, None]:
         """The user's grant: PKCE, the browser (or ``on_authorize``), the checks, the code exchange."""
         server = found.server
+        flow_used = self._user_step.flow_for(
+            device_offered=bool(getattr(server, "device_authorization_endpoint", None))
+        )
+        if flow_used == "device":
+            async with contextlib.aclosing(self._device_grant(flow, found, scope)) as steps:
+                async for step in steps:
+                    yield step
+            return
         receiver: LoopbackReceiver | None = None
         try:
             if self._user_step.on_authorize is not None:
                 assert self._user_step.redirect_uri is not None
                 redirect_uri = self._user_step.redirect_uri
+            elif flow_used == "paste":
+                redirect_uri = await self._user_step.paste_redirect_uri()
             else:
                 receiver = self._user_step.receiver()
                 redirect_uri = await receiver.start()
@@ -705,7 +740,8 @@ class OAuth(httpx.Auth):
             if scope:
                 params["scope"] = scope
             url = str(httpx.URL(server.authorization_endpoint).copy_merge_params(params))
-            answer = await self._user_step.run(flow.server.url, url, state, receiver)
+            paste = (redirect_uri, server.issuer) if flow_used == "paste" and receiver is None else None
+            answer = await self._user_step.run(flow.server.url, url, state, receiver, paste=paste)
             # The issuer recorded before the redirect is the one from the validated metadata.
             code = authorization_code_from(
                 answer,
@@ -729,6 +765,47 @@ class OAuth(httpx.Auth):
         ) as steps:
             async for step in steps:
                 yield step
+
+    async def _device_grant(
+        self, flow: Flow, found: Discovered, scope: str | None
+    ) -> AsyncGenerator[httpx.Request, None]:
+        """The device authorization grant (RFC 8628): the seam ``flow="device"`` runs through."""
+        raise McpError(
+            "auth",
+            f"flow='device' was asked for, but this version cannot run the device authorization grant "
+            f"with {found.server.issuer}; use flow='paste'",
+        )
+        yield  # an async generator, as every step is
+
+
+def _check_flow(flow: str, *, grant: str, on_authorize: object, redirect_uri: str | None, port: int) -> None:
+    """``flow=`` and the redirect options that go with it, refused at construction when wrong."""
+    if flow not in FLOWS:
+        raise ValueError(f"flow must be one of {', '.join(map(repr, FLOWS))}, not {flow!r}")
+    if flow != "auto" and grant != "authorization_code":
+        raise ValueError(f"flow={flow!r} is how a person signs in: grant={grant!r} has no person")
+    if on_authorize is not None:
+        if flow != "auto":
+            raise ValueError(
+                f"on_authorize= is a sign-in step of its own; leave flow= at 'auto', not {flow!r}"
+            )
+        if redirect_uri is None:
+            raise ValueError(
+                "on_authorize= needs redirect_uri=: the redirect URI the authorization server sends to"
+            )
+        return
+    if redirect_uri is None:
+        return
+    parts = urlsplit(redirect_uri)
+    if parts.scheme == "http" and disco.is_loopback_host(parts.hostname):
+        return
+    if parts.scheme == "https" and parts.hostname and (flow == "paste" or port):
+        return  # paste-back (nothing listens), or a proxy that forwards to callback_port here
+    raise ValueError(
+        "without on_authorize=, redirect_uri= must be a loopback http URL (such as "
+        "http://127.0.0.1:8765/callback) that this process can listen on, or the https URL of a proxy "
+        "that forwards to this machine, with callback_port= the local port it forwards to"
+    )
 
 
 class _ForServer(httpx.Auth):

@@ -22,6 +22,10 @@ that session; when there is none, to the places that watch the session (the task
 open dialogs and drops each when it is answered, cancelled or its call ends. Where there is nowhere
 to show one (no kernel, no place, no ``output``) the handler fails at once with an error that says
 what to do: never a silent wait.
+
+Signing in is a dialog too: a session whose ``auth=`` is an ``OAuth`` hands it
+:meth:`Dialogs.sign_in` (:func:`offer_sign_in`), so a paste-back sign-in shows its link under the
+running cell and waits for the address the person pastes, as the other dialogs wait.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ __all__ = [
     "current_place",
     "dialogs_for",
     "from_cell",
+    "offer_sign_in",
     "sampler_name",
     "sampling_result",
 ]
@@ -242,6 +247,9 @@ class Dialogs:
         ``asking`` (a model's name), for approval before that model is asked."""
         raise NotImplementedError
 
+    def _sign_in_dialog(self, params: dict[str, Any]) -> DialogView:
+        raise NotImplementedError
+
     def _show(self, widget: Any) -> None:
         raise NotImplementedError
 
@@ -263,6 +271,14 @@ class Dialogs:
         """The ``elicitation=`` handler: form or URL mode."""
         url_mode = params.get("mode") == "url"
         return await self._ask(self._url_dialog(params) if url_mode else self._form_dialog(params))
+
+    async def sign_in(self, link: Any) -> str:
+        """The paste-back prompt an ``OAuth`` asks through (``OAuth.paste_with``): shows the sign-in
+        link (``link.url``) and returns what the person pasted. The dialog keeps no copy of it: the
+        answer is taken out of the dialog's result as it is read."""
+        params = {"server_url": link.server_url, "url": link.url, "redirect_uri": link.redirect_uri}
+        result = await self._ask(self._sign_in_dialog(params))
+        return str(result.pop("pasted", ""))
 
     async def sample(self, params: dict[str, Any]) -> dict[str, Any]:
         """The ``sampling=`` handler."""
@@ -372,6 +388,18 @@ def sampling_result(text: str, model: str) -> dict[str, Any]:
 def sampler_name(sampler: Any) -> str:
     """The model name a sampler's reply is given (its function's name)."""
     return str(getattr(sampler, "__name__", None) or type(sampler).__name__)
+
+
+def offer_sign_in(auth: Any, dialogs: Any) -> Callable[[], None]:
+    """Let ``auth`` (an ``OAuth``) ask for a paste-back sign-in through ``dialogs``, under the
+    running cell, instead of the terminal's prompt; returns the undo (a no-op when either side
+    cannot: another kind of auth, no dialogs)."""
+    hook = getattr(auth, "paste_with", None)
+    prompt = getattr(dialogs, "sign_in", None)
+    if dialogs is None or not callable(hook) or not callable(prompt):
+        return lambda: None
+    undo: Callable[[], None] = hook(prompt)
+    return undo
 
 
 def dialogs_for(

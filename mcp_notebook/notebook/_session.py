@@ -36,7 +36,7 @@ from ..protocol._printable import printable
 from . import _host, _uipoll
 from . import _targets as _config
 from ._agent_log import AgentCallLog
-from ._dialogs import Dialogs, DialogsFactory, dialogs_for, from_cell
+from ._dialogs import Dialogs, DialogsFactory, dialogs_for, from_cell, offer_sign_in
 from ._engine import Engine, get_engine, on_exit
 from ._map import map_tool
 from ._mirror import Mirror
@@ -171,6 +171,8 @@ class Session:
             self.dialogs_factory(),
             sampling_approval=sampling_approval,
         )
+        # A paste-back sign-in asks under the running cell, as the server's questions do.
+        self._unhook_sign_in = offer_sign_in(options.get("auth"), dialogs_used)
         self._setup(
             Client(target, **asking_for_logs(options)),
             name=name or target_label(target),
@@ -180,11 +182,15 @@ class Session:
             redact_arguments=redact_arguments,
         )
         try:
-            self._engine.call(self.client.connect)
+            if self._ui_call is not None:  # a sign-in dialog may open: the blocked cell takes its clicks
+                self._ui_call(self._engine, self.client.connect)
+            else:
+                self._engine.call(self.client.connect)
             # A notebook shows what a server offers straight away: fetch the lists now.
             self._engine.call(self.refresh_lists)
         except BaseException:
             self._engine.call(self.client.aclose)
+            self._unhook_sign_in()
             raise
         # a name taken from the server is shown and typed: its escapes are visible characters
         self.name = name or printable(self.client.server_info.get("name") or target_label(target))
@@ -660,6 +666,7 @@ class Session:
         # Only once the client is closed: an interrupted close() can simply be called again.
         # The model's status turns "closed" on the engine, from the connection itself.
         self._closed = True
+        getattr(self, "_unhook_sign_in", lambda: None)()  # an adopted session has none
         for view in list(self._views):
             view._stop(give_back=False)  # the connection is gone, and its subscriptions with it
         for future in self._background:

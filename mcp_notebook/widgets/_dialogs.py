@@ -23,6 +23,15 @@ or into ``dialogs.output`` when that is an Output widget), and wait for a button
   LangChain: :meth:`~mcp_notebook.notebook._dialogs.Dialogs.ask_model`) is asked only after this
   dialog is approved: it then has no reply to write, and Send reads "Ask <model>".
 
+- sign-in (class ``mcpnb-sign-in``), a paste-back sign-in of the session's ``OAuth``
+  (:meth:`Dialogs.sign_in <mcp_notebook.notebook._dialogs.Dialogs.sign_in>`): the server and a
+  link to the sign-in page (``mcpnb-sign-in-link``, its host emphasised; opened by the person, in
+  any browser), the redirect address the browser will land on, a password field
+  (``mcpnb-sign-in-paste``) for the address it landed on (or the code), Sign in
+  (``mcpnb-sign-in-submit``) and Cancel (``mcpnb-cancel-dialog``). The pasted text is read once
+  and the field cleared at once, so neither the widget's state nor a saved notebook keeps it;
+  the dialog's text says only that an address was pasted.
+
 Once answered, a dialog is disabled and says what was answered; one the server stopped waiting for
 (timeout, cancellation) says so. While any dialog is open, a cell blocked in a session call keeps
 handling widget messages (:mod:`mcp_notebook.notebook._uipoll`), so the buttons work.
@@ -54,6 +63,7 @@ import anyio
 import anyio.to_thread
 import ipywidgets
 
+from ..auth._discovery import is_loopback_host
 from ..display._html import display_url, escape, short
 from ..notebook import _host
 from ..notebook._dialogs import DialogPlace, Dialogs, sampler_name, sampling_result
@@ -102,6 +112,20 @@ def _link_target(url: str) -> str | None:
     return url
 
 
+def _sign_in_target(url: str) -> str | None:
+    """``url`` if it may be a sign-in link: https, or http on loopback (an authorization server on
+    this machine, which discovery allows too); never anything that could run."""
+    if _link_target(url) is not None:
+        return url
+    if not isinstance(url, str) or any(c.isspace() or ord(c) < 32 or c in "\"'<>\\`" for c in url):
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    return url if parts.scheme.lower() == "http" and is_loopback_host(parts.hostname) else None
+
+
 class _DialogBox(Fallback, W.VBox):
     """A dialog's widget. Its text form (a terminal, a saved notebook: ``text/plain``) is what was
     asked and what was answered (:meth:`Dialog.text`), not ipywidgets' ``VBox(children=...)``."""
@@ -138,6 +162,8 @@ class Dialog:
     reply: W.Textarea  # sampling
     send_button: W.Button
     reject_button: W.Button
+    paste: W.Password  # sign-in (with url and cancel_button)
+    sign_in_button: W.Button
 
     def __init__(self, kind: str, title: str, session_name: str) -> None:
         self.kind = kind
@@ -256,6 +282,11 @@ class NotebookDialogs(Dialogs):
     def _nowhere(self, dialog: Any) -> str | None:
         if self.output is not None or _host.in_notebook():
             return None
+        if dialog.kind == "sign-in":
+            return (
+                f"{self.session_name}: a sign-in by paste-back has nowhere to show its link here "
+                "(no notebook kernel, no dialogs.output)"
+            )
         what, option = (
             ("a model reply (sampling)", "sampling")
             if dialog.kind == "sampling"
@@ -367,6 +398,53 @@ class NotebookDialogs(Dialogs):
 
         open_button.on_click(on_open)
         refuse.on_click(lambda _b: dialog.finish("Refused.", {"action": "decline"}))
+        return dialog
+
+    # --- sign-in (paste-back) ------------------------------------------------------------------
+
+    def _sign_in_dialog(self, params: dict[str, Any]) -> Dialog:
+        dialog = Dialog("sign-in", "asks you to sign in", self.session_name)
+        dialog.widget.add_class("mcpnb-sign-in")
+        url, redirect = str(params.get("url", "")), str(params.get("redirect_uri", ""))
+        dialog.url = url
+        host = urlsplit(url).hostname or "?"
+        dialog.question = f"sign in at {host} for {params.get('server_url', '')}"
+        target = _sign_in_target(url)
+        link = (
+            f'<a href="{escape(target)}" target="_blank" rel="noopener noreferrer" '
+            f'class="mcpnb-sign-in-link">Open the sign-in page at {display_url(target)}</a>'
+            if target is not None
+            else f"The sign-in page (copy it into a browser): <code>{escape(short(url, 2000))}</code>"
+        )
+        message = _html(
+            f"<div>To use <b>{escape(short(params.get('server_url', ''), 300))}</b>, sign in.</div>"
+            f"<div>1. {link} (in any browser, on any machine).</div>"
+            f"<div>2. After you sign in, the browser goes to <code>{escape(short(redirect, 300))}</code>"
+            "…, a page that may not load. Copy its whole address from the address bar (or just the "
+            "code) and paste it here; it is not shown.</div>",
+            "mcpnb-sign-in-message",
+        )
+        paste = W.Password(placeholder="the address the browser landed on", layout=W.Layout(width="100%"))
+        paste.add_class("mcpnb-sign-in-paste")
+        dialog.body.children = (message, paste)
+        submit = _button("Sign in", "mcpnb-sign-in-submit", "success", "sign-in")
+        cancel = _button("Cancel", "mcpnb-cancel-dialog", "", "ban")
+        dialog.paste, dialog.sign_in_button, dialog.cancel_button = paste, submit, cancel
+        dialog.buttons.children = (submit, cancel)
+
+        def on_submit(_button: Any) -> None:
+            pasted, paste.value = paste.value, ""  # read once; the widget keeps no copy
+            if not pasted.strip():
+                dialog.problems.value = "<div style='color:#b00020'>Paste the address first.</div>"
+                return
+            dialog.finish("Pasted the address the browser landed on (not shown).", {"pasted": pasted})
+
+        def on_cancel(_button: Any) -> None:
+            paste.value = ""
+            dialog.finish("Cancelled.", error=McpError("auth", "the sign-in was cancelled at the notebook"))
+
+        submit.on_click(on_submit)
+        cancel.on_click(on_cancel)
         return dialog
 
     # --- sampling -------------------------------------------------------------------------------
