@@ -53,6 +53,7 @@ from ._assertions import (
     token_exchange_form,
 )
 from ._client_auth import ClientAuth
+from ._device import DeviceSignIn, DeviceStep, ShowDeviceCode
 from ._discovery import AuthServer
 from ._dpop import DpopKey
 from ._flow import HTTP_TIMEOUT, Discovered, Flow, ServerState, set_aside
@@ -66,11 +67,13 @@ from ._token import oauth_error, parse_token_response, secrets_in, token_request
 from ._user_step import OnAuthorize, UserStep
 from ._www_authenticate import Challenge, oauth_challenge, parse_challenges
 
-__all__ = ["OAuth", "OnAuthorize"]
+__all__ = ["DeviceSignIn", "OAuth", "OnAuthorize"]
 
 logger = logging.getLogger("mcp_notebook.auth")
 
 Grant = Literal["authorization_code", "client_credentials", "jwt_bearer"]
+#: How a person signs in (the authorization_code grant's human step, or the device grant).
+SignInFlow = Literal["auto", "loopback", "device"]
 
 _REFRESH_AHEAD = 30.0  # refresh a token this many seconds before it expires
 #: The default bound on one OAuth response (metadata, registration, tokens), in decoded bytes.
@@ -99,6 +102,14 @@ class OAuth(httpx.Auth):
     (RFC 7523): a workload's JWT or a function that returns one (workload identity federation), or an
     :class:`IdpTokenExchange` that first turns the user's enterprise ID token into an ID-JAG
     (Enterprise-Managed Authorization).
+
+    ``flow="device"`` signs in with the device authorization grant (RFC 8628) instead: the person
+    is shown a short code and a URL to open on any device (a phone, a laptop whose browser cannot
+    reach this machine) and nothing needs to reach the kernel; the authorization server must
+    advertise a ``device_authorization_endpoint``. The client polls at the server's ``interval``
+    (``slow_down`` adds 5 s) until the person approved or declined, the code expired, or
+    ``authorize_timeout`` passed. The code is printed, unless :meth:`on_device_code` has a listener
+    (a notebook's widget) to show it.
 
     ``dpop=True`` asks for DPoP-bound tokens (RFC 9449) and proves possession of an in-memory key on
     every request; it needs the ``cryptography`` package.
@@ -138,6 +149,7 @@ class OAuth(httpx.Auth):
         max_step_ups: int = 2,
         dpop: bool = False,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        flow: SignInFlow = "auto",
     ) -> None:
         if grant not in ("authorization_code", "client_credentials", "jwt_bearer"):
             raise ValueError(
@@ -170,6 +182,10 @@ class OAuth(httpx.Auth):
                 raise ValueError(
                     "client_metadata_url= must be an https URL with a path (the client ID metadata document)"
                 )
+        if flow not in ("auto", "loopback", "device"):
+            raise ValueError(f"flow must be 'auto', 'loopback' or 'device', not {flow!r}")
+        if flow == "device" and (grant != "authorization_code" or on_authorize is not None):
+            raise ValueError("flow='device' is a person's sign-in: not with another grant= or on_authorize=")
         if max_step_ups < 0:
             raise ValueError("max_step_ups must be 0 or more")
         if max_response_bytes < 1024:
@@ -195,6 +211,8 @@ class OAuth(httpx.Auth):
             callback_port=callback_port,
             authorize_timeout=authorize_timeout,
         )
+        self._flow: SignInFlow = flow
+        self._device = DeviceStep(self._user_step)
         self._metadata = MetadataDiscovery()
         self._server_url = disco.canonical_resource(server_url) if server_url else None
         self._origin = disco.origin(self._server_url) if self._server_url else None
@@ -228,6 +246,16 @@ class OAuth(httpx.Auth):
         Returns a function that removes the listener.
         """
         return self._user_step.listen(listener)
+
+    def on_device_code(self, listener: ShowDeviceCode) -> Callable[[], None]:
+        """Have ``listener(sign_in)`` show each device-grant sign-in, instead of the printed line.
+
+        ``sign_in`` (a :class:`DeviceSignIn`) holds the user code and the verification URI to show,
+        and says how the sign-in ended (``sign_in.on_change``). Why a hook: a notebook shows them
+        in a widget under the running cell (the notebook layer plugs one in); a script gets the
+        printed line. Returns a function that removes the listener.
+        """
+        return self._device.listen(listener)
 
     def for_server(self, server_url: str | httpx.URL) -> httpx.Auth:
         """An ``httpx.Auth`` that signs requests with the tokens of the MCP server at ``server_url``,
@@ -620,7 +648,10 @@ class OAuth(httpx.Auth):
         self, flow: Flow, found: Discovered, scope: str | None
     ) -> AsyncGenerator[httpx.Request, None]:
         """Obtain new tokens with the configured grant, and adopt them."""
-        grant = self._authorization_code if self._grant == "authorization_code" else self._direct_grant
+        if self._grant != "authorization_code":
+            grant = self._direct_grant
+        else:
+            grant = self._device_grant if self._wants_device(found.server) else self._authorization_code
         async with contextlib.aclosing(grant(flow, found, scope)) as steps:
             async for step in steps:
                 yield step
@@ -668,6 +699,55 @@ class OAuth(httpx.Auth):
         async with contextlib.aclosing(
             self._token_request(
                 flow, found, client, form, scope, what=f"{form['grant_type'].rsplit(':', 1)[-1]} request"
+            )
+        ) as steps:
+            async for step in steps:
+                yield step
+
+    def _wants_device(self, server: AuthServer) -> bool:
+        """Whether the person signs in with the device grant at ``server`` (``flow="device"``)."""
+        return self._flow == "device"
+
+    async def _device_grant(
+        self, flow: Flow, found: Discovered, scope: str | None
+    ) -> AsyncGenerator[httpx.Request, None]:
+        """The person's grant without a redirect (RFC 8628): a code to enter on any device."""
+        server = found.server
+        endpoint = server.device_authorization_endpoint
+        if endpoint is None:
+            raise McpError(
+                "auth",
+                f"the authorization server {server.issuer} offers no device authorization grant (its "
+                "metadata has no device_authorization_endpoint); sign in with another flow=",
+            )
+        disco.require_secure(endpoint, "device authorization endpoint")
+        async with contextlib.aclosing(self._client.identify(flow, server, None)) as steps:
+            async for step in steps:
+                yield step
+        client = flow.client
+        assert client is not None
+        self._client.remember(server.issuer, client)
+        dpop = self._dpop_for(server)
+        origin = disco.origin(server.token_endpoint)
+
+        def sign(form: dict[str, str], headers: dict[str, str], to_token_endpoint: bool) -> None:
+            self._client.authenticate(client, form, headers, audience=server.issuer)
+            if to_token_endpoint and dpop is not None:
+                nonce = self._dpop_nonces.get(origin)
+                headers["DPoP"] = dpop.proof("POST", server.token_endpoint, nonce=nonce)
+
+        async with contextlib.aclosing(
+            self._device.run(
+                flow,
+                endpoint=endpoint,
+                token_endpoint=server.token_endpoint,
+                issuer=server.issuer,
+                resource=found.resource,
+                scope=scope,
+                client_id=client.client_id,
+                sign=sign,
+                seen=lambda response: self._remember_nonce(server.token_endpoint, response),
+                dpop=dpop is not None,
             )
         ) as steps:
             async for step in steps:

@@ -8,10 +8,11 @@ URL and gets the redirect's parameters back; nothing here knows about tokens.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -69,9 +70,15 @@ class UserStep:
         self, server_url: str, url: str, state: str, receiver: LoopbackReceiver | None
     ) -> dict[str, str]:
         """The human step: the user authorizes in a browser; we get the redirect's parameters."""
+        with self.held():
+            return await self._wait_for_user(server_url, url, state, receiver)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """While a person signs in (any flow): the listeners hear ``True`` now and ``False`` at the end."""
         self._tell(True)
         try:
-            return await self._wait_for_user(server_url, url, state, receiver)
+            yield
         finally:
             self._tell(False)
 

@@ -1,0 +1,418 @@
+"""The device authorization grant (RFC 8628), against an authorization server of ours on loopback.
+
+The server is test_auth_resources.py's gateway (an authorization server at its root and protected
+MCP servers at ``/<name>/mcp``, one real HTTP server on 127.0.0.1) with a device endpoint added.
+The person is the test: it reads the code from what the client shows (``OAuth.on_device_code``)
+and GETs the server's approve, deny or expire URL, as a person clicks "Allow" on a phone. The
+server records each poll's time, so the waits between polls are asserted against one another and
+against the interval in force, never against a budget. Every sign-in runs with ``flow="device"``:
+no loopback listener is opened and no authorization endpoint is visited.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+import anyio
+import httpx
+import pytest
+
+from mcp_notebook import Client, McpError
+from mcp_notebook.auth import MemoryTokenStore, OAuth
+from mcp_notebook.auth._device import DeviceSignIn, next_interval
+from tests.raises import raises_mcp
+from tests.raw_http import RawRequest, Reply, raw_http_server
+from tests.test_auth_resources import Gateway, _json
+
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+
+
+class DeviceGateway(Gateway):
+    """The gateway, with RFC 8628's device endpoint and a person's approve/deny pages.
+
+    Knobs: ``interval`` and ``expires_in`` (what the device endpoint answers), ``slow_down_at``
+    (the poll numbers, from 1, answered ``slow_down``), ``echo_device_code`` (the token endpoint
+    refuses every poll with an error that quotes the device code: a careless server), and
+    ``needs_scope`` (server name -> the scope its tools need: 403 insufficient_scope without it).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.interval: float | None = 0.05
+        self.expires_in: float = 60
+        self.slow_down_at: set[int] = set()
+        self.echo_device_code = False
+        self.needs_scope: dict[str, str] = {}
+        self.devices: dict[str, dict[str, Any]] = {}  # device code -> its request and state
+        self.device_requests: list[dict[str, str]] = []
+        self.poll_times: list[float] = []  # time.monotonic() of each poll, in order
+        self.answers: list[str] = []  # what each poll was answered
+        self.paths: list[str] = []
+        self.scopes: dict[str, set[str]] = {}  # access token -> the scopes granted
+        self._polled = anyio.Event()
+
+    # -- the person -------------------------------------------------------------------------------
+
+    async def person(self, action: str, user_code: str) -> None:
+        """Open the server's page for ``action`` ("approve", "deny", "expire") with the shown code."""
+        query = urlencode({"user_code": user_code})
+        async with httpx.AsyncClient() as browser:
+            response = await browser.get(f"{self.base}/device/{action}?{query}")
+        assert response.status_code == 200, response.text
+
+    async def polls(self, count: int) -> None:
+        """Wait until the client has polled ``count`` times."""
+        while len(self.poll_times) < count:
+            await self._polled.wait()
+
+    # -- the server -------------------------------------------------------------------------------
+
+    async def app(self, request: RawRequest, reply: Reply) -> None:
+        path, _, query = request.path.partition("?")
+        self.paths.append(path)
+        params = {k: v[0] for k, v in parse_qs(query).items()}
+        if path == "/device_authorization":
+            await self.device_authorization(reply, _form(request))
+        elif path.startswith("/device/"):
+            await self.person_page(reply, path.rsplit("/", 1)[1], params.get("user_code", ""))
+        else:
+            await super().app(request, reply)
+
+    def metadata(self) -> dict[str, Any]:
+        return {**super().metadata(), "device_authorization_endpoint": f"{self.base}/device_authorization"}
+
+    async def device_authorization(self, reply: Reply, form: dict[str, str]) -> None:
+        self.device_requests.append(form)
+        device_code, user_code = f"DEVICE-{secrets.token_hex(12)}", f"{secrets.token_hex(2).upper()}-WXYZ"
+        self.devices[device_code] = {"form": form, "user_code": user_code, "state": "pending"}
+        body: dict[str, Any] = {
+            "device_code": device_code,
+            "user_code": user_code,
+            "verification_uri": f"{self.base}/device",
+            "verification_uri_complete": f"{self.base}/device?{urlencode({'user_code': user_code})}",
+            "expires_in": self.expires_in,
+        }
+        if self.interval is not None:
+            body["interval"] = self.interval
+        await _json(reply, 200, body)
+
+    async def person_page(self, reply: Reply, action: str, user_code: str) -> None:
+        state = {"approve": "approved", "deny": "denied", "expire": "expired"}.get(action)
+        found = [d for d in self.devices.values() if d["user_code"] == user_code]
+        if state is None or len(found) != 1:
+            await reply.send(404)
+            return
+        found[0]["state"] = state
+        await reply.send(200, b"done", content_type="text/plain")
+
+    async def token(self, reply: Reply, form: dict[str, str]) -> None:
+        if form["grant_type"] != DEVICE_GRANT:
+            await super().token(reply, form)
+            return
+        self.poll_times.append(time.monotonic())
+        self._polled.set()
+        self._polled = anyio.Event()
+        device = self.devices.get(form.get("device_code", ""))
+        if (
+            device is None
+            or self.echo_device_code
+            or device["form"].get("client_id") != form.get("client_id")
+        ):
+            answer = "invalid_grant"
+        elif len(self.poll_times) in self.slow_down_at:
+            answer = "slow_down"
+        else:
+            answer = {
+                "pending": "authorization_pending",
+                "denied": "access_denied",
+                "expired": "expired_token",
+                "approved": "ok",
+            }[device["state"]]
+        self.answers.append(answer)
+        if answer != "ok":
+            body = {"error": answer}
+            if self.echo_device_code:
+                body["error_description"] = f"unknown device_code {form.get('device_code')}"
+            await _json(reply, 400, body)
+            return
+        del self.devices[form["device_code"]]  # a device code is redeemed once
+        resource = device["form"]["resource"]
+        access = f"AT-{secrets.token_hex(8)}"
+        self.issued[access] = resource
+        self.scopes[access] = set(device["form"].get("scope", "").split())
+        self.authorized.append(resource)
+        await _json(reply, 200, {"access_token": access, "token_type": "Bearer", "expires_in": 3600})
+
+    async def mcp(self, name: str, request: RawRequest, reply: Reply) -> None:
+        needed = (
+            self.needs_scope.get(name)
+            if json.loads(request.body or b"{}").get("method") == "tools/call"
+            else None
+        )
+        token = (request.headers.get("authorization") or "").removeprefix("Bearer ")
+        if needed and self.issued.get(token) == self.resource(name) and needed not in self.scopes[token]:
+            self.seen.setdefault(name, []).append(request.headers.get("authorization"))
+            metadata = f"{self.base}/.well-known/oauth-protected-resource/{name}/mcp"
+            challenge = f'Bearer error="insufficient_scope", scope="{needed}", resource_metadata="{metadata}"'
+            await reply.send(403, b'{"error": "insufficient_scope"}', headers={"WWW-Authenticate": challenge})
+            return
+        await super().mcp(name, request, reply)
+
+
+def _form(request: RawRequest) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(request.body.decode()).items()}
+
+
+@pytest.fixture
+async def world() -> AsyncIterator[DeviceGateway]:
+    server = DeviceGateway()
+    async with raw_http_server(server.app) as base:
+        server.base = base
+        yield server
+
+
+def _shown(auth: OAuth) -> tuple[list[DeviceSignIn], anyio.Event]:
+    """What the client shows the person, as it shows it (and an event set on each)."""
+    shown: list[DeviceSignIn] = []
+    arrived = anyio.Event()
+
+    def show(sign_in: DeviceSignIn) -> None:
+        shown.append(sign_in)
+        arrived.set()
+
+    auth.on_device_code(show)
+    return shown, arrived
+
+
+async def _whoami(world: DeviceGateway, name: str, auth: OAuth) -> str:
+    async with Client(world.resource(name), auth=auth, protocol="legacy", timeout=20) as client:
+        return (await client.call_tool("whoami")).text
+
+
+async def _sign_in_with(
+    world: DeviceGateway, auth: OAuth, name: str, person: Callable[[DeviceSignIn], Any]
+) -> str:
+    """Call ``whoami`` on ``name`` while ``person(sign_in)`` answers the sign-in it is shown."""
+    shown, arrived = _shown(auth)
+    failed: McpError | None = None
+
+    async def answer() -> None:
+        await arrived.wait()
+        await person(shown[-1])
+
+    with anyio.fail_after(30):  # a hang guard only
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(answer)
+            try:
+                return await _whoami(world, name, auth)
+            except McpError as exc:
+                failed = exc
+            tg.cancel_scope.cancel()
+    assert failed is not None
+    raise failed
+
+
+# --- the tests ------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_an_approved_device_sign_in_calls_a_protected_tool(world: DeviceGateway, capsys: Any) -> None:
+    store = MemoryTokenStore()
+    auth = OAuth(flow="device", store=store, scope="mcp:tools")
+
+    async def approve_after_a_pending_poll(sign_in: DeviceSignIn) -> None:
+        await world.polls(1)
+        await world.person("approve", sign_in.user_code)
+
+    assert await _sign_in_with(world, auth, "good", approve_after_a_pending_poll) == "good"
+    assert world.answers == ["authorization_pending", "ok"]
+    assert world.only_own_tokens("good")
+    tokens = await store.get_tokens(world.resource("good"))
+    assert tokens is not None
+    assert world.issued[tokens.access_token] == world.resource("good")
+    # The device request carried what the code flow sends: the client, the resource, the scope.
+    (asked,) = world.device_requests
+    assert asked["resource"] == world.resource("good")
+    assert asked["scope"] == "mcp:tools"
+    assert asked["client_id"] == "client-1"
+    # No redirect anywhere: no authorization endpoint, a registration without redirect URIs.
+    assert "/authorize" not in world.paths
+    assert world.registrations == 1
+    # Shown to the person by the listener, not printed; the URL with the code is offered too.
+    assert "To sign in" not in capsys.readouterr().err
+
+
+@pytest.mark.anyio
+async def test_without_a_listener_the_code_is_printed(world: DeviceGateway, capsys: Any) -> None:
+    auth = OAuth(flow="device")
+    seen: list[str] = []
+
+    async def approve_once_printed() -> None:
+        while not seen:
+            await world.polls(len(world.poll_times) + 1)
+            seen.append(capsys.readouterr().err)
+        await world.person("approve", seen[0].split(" and enter ", 1)[1].split()[0])
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(approve_once_printed)
+            assert await _whoami(world, "good", auth) == "good"
+    assert f"To sign in, open {world.base}/device and enter " in seen[0]
+    assert "user_code=" in seen[0]  # verification_uri_complete, offered as well
+
+
+@pytest.mark.anyio
+async def test_slow_down_adds_five_seconds_to_the_wait(world: DeviceGateway) -> None:
+    world.interval = 0.05
+    world.slow_down_at = {2}
+    auth = OAuth(flow="device")
+
+    async def approve_after_the_slow_down(sign_in: DeviceSignIn) -> None:
+        await world.polls(2)
+        await world.person("approve", sign_in.user_code)
+
+    assert await _sign_in_with(world, auth, "good", approve_after_the_slow_down) == "good"
+    assert world.answers == ["authorization_pending", "slow_down", "ok"]
+    first, second, third = world.poll_times
+    # Lower bounds only, which hold however busy the machine: the client sends a poll no sooner
+    # than the interval in force after the previous answer arrived (anyio's sleep never returns
+    # early; 1 ms for the loop's clock resolution), so the server sees them at least that far apart.
+    assert second - first >= 0.05 - 0.001
+    assert third - second >= 0.05 + 5 - 0.001
+
+
+def test_slow_down_is_for_every_later_poll_and_other_errors_end_the_polling() -> None:
+    interval = next_interval("slow_down", 5.0)
+    assert interval == 10.0
+    assert next_interval("authorization_pending", interval) == 10.0  # kept: not back to 5 s
+    assert next_interval("slow_down", interval) == 15.0
+    for error in ("access_denied", "expired_token", "invalid_grant", "invalid_client", None):
+        assert next_interval(error, interval) is None
+
+
+@pytest.mark.anyio
+async def test_a_declined_sign_in_says_so_and_stores_nothing(world: DeviceGateway) -> None:
+    store = MemoryTokenStore()
+    auth = OAuth(flow="device", store=store)
+
+    async def decline(sign_in: DeviceSignIn) -> None:
+        await world.person("deny", sign_in.user_code)
+
+    with raises_mcp("auth", match=f"the sign-in was declined at {world.base}"):
+        await _sign_in_with(world, auth, "good", decline)
+    assert await store.get_tokens(world.resource("good")) is None
+    assert world.issued == {}
+    assert world.tokens_seen("good") == []
+
+
+@pytest.mark.anyio
+async def test_a_code_the_server_expired_ends_the_sign_in(world: DeviceGateway) -> None:
+    store = MemoryTokenStore()
+    auth = OAuth(flow="device", store=store)
+
+    async def let_it_expire(sign_in: DeviceSignIn) -> None:
+        await world.person("expire", sign_in.user_code)
+
+    with raises_mcp("auth", match="the code expired before the sign-in"):
+        await _sign_in_with(world, auth, "good", let_it_expire)
+    assert await store.get_tokens(world.resource("good")) is None
+    assert world.issued == {}
+
+
+@pytest.mark.anyio
+async def test_the_client_stops_polling_when_expires_in_has_passed(world: DeviceGateway) -> None:
+    world.expires_in = 0.5
+    world.interval = 0.1
+    store = MemoryTokenStore()
+    auth = OAuth(flow="device", store=store)
+
+    async def never_answer(sign_in: DeviceSignIn) -> None:
+        return None
+
+    started = time.monotonic()
+    with raises_mcp("auth", match="the code expired before the sign-in") as info:
+        await _sign_in_with(world, auth, "good", never_answer)
+    assert time.monotonic() - started >= 0.5  # it waited out the code's life, no less
+    assert world.answers
+    assert set(world.answers) == {"authorization_pending"}
+    assert await store.get_tokens(world.resource("good")) is None
+    assert info.value.data == {"oauth_error": "expired_token"}
+
+
+@pytest.mark.anyio
+async def test_the_device_code_is_never_logged_shown_or_quoted(
+    world: DeviceGateway, caplog: Any, capsys: Any
+) -> None:
+    world.echo_device_code = True  # a careless server quotes the device code in its error
+    caplog.set_level(logging.DEBUG)
+    auth = OAuth(flow="device")
+    shown, arrived = _shown(auth)
+    with raises_mcp("auth", match="refused the device code grant") as info:
+        with anyio.fail_after(30):
+            await _whoami(world, "good", auth)
+    (device_code,) = world.devices
+    assert arrived.is_set()
+    outputs = [
+        caplog.text,
+        capsys.readouterr().err,
+        str(info.value),
+        repr(info.value),
+        repr(auth),
+        repr(shown[0]),
+        shown[0].message,
+        repr(vars(shown[0])),
+    ]
+    assert all(device_code not in text for text in outputs)
+    assert shown[0].outcome == "failed"
+    assert shown[0].user_code in repr(shown[0])  # the user code is meant to be shown
+
+
+@pytest.mark.anyio
+async def test_step_up_runs_the_device_flow_again_with_the_union_of_scopes(world: DeviceGateway) -> None:
+    world.needs_scope["write"] = "mcp:write"
+    auth = OAuth(flow="device", scope="mcp:read")
+
+    async def approve_each(sign_in: DeviceSignIn) -> None:
+        await world.person("approve", sign_in.user_code)
+
+    shown, _ = _shown(auth)
+    done = anyio.Event()
+
+    async def person() -> None:
+        answered = 0
+        while not done.is_set():
+            await world.polls(len(world.poll_times) + 1)
+            for sign_in in shown[answered:]:
+                await approve_each(sign_in)
+                answered += 1
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(person)
+            assert await _whoami(world, "write", auth) == "write"
+            done.set()
+            tg.cancel_scope.cancel()
+    assert [r.get("scope") for r in world.device_requests] == ["mcp:read", "mcp:read mcp:write"]
+    assert [s.outcome for s in shown] == ["signed in", "signed in"]
+
+
+def test_flow_device_is_checked_at_construction() -> None:
+    with pytest.raises(ValueError, match="flow="):
+        OAuth(flow="device", grant="client_credentials", client_id="a", client_secret="b")
+    with pytest.raises(ValueError, match="flow must be"):
+        OAuth(flow="nope")  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_a_server_without_a_device_endpoint_is_told_apart(world: DeviceGateway) -> None:
+    world.metadata = lambda: Gateway.metadata(world)  # type: ignore[method-assign]
+    with raises_mcp("auth", match="offers no device authorization grant"):
+        with anyio.fail_after(30):
+            await _whoami(world, "good", OAuth(flow="device"))
+    assert world.device_requests == []
