@@ -416,3 +416,46 @@ async def test_a_server_without_a_device_endpoint_is_told_apart(world: DeviceGat
         with anyio.fail_after(30):
             await _whoami(world, "good", OAuth(flow="device"))
     assert world.device_requests == []
+
+
+@pytest.mark.anyio
+async def test_a_device_sign_in_mid_session_waits_for_the_person_not_for_the_request_deadline(
+    world: DeviceGateway,
+) -> None:
+    """The tokens are revoked mid-session; the person approves only after more polls than fit in a
+    request deadline (each poll waits at least the interval). The calls waiting on the sign-in do
+    not time out: the deadlines are held while a person signs in, as for the loopback flow."""
+    world.interval = 0.1
+    auth = OAuth(flow="device", authorize_timeout=30)
+    shown, _ = _shown(auth)
+    texts: list[str] = []
+
+    async def person() -> None:
+        """Approves each sign-in shown, after five polls of it (at least 0.5 s: each waits 0.1 s)."""
+        approved = 0
+        while True:
+            first = len(world.poll_times)
+            await world.polls(first + 1)
+            if len(shown) > approved:
+                await world.polls(first + 5)
+                await world.person("approve", shown[approved].user_code)
+                approved += 1
+
+    with anyio.fail_after(30):  # a hang guard only
+        async with anyio.create_task_group() as people:
+            people.start_soon(person)
+            async with Client(world.resource("good"), auth=auth, protocol="legacy", timeout=0.3) as client:
+                await client.call_tool("whoami")
+                world.issued.clear()  # revoked: only a new sign-in helps
+                world.refresh.clear()
+
+                async def call() -> None:
+                    texts.append((await client.call_tool("whoami")).text)
+
+                async with anyio.create_task_group() as tg:
+                    for _ in range(3):
+                        tg.start_soon(call)
+                assert client.stats.timeouts == 0
+            people.cancel_scope.cancel()
+    assert texts == ["good"] * 3
+    assert len(world.device_requests) == 2  # one sign-in at connect, one mid-session for all three
