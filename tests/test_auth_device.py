@@ -459,3 +459,81 @@ async def test_a_device_sign_in_mid_session_waits_for_the_person_not_for_the_req
             people.cancel_scope.cancel()
     assert texts == ["good"] * 3
     assert len(world.device_requests) == 2  # one sign-in at connect, one mid-session for all three
+
+
+# --- in a notebook: the panel under the cell ------------------------------------------------------
+
+
+def _panel_controls(widget: Any) -> dict[str, dict[str, Any]]:
+    """The states a browser's view of the panel is sent, by the CSS class of each control."""
+    from tests.widget_helpers import drawn
+
+    models = drawn(widget)["models"]
+    return {css: state for state in models.values() for css in state.get("_dom_classes", ())}
+
+
+@pytest.mark.anyio
+async def test_a_notebook_session_shows_the_code_in_a_panel_that_says_it_signed_in(
+    world: DeviceGateway, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """A session opened in a notebook kernel: the sign-in is a panel under the cell (no printed
+    line), with the code, the link that fills it in and a copy button; the person reads the code
+    off the panel's state, approves, and the panel says it signed in."""
+    pytest.importorskip("anywidget")
+    import mcp_notebook
+    from mcp_notebook.notebook import _host
+
+    written: list[Any] = []
+    monkeypatch.setattr(_host, "in_notebook", lambda: True)
+    monkeypatch.setattr(_host, "cell_writer", lambda: written.append)  # the cell's output
+    auth = OAuth(flow="device", authorize_timeout=20)  # the session's thread ends, whatever happens
+
+    async def person() -> None:
+        await world.polls(1)  # the panel is shown before the first poll
+        (widget,) = written
+        controls = _panel_controls(widget)
+        code = controls["mcpnb-device-code"]["value"]
+        user_code = code.split(">", 1)[1].split("<", 1)[0]
+        assert controls["mcpnb-copy-code"]["copy_text"] == user_code
+        assert f"{world.base}/device?user_code=" in controls["mcpnb-device-uri"]["value"]
+        assert "Waiting for you to sign in" in controls["mcpnb-sign-in-status"]["value"]
+        await world.person("approve", user_code)
+
+    def open_session() -> Any:
+        return mcp_notebook.Session(world.resource("good"), auth=auth, protocol="legacy", timeout=20)
+
+    with anyio.fail_after(30):  # a hang guard only
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(person)
+            session = await anyio.to_thread.run_sync(open_session)
+    try:
+        assert (await anyio.to_thread.run_sync(session.call_tool, "whoami")).text == "good"
+        (widget,) = written
+        assert _panel_controls(widget)["mcpnb-sign-in-status"]["value"] == "<div><i>Signed in.</i></div>"
+        assert "signed in" in repr(widget)
+        assert not any(code in repr(widget) for code in world.devices)
+    finally:
+        await anyio.to_thread.run_sync(session.close)
+    assert auth._device._presenters == []  # the closed session took its panel away
+    assert "To sign in" not in capsys.readouterr().err  # shown in the panel, not printed too
+
+
+@pytest.mark.anyio
+async def test_the_panel_says_why_a_declined_sign_in_failed(world: DeviceGateway) -> None:
+    pytest.importorskip("anywidget")
+    from mcp_notebook.widgets._sign_in import DeviceSignInPanel
+
+    auth = OAuth(flow="device")
+    panels: list[DeviceSignInPanel] = []
+    auth.on_device_code(lambda sign_in: panels.append(DeviceSignInPanel(sign_in)))
+
+    async def decline(sign_in: DeviceSignIn) -> None:
+        await world.person("deny", sign_in.user_code)
+
+    with raises_mcp("auth", match="declined"):
+        await _sign_in_with(world, auth, "good", decline)
+    (panel,) = panels
+    status = _panel_controls(panel.widget)["mcpnb-sign-in-status"]["value"]
+    assert "Not signed in: " in status
+    assert f"the sign-in was declined at {world.base}" in status
+    assert _panel_controls(panel.widget)["mcpnb-copy-code"]["disabled"] is True

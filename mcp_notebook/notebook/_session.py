@@ -43,6 +43,8 @@ from ._progress import BarPlace, ProgressBar
 from ._registry import REGISTRY, describe_target
 from ._server_logs import asking_for_logs
 from ._session_tasks import SessionTask, start_task, started_tasks, tasks_frame
+from ._sign_in import hook_sign_in
+from ._sign_in import no_sign_in as _no_sign_in
 
 if TYPE_CHECKING:
     import pandas
@@ -159,12 +161,15 @@ class Session:
             show_progress=show_progress,
             redact_arguments=redact_arguments,
         )
+        # an OAuth device sign-in (flow="device") is shown under the cell, not printed
+        self._unhook_sign_in = hook_sign_in(options.get("auth"))
         try:
             self._engine.call(self.client.connect)
             # A notebook shows what a server offers straight away: fetch the lists now.
             self._engine.call(self.refresh_lists)
         except BaseException:
             self._engine.call(self.client.aclose)
+            self._unhook_sign_in()
             raise
         # a name taken from the server is shown and typed: its escapes are visible characters
         self.name = name or printable(self.client.server_info.get("name") or target_label(target))
@@ -242,6 +247,7 @@ class Session:
         self._closed = False
         self._dialogs_named = False
         self._background: list[Any] = []
+        self._unhook_sign_in = _no_sign_in
         self._views: set[Any] = set()  # live frames and watches over this session, stopped with it
         self._mirror = Mirror(client, self.model)
         self._mirror.attach()
@@ -628,6 +634,7 @@ class Session:
         # Only once the client is closed: an interrupted close() can simply be called again.
         # The model's status turns "closed" on the engine, from the connection itself.
         self._closed = True
+        self._unhook_sign_in()
         for view in list(self._views):
             view._stop(give_back=False)  # the connection is gone, and its subscriptions with it
         for future in self._background:
