@@ -11,6 +11,7 @@ no loopback listener is opened and no authorization endpoint is visited.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import secrets
@@ -49,6 +50,10 @@ class DeviceGateway(Gateway):
         self.slow_down_at: set[int] = set()
         self.echo_device_code = False
         self.needs_scope: dict[str, str] = {}
+        self.auth_methods = ["none"]  # token_endpoint_auth_methods_supported
+        self.user_code: str | None = None  # the user code to hand out (None: a fresh one)
+        self.padding = 0  # bytes of padding in the device endpoint's answer
+        self.client_auth: list[str | None] = []  # the Authorization header of each device/token request
         self.devices: dict[str, dict[str, Any]] = {}  # device code -> its request and state
         self.device_requests: list[dict[str, str]] = []
         self.poll_times: list[float] = []  # time.monotonic() of each poll, in order
@@ -77,6 +82,8 @@ class DeviceGateway(Gateway):
         path, _, query = request.path.partition("?")
         self.paths.append(path)
         params = {k: v[0] for k, v in parse_qs(query).items()}
+        if path in ("/device_authorization", "/token"):
+            self.client_auth.append(request.headers.get("authorization"))
         if path == "/device_authorization":
             await self.device_authorization(reply, _form(request))
         elif path.startswith("/device/"):
@@ -85,12 +92,23 @@ class DeviceGateway(Gateway):
             await super().app(request, reply)
 
     def metadata(self) -> dict[str, Any]:
-        return {**super().metadata(), "device_authorization_endpoint": f"{self.base}/device_authorization"}
+        return {
+            **super().metadata(),
+            "device_authorization_endpoint": f"{self.base}/device_authorization",
+            "token_endpoint_auth_methods_supported": self.auth_methods,
+        }
 
     async def device_authorization(self, reply: Reply, form: dict[str, str]) -> None:
         self.device_requests.append(form)
-        device_code, user_code = f"DEVICE-{secrets.token_hex(12)}", f"{secrets.token_hex(2).upper()}-WXYZ"
-        self.devices[device_code] = {"form": form, "user_code": user_code, "state": "pending"}
+        device_code = f"DEVICE-{secrets.token_hex(12)}"
+        user_code = self.user_code or f"{secrets.token_hex(2).upper()}-WXYZ"
+        client = (form.get("client_id"), self.client_auth[-1])  # a poll must come from the same client
+        self.devices[device_code] = {
+            "form": form,
+            "user_code": user_code,
+            "state": "pending",
+            "client": client,
+        }
         body: dict[str, Any] = {
             "device_code": device_code,
             "user_code": user_code,
@@ -100,6 +118,8 @@ class DeviceGateway(Gateway):
         }
         if self.interval is not None:
             body["interval"] = self.interval
+        if self.padding:
+            body["padding"] = "x" * self.padding
         await _json(reply, 200, body)
 
     async def person_page(self, reply: Reply, action: str, user_code: str) -> None:
@@ -122,7 +142,7 @@ class DeviceGateway(Gateway):
         if (
             device is None
             or self.echo_device_code
-            or device["form"].get("client_id") != form.get("client_id")
+            or device["client"] != (form.get("client_id"), self.client_auth[-1])
         ):
             answer = "invalid_grant"
         elif len(self.poll_times) in self.slow_down_at:
@@ -537,3 +557,69 @@ async def test_the_panel_says_why_a_declined_sign_in_failed(world: DeviceGateway
     assert "Not signed in: " in status
     assert f"the sign-in was declined at {world.base}" in status
     assert _panel_controls(panel.widget)["mcpnb-copy-code"]["disabled"] is True
+
+
+@pytest.mark.anyio
+async def test_a_confidential_client_authenticates_the_device_request_and_every_poll(
+    world: DeviceGateway,
+) -> None:
+    world.auth_methods = ["client_secret_basic"]
+    auth = OAuth(flow="device", client_id="notebook-app", client_secret="s3cret-device-client")
+
+    async def approve_after_a_poll(sign_in: DeviceSignIn) -> None:
+        await world.polls(1)
+        await world.person("approve", sign_in.user_code)
+
+    assert await _sign_in_with(world, auth, "good", approve_after_a_poll) == "good"
+    basic = "Basic " + base64.b64encode(b"notebook-app:s3cret-device-client").decode()
+    assert world.client_auth == [basic, basic, basic]  # the device request and both polls
+    assert world.registrations == 0  # a pre-registered client registers nowhere
+
+
+@pytest.mark.anyio
+async def test_the_sign_in_ends_at_authorize_timeout(world: DeviceGateway) -> None:
+    world.interval = 0.1
+    store = MemoryTokenStore()
+    auth = OAuth(flow="device", authorize_timeout=0.3, store=store)
+
+    async def never_answer(sign_in: DeviceSignIn) -> None:
+        return None
+
+    with raises_mcp("auth", match=r"not completed within authorize_timeout=0.3 s"):
+        await _sign_in_with(world, auth, "good", never_answer)
+    assert await store.get_tokens(world.resource("good")) is None
+
+
+@pytest.mark.anyio
+async def test_an_oversized_device_answer_is_refused(world: DeviceGateway) -> None:
+    world.padding = 8192
+    auth = OAuth(flow="device", max_response_bytes=4096)
+    with raises_mcp("auth", match="max_response_bytes=4096"):
+        with anyio.fail_after(30):
+            await _whoami(world, "good", auth)
+    assert world.poll_times == []
+
+
+@pytest.mark.anyio
+async def test_a_hostile_user_code_stays_text_in_the_panel_and_the_printed_line(
+    world: DeviceGateway, capsys: Any
+) -> None:
+    pytest.importorskip("anywidget")
+    from mcp_notebook.widgets._sign_in import DeviceSignInPanel
+    from tests.widget_helpers import HOSTILE, assert_escaped, markup
+
+    world.user_code = HOSTILE[:30] + "\x1b[2J"  # markup, and a terminal's "clear the screen"
+    printed = OAuth(flow="device", authorize_timeout=0.2)
+    with raises_mcp("auth", match="authorize_timeout"):
+        with anyio.fail_after(30):
+            await _whoami(world, "good", printed)
+    assert "\x1b" not in capsys.readouterr().err  # shown as a visible escape, not obeyed
+
+    shown = OAuth(flow="device", authorize_timeout=0.2)
+    panels: list[DeviceSignInPanel] = []
+    shown.on_device_code(lambda sign_in: panels.append(DeviceSignInPanel(sign_in)))
+    with raises_mcp("auth", match="authorize_timeout"):
+        with anyio.fail_after(30):
+            await _whoami(world, "good", shown)
+    assert_escaped(markup(panels[0].widget))
+    assert "&lt;img" in markup(panels[0].widget)
