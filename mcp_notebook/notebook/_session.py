@@ -153,18 +153,26 @@ class Session:
         #: outside one; or pass your own ``NotebookDialogs``); a handler passed as
         #: ``elicitation=``/``sampling=`` always wins over the dialog for that request kind.
         dialogs_used = dialogs_for(dialogs, options, name or target_label(target), self.dialogs_factory())
+        client = Client(target, **asking_for_logs(options))
+        # an OAuth device sign-in (flow="device") is shown under the cell, not printed
+        unhook_sign_in = hook_sign_in(options.get("auth"))
         self._setup(
-            Client(target, **asking_for_logs(options)),
+            client,
             name=name or target_label(target),
             dialogs=dialogs_used,
             roots=options.get("roots"),
             show_progress=show_progress,
             redact_arguments=redact_arguments,
+            # the sign-in's panel is drawn (and its copy button works) only if the kernel answers
+            # its view while a cell waits in a call: the same wait as for a dialog
+            ui_wait=unhook_sign_in is not _no_sign_in,
         )
-        # an OAuth device sign-in (flow="device") is shown under the cell, not printed
-        self._unhook_sign_in = hook_sign_in(options.get("auth"))
+        self._unhook_sign_in = unhook_sign_in
         try:
-            self._engine.call(self.client.connect)
+            if unhook_sign_in is not _no_sign_in:
+                _uipoll.call(self._engine, self.client.connect)  # the sign-in's panel answers meanwhile
+            else:
+                self._engine.call(self.client.connect)
             # A notebook shows what a server offers straight away: fetch the lists now.
             self._engine.call(self.refresh_lists)
         except BaseException:
@@ -231,6 +239,7 @@ class Session:
         roots: Any,
         show_progress: bool,
         redact_arguments: bool,
+        ui_wait: bool = False,
     ) -> None:
         self.dialogs: Dialogs | None = dialogs
         #: What was passed as ``roots=`` (a ``RootsList`` is editable in :meth:`roots_widget`).
@@ -239,7 +248,7 @@ class Session:
         self.model = SessionModel()
         self.name = name
         self._ui_call: Callable[..., Any] | None = None
-        if self.dialogs is not None:
+        if self.dialogs is not None or ui_wait:
             self._ui_call = _uipoll.call
         self.show_progress = show_progress
         self.redact_arguments = redact_arguments

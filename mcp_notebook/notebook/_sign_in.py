@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from . import _host
+from . import _host, _uipoll
 
 __all__ = ["hook_sign_in", "no_sign_in", "show_device_codes_with"]
 
@@ -52,6 +52,11 @@ def hook_sign_in(auth: Any) -> Callable[[], None]:
     write = _host.cell_writer()
 
     def present(sign_in: Any) -> None:
+        # While the person signs in, a cell blocked in a call lets the kernel handle widget
+        # messages (notebook/_uipoll.py), as for an open dialog: the panel's view must be answered
+        # to be drawn at all, and the sign-in happens inside a call.
+        _uipoll.dialog_opened()
+        sign_in.on_change(lambda _ended: _uipoll.dialog_closed())
         show(sign_in, write)
 
     with _lock:
