@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import traitlets
 
 from ..auth._device import DeviceSignIn
+from ..auth._discovery import is_loopback_host
 from ..display._html import display_url, escape, short
 from ..protocol._printable import printable
 from . import _ui as W
@@ -62,8 +63,7 @@ def _link(url: str | None, words: str) -> str:
     if not url:
         return ""
     parts = urlsplit(url)
-    loopback = parts.scheme == "http" and (parts.hostname or "").startswith(("127.", "localhost", "::1"))
-    if parts.scheme != "https" and not loopback:
+    if parts.scheme != "https" and not (parts.scheme == "http" and is_loopback_host(parts.hostname)):
         return str(display_url(url))
     return (
         f'<a href="{escape(url)}" target="_blank" rel="noopener noreferrer" '
