@@ -26,7 +26,7 @@ import pytest
 
 from mcp_notebook import Client, McpError
 from mcp_notebook.auth import MemoryTokenStore, OAuth
-from mcp_notebook.auth._device import DeviceSignIn, next_interval
+from mcp_notebook.auth._device import DeviceSignIn, next_interval, parse_device_authorization
 from tests.raises import raises_mcp
 from tests.raw_http import RawRequest, Reply, raw_http_server
 from tests.test_auth_resources import Gateway, _json
@@ -314,6 +314,15 @@ def test_slow_down_is_for_every_later_poll_and_other_errors_end_the_polling() ->
     assert next_interval("slow_down", interval) == 15.0
     for error in ("access_denied", "expired_token", "invalid_grant", "invalid_client", None):
         assert next_interval(error, interval) is None
+
+
+@pytest.mark.parametrize(("interval", "used"), [(None, 5.0), (3, 3.0), (1e-9, 0.05), (0, 5.0), (True, 5.0)])
+def test_the_interval_is_the_servers_or_five_seconds_and_never_a_spin(interval: Any, used: float) -> None:
+    answer = {"device_code": "D" * 20, "user_code": "AB-CD", "verification_uri": "https://as.example/d"}
+    answer |= {"expires_in": 600} | ({} if interval is None else {"interval": interval})
+    codes = parse_device_authorization(200, json.dumps(answer).encode(), endpoint="e", redact=[])
+    assert codes.interval == used
+    assert "D" * 20 not in repr(codes)  # the device code is a secret
 
 
 @pytest.mark.anyio

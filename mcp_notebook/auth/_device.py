@@ -53,6 +53,10 @@ DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 DEFAULT_INTERVAL = 5.0
 #: RFC 8628 §3.5: each ``slow_down`` adds 5 s to the interval, for this poll and every later one.
 SLOW_DOWN_STEP = 5.0
+#: The shortest wait between polls, whatever the server says: RFC 8628 counts the interval in whole
+#: seconds, and a server's 0.000001 must not make the client poll in a loop. (Not 1 s: test servers
+#: of ours ask for fractions of a second, to keep the suite short.)
+MIN_INTERVAL = 0.05
 _MAX_USER_CODE = 64  # a code is for typing: a longer one is a broken (or hostile) server's
 _MAX_URI = 2048
 
@@ -109,7 +113,7 @@ def parse_device_authorization(
         verification_uri=uri,
         verification_uri_complete=complete,
         expires_in=expires_in,
-        interval=_seconds(data.get("interval")) or DEFAULT_INTERVAL,
+        interval=max(MIN_INTERVAL, _seconds(data.get("interval")) or DEFAULT_INTERVAL),
     )
 
 
