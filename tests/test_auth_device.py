@@ -632,3 +632,23 @@ async def test_a_hostile_user_code_stays_text_in_the_panel_and_the_printed_line(
             await _whoami(world, "good", shown)
     assert_escaped(markup(panels[0].widget))
     assert "&lt;img" in markup(panels[0].widget)
+
+
+def test_an_oauth_shared_by_sessions_shows_each_sign_in_once_until_the_last_closes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mcp_notebook.notebook import _host, _sign_in
+
+    monkeypatch.setattr(_host, "in_notebook", lambda: True)
+    monkeypatch.setattr(_sign_in, "_show", lambda sign_in, write: None)
+    auth = OAuth(flow="device")
+    first, second = _sign_in.hook_sign_in(auth), _sign_in.hook_sign_in(auth)
+    assert len(auth._device._presenters) == 1  # one panel per sign-in, not one per session
+    first()
+    first()  # a session's undo counts once
+    assert len(auth._device._presenters) == 1  # the other session still shows its sign-ins
+    second()
+    assert auth._device._presenters == []
+    monkeypatch.setattr(_host, "in_notebook", lambda: False)
+    assert _sign_in.hook_sign_in(auth) is _sign_in.no_sign_in  # a script: the printed line
+    assert _sign_in.hook_sign_in("a bearer token") is _sign_in.no_sign_in
