@@ -266,10 +266,25 @@ export function mount({ model, el: host, view }) {
     return glyph && words ? `${glyph} ${words}` : glyph || words;
   }
 
+  function copy(words) {
+    // the page's own clipboard (a secure page: https or localhost); else the words are selected
+    // in a scratch field and copied the old way, which works in more places
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(words).catch(() => {});
+    const field = el("textarea");
+    field.value = words;
+    document.body.append(field);
+    field.select();
+    try { document.execCommand("copy"); } finally { field.remove(); }
+  }
+
   function button(id) {
     const node = el("button");
     node.type = "button";
-    node.addEventListener("click", () => event(id, "click"));
+    node.addEventListener("click", () => {
+      const words = states.get(id).copy_text; // a copy button's text (widgets/_sign_in.py)
+      if (typeof words === "string" && words) copy(words);
+      event(id, "click");
+    });
     const entry = { el: node, kind: "mcpnb-ui-button", styled: node, draw: null };
     entry.draw = () => {
       const state = states.get(id);

@@ -11,6 +11,7 @@ applies to them.
 
 from ._assertions import AssertionContext, IdpTokenExchange
 from ._bearer import BearerToken
+from ._device import DeviceSignIn
 from ._oauth import OAuth, OnAuthorize
 from ._records import ClientInfo, Tokens
 from ._store import FileTokenStore, MemoryTokenStore, TokenStore
@@ -19,6 +20,7 @@ __all__ = [
     "AssertionContext",
     "BearerToken",
     "ClientInfo",
+    "DeviceSignIn",
     "FileTokenStore",
     "IdpTokenExchange",
     "MemoryTokenStore",

@@ -20,6 +20,7 @@ import httpx
 
 from ..protocol._errors import McpError
 from . import _discovery as disco
+from ._device import DEVICE_CODE_GRANT
 from ._discovery import AuthServer
 from ._flow import HTTP_TIMEOUT, Flow
 from ._policy import choose_client_auth_method, choose_registration_auth_method
@@ -137,10 +138,14 @@ class ClientAuth:
         return stored
 
     async def identify(
-        self, flow: Flow, server: AuthServer, redirect_uri: str
+        self, flow: Flow, server: AuthServer, redirect_uri: str | None
     ) -> AsyncGenerator[httpx.Request, None]:
         """Pick the client identity, in the spec's order: pre-registered, metadata document, stored
-        registration for this issuer, new dynamic registration."""
+        registration for this issuer, new dynamic registration.
+
+        ``redirect_uri`` None: for the device grant (RFC 8628), which has no redirect; a client is
+        then registered for that grant, with no redirect URIs, and a stored one is reused only if
+        it was registered so (one registered for redirects may not be allowed the device grant)."""
         flow.client = self.configured(server)
         if flow.client is not None:
             return
@@ -152,7 +157,11 @@ class ClientAuth:
             stored is not None
             and stored.issuer in (None, server.issuer)
             and not stored.secret_expired()
-            and _redirect_registered(redirect_uri, stored.redirect_uris)
+            and (
+                not stored.redirect_uris
+                if redirect_uri is None
+                else _redirect_registered(redirect_uri, stored.redirect_uris)
+            )
         ):
             flow.client = stored
             return
@@ -171,13 +180,16 @@ class ClientAuth:
         method = choose_registration_auth_method(server.token_endpoint_auth_methods_supported)
         metadata: dict[str, Any] = {
             "client_name": self._client_name,
-            "redirect_uris": [redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
+            "redirect_uris": [redirect_uri] if redirect_uri is not None else [],
+            "grant_types": ["authorization_code", "refresh_token"]
+            if redirect_uri is not None
+            else [DEVICE_CODE_GRANT, "refresh_token"],
+            "response_types": ["code"] if redirect_uri is not None else [],
             "token_endpoint_auth_method": method,
-            # SEP-837: a loopback redirect is a native application; anything else is a web one.
+            # SEP-837: a loopback redirect (or none: a device) is a native application; anything
+            # else is a web one.
             "application_type": "native"
-            if disco.is_loopback_host(urlsplit(redirect_uri).hostname)
+            if redirect_uri is None or disco.is_loopback_host(urlsplit(redirect_uri).hostname)
             else "web",
         }
         yield registration_request(server.registration_endpoint, metadata, {"timeout": HTTP_TIMEOUT})
@@ -188,7 +200,7 @@ class ClientAuth:
             endpoint=server.registration_endpoint,
             issuer=server.issuer,
             requested_method=method,
-            redirect_uris=(redirect_uri,),
+            redirect_uris=(redirect_uri,) if redirect_uri is not None else (),
         )
         logger.info("registered client %s with %s", flow.client.client_id, server.issuer)
         try:

@@ -193,6 +193,7 @@ class AuthServer:
     authorization_endpoint: str
     token_endpoint: str
     registration_endpoint: str | None = None
+    device_authorization_endpoint: str | None = None  # RFC 8628 §4: the device grant is offered
     scopes_supported: tuple[str, ...] | None = None
     grant_types_supported: tuple[str, ...] | None = None
     token_endpoint_auth_methods_supported: tuple[str, ...] | None = None
@@ -246,11 +247,13 @@ def parse_as_metadata(
             raise McpError("auth", f"the authorization server metadata at {url} has no {name}")
         endpoints[name] = value
     registration = data.get("registration_endpoint")
+    device = data.get("device_authorization_endpoint")
     return AuthServer(
         issuer=issuer,
         authorization_endpoint=endpoints["authorization_endpoint"],
         token_endpoint=endpoints["token_endpoint"],
         registration_endpoint=registration if isinstance(registration, str) and registration else None,
+        device_authorization_endpoint=device if isinstance(device, str) and device else None,
         scopes_supported=_str_list(data.get("scopes_supported")),
         grant_types_supported=_str_list(data.get("grant_types_supported")),
         token_endpoint_auth_methods_supported=_str_list(data.get("token_endpoint_auth_methods_supported")),

@@ -53,6 +53,7 @@ from ._assertions import (
     token_exchange_form,
 )
 from ._client_auth import ClientAuth
+from ._device import DeviceSignIn, DeviceStep, ShowDeviceCode
 from ._discovery import AuthServer
 from ._dpop import DpopKey
 from ._flow import HTTP_TIMEOUT, Discovered, Flow, ServerState, set_aside
@@ -68,7 +69,7 @@ from ._user_step import OnAuthorize, UserStep
 from ._where import FLOWS, SignInFlow
 from ._www_authenticate import Challenge, oauth_challenge, parse_challenges
 
-__all__ = ["OAuth", "OnAuthorize"]
+__all__ = ["DeviceSignIn", "OAuth", "OnAuthorize"]
 
 logger = logging.getLogger("mcp_notebook.auth")
 
@@ -102,7 +103,7 @@ class OAuth(httpx.Auth):
       pastes back the address the browser landed on, which need not load (or just the code). It
       gets the loopback flow's checks (``iss``, ``state``) and the code is exchanged with the PKCE
       verifier. The redirect URI is ``redirect_uri`` or a loopback one on a port free here.
-    - ``"device"``: the device authorization grant (RFC 8628), where the server offers it.
+    - ``"device"``: the device authorization grant (RFC 8628), where the server offers it (below).
     - ``"auto"`` (default): loopback where the browser is on this machine or ``redirect_uri`` names
       a listener; where it is not (Colab, Kaggle, Binder, JupyterHub, Codespaces, SSH, a Jupyter
       kernel on Linux without a display: ``mcp_notebook.auth._where.SIGNALS``), the device grant
@@ -119,6 +120,14 @@ class OAuth(httpx.Auth):
     (RFC 7523): a workload's JWT or a function that returns one (workload identity federation), or an
     :class:`IdpTokenExchange` that first turns the user's enterprise ID token into an ID-JAG
     (Enterprise-Managed Authorization).
+
+    ``flow="device"`` signs in with the device authorization grant (RFC 8628) instead: the person
+    is shown a short code and a URL to open on any device (a phone, a laptop whose browser cannot
+    reach this machine) and nothing needs to reach the kernel; the authorization server must
+    advertise a ``device_authorization_endpoint``. The client polls at the server's ``interval``
+    (``slow_down`` adds 5 s) until the person approved or declined, the code expired, or
+    ``authorize_timeout`` passed. The code is printed, unless :meth:`on_device_code` has a listener
+    (a notebook's widget) to show it.
 
     ``dpop=True`` asks for DPoP-bound tokens (RFC 9449) and proves possession of an in-memory key on
     every request; it needs the ``cryptography`` package.
@@ -209,6 +218,7 @@ class OAuth(httpx.Auth):
             authorize_timeout=authorize_timeout,
             flow=flow,
         )
+        self._device = DeviceStep(self._user_step)
         self._metadata = MetadataDiscovery()
         self._server_url = disco.canonical_resource(server_url) if server_url else None
         self._origin = disco.origin(self._server_url) if self._server_url else None
@@ -253,6 +263,16 @@ class OAuth(httpx.Auth):
         takes it back.
         """
         return self._user_step.paste_with(prompt)
+
+    def on_device_code(self, listener: ShowDeviceCode) -> Callable[[], None]:
+        """Have ``listener(sign_in)`` show each device-grant sign-in, instead of the printed line.
+
+        ``sign_in`` (a :class:`DeviceSignIn`) holds the user code and the verification URI to show,
+        and says how the sign-in ended (``sign_in.on_change``). Why a hook: a notebook shows them
+        in a widget under the running cell (the notebook layer plugs one in); a script gets the
+        printed line. Returns a function that removes the listener.
+        """
+        return self._device.listen(listener)
 
     def for_server(self, server_url: str | httpx.URL) -> httpx.Auth:
         """An ``httpx.Auth`` that signs requests with the tokens of the MCP server at ``server_url``,
@@ -698,6 +718,51 @@ class OAuth(httpx.Auth):
             async for step in steps:
                 yield step
 
+    async def _device_grant(
+        self, flow: Flow, found: Discovered, scope: str | None
+    ) -> AsyncGenerator[httpx.Request, None]:
+        """The person's grant without a redirect (RFC 8628): a code to enter on any device."""
+        server = found.server
+        endpoint = server.device_authorization_endpoint
+        if endpoint is None:
+            raise McpError(
+                "auth",
+                f"the authorization server {server.issuer} offers no device authorization grant (its "
+                "metadata has no device_authorization_endpoint); sign in with another flow=",
+            )
+        disco.require_secure(endpoint, "device authorization endpoint")
+        async with contextlib.aclosing(self._client.identify(flow, server, None)) as steps:
+            async for step in steps:
+                yield step
+        client = flow.client
+        assert client is not None
+        self._client.remember(server.issuer, client)
+        dpop = self._dpop_for(server)
+        origin = disco.origin(server.token_endpoint)
+
+        def sign(form: dict[str, str], headers: dict[str, str], to_token_endpoint: bool) -> None:
+            self._client.authenticate(client, form, headers, audience=server.issuer)
+            if to_token_endpoint and dpop is not None:
+                nonce = self._dpop_nonces.get(origin)
+                headers["DPoP"] = dpop.proof("POST", server.token_endpoint, nonce=nonce)
+
+        async with contextlib.aclosing(
+            self._device.run(
+                flow,
+                endpoint=endpoint,
+                token_endpoint=server.token_endpoint,
+                issuer=server.issuer,
+                resource=found.resource,
+                scope=scope,
+                client_id=client.client_id,
+                sign=sign,
+                seen=lambda response: self._remember_nonce(server.token_endpoint, response),
+                dpop=dpop is not None,
+            )
+        ) as steps:
+            async for step in steps:
+                yield step
+
     async def _authorization_code(
         self, flow: Flow, found: Discovered, scope: str | None
     ) -> AsyncGenerator[httpx.Request, None]:
@@ -765,17 +830,6 @@ class OAuth(httpx.Auth):
         ) as steps:
             async for step in steps:
                 yield step
-
-    async def _device_grant(
-        self, flow: Flow, found: Discovered, scope: str | None
-    ) -> AsyncGenerator[httpx.Request, None]:
-        """The device authorization grant (RFC 8628): the seam ``flow="device"`` runs through."""
-        raise McpError(
-            "auth",
-            f"flow='device' was asked for, but this version cannot run the device authorization grant "
-            f"with {found.server.issuer}; use flow='paste'",
-        )
-        yield  # an async generator, as every step is
 
 
 def _check_flow(flow: str, *, grant: str, on_authorize: object, redirect_uri: str | None, port: int) -> None:

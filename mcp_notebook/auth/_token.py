@@ -53,6 +53,7 @@ SECRET_FIELDS = (
     "refresh_token",
     "assertion",
     "subject_token",
+    "device_code",
 )
 
 

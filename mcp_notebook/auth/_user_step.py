@@ -9,11 +9,12 @@ about tokens. Which of them runs is ``OAuth(flow=...)``, "auto" deciding by :mod
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -123,14 +124,20 @@ class UserStep:
         """The human step: the user authorizes in a browser; we get the redirect's parameters.
 
         ``paste``: (redirect URI, issuer) of a paste-back sign-in."""
-        self._tell(True)
-        try:
+        with self.held():
             if paste is not None:
                 redirect_uri, issuer = paste
                 prompt = self._prompts[-1] if self._prompts else terminal_prompt
                 pasted = await self._ask(prompt, SignInLink(server_url, url, redirect_uri))
                 return paste_answer(pasted, expected_state=state, issuer=issuer)
             return await self._wait_for_user(server_url, url, state, receiver)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """While a person signs in (any flow): the listeners hear ``True`` now and ``False`` at the end."""
+        self._tell(True)
+        try:
+            yield
         finally:
             self._tell(False)
 

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from ..notebook import _group, _once, _progress, _session
+from ..notebook import _group, _once, _progress, _session, _sign_in
 from ..notebook._views import Picture
 
 if TYPE_CHECKING:
@@ -32,6 +32,16 @@ def _progress_panel(description: str, total: float | None) -> Any:
 
 
 _progress.draw_bars_with(_progress_panel)
+
+
+def _device_sign_in_panel(sign_in: Any, write: Any) -> Any:
+    """A device sign-in's panel under the cell (the widgets module loads at the first sign-in)."""
+    from ..widgets._sign_in import show_device_sign_in
+
+    return show_device_sign_in(sign_in, write)
+
+
+_sign_in.show_device_codes_with(_device_sign_in_panel)
 
 
 def _live_view_widget(view: Any, header: str, body: str) -> Any:

@@ -45,6 +45,8 @@ from ._progress import BarPlace, ProgressBar
 from ._registry import REGISTRY, describe_target
 from ._server_logs import asking_for_logs
 from ._session_tasks import SessionTask, start_task, started_tasks, tasks_frame
+from ._sign_in import hook_sign_in
+from ._sign_in import no_sign_in as _no_sign_in
 
 if TYPE_CHECKING:
     import pandas
@@ -172,17 +174,24 @@ class Session:
             sampling_approval=sampling_approval,
         )
         # A paste-back sign-in asks under the running cell, as the server's questions do.
-        self._unhook_sign_in = offer_sign_in(options.get("auth"), dialogs_used)
+        unhook_paste = offer_sign_in(options.get("auth"), dialogs_used)
+        client = Client(target, **asking_for_logs(options))
+        # an OAuth device sign-in (flow="device") is shown under the cell, not printed
+        unhook_sign_in = hook_sign_in(options.get("auth"))
         self._setup(
-            Client(target, **asking_for_logs(options)),
+            client,
             name=name or target_label(target),
             dialogs=dialogs_used,
             roots=options.get("roots"),
             show_progress=show_progress,
             redact_arguments=redact_arguments,
+            # the sign-in's panel is drawn (and its copy button works) only if the kernel answers
+            # its view while a cell waits in a call: the same wait as for a dialog
+            ui_wait=unhook_sign_in is not _no_sign_in,
         )
+        self._unhook_sign_in = _undo_both(unhook_paste, unhook_sign_in)
         try:
-            if self._ui_call is not None:  # a sign-in dialog may open: the blocked cell takes its clicks
+            if self._ui_call is not None:  # a sign-in may open: the blocked cell answers its panel
                 self._ui_call(self._engine, self.client.connect)
             else:
                 self._engine.call(self.client.connect)
@@ -252,6 +261,7 @@ class Session:
         roots: Any,
         show_progress: bool,
         redact_arguments: bool,
+        ui_wait: bool = False,
     ) -> None:
         self.dialogs: Dialogs | None = dialogs
         #: What was passed as ``roots=`` (a ``RootsList`` is editable in :meth:`roots_widget`).
@@ -260,7 +270,7 @@ class Session:
         self.model = SessionModel()
         self.name = name
         self._ui_call: Callable[..., Any] | None = None
-        if self.dialogs is not None:
+        if self.dialogs is not None or ui_wait:
             self._ui_call = _uipoll.call
         self.show_progress = show_progress
         self.redact_arguments = redact_arguments
@@ -268,6 +278,7 @@ class Session:
         self._closed = False
         self._dialogs_named = False
         self._background: list[Any] = []
+        self._unhook_sign_in = _no_sign_in
         self._views: set[Any] = set()  # live frames and watches over this session, stopped with it
         self._mirror = Mirror(client, self.model)
         self._mirror.attach()
@@ -666,7 +677,7 @@ class Session:
         # Only once the client is closed: an interrupted close() can simply be called again.
         # The model's status turns "closed" on the engine, from the connection itself.
         self._closed = True
-        getattr(self, "_unhook_sign_in", lambda: None)()  # an adopted session has none
+        self._unhook_sign_in()
         for view in list(self._views):
             view._stop(give_back=False)  # the connection is gone, and its subscriptions with it
         for future in self._background:
@@ -772,3 +783,13 @@ def _placed(options: dict[str, Any]) -> dict[str, Any]:
     """``options`` with where a progress bar goes, taken on the calling cell's thread (the call
     itself runs on the engine's, where marimo knows no cell)."""
     return {**options, "_bar_place": BarPlace.here()}
+
+
+def _undo_both(first: Callable[[], None], second: Callable[[], None]) -> Callable[[], None]:
+    """One undo for the two sign-in hooks a session plugs into its OAuth (paste-back, device)."""
+
+    def undo() -> None:
+        first()
+        second()
+
+    return undo
