@@ -269,6 +269,25 @@ async def test_an_approved_device_sign_in_calls_a_protected_tool(world: DeviceGa
 
 
 @pytest.mark.anyio
+async def test_auto_signs_in_with_the_device_grant_where_the_browser_is_elsewhere(
+    world: DeviceGateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """flow="auto" under JupyterHub (the browser is on the person's machine) and an authorization
+    server that offers the device grant: the device grant runs, and nothing is sent to a redirect."""
+    monkeypatch.setenv("JUPYTERHUB_USER", "ada")
+    store = MemoryTokenStore()
+    auth = OAuth(store=store)  # flow="auto"
+
+    async def approve(sign_in: DeviceSignIn) -> None:
+        await world.person("approve", sign_in.user_code)
+
+    assert await _sign_in_with(world, auth, "good", approve) == "good"
+    assert len(world.device_requests) == 1
+    assert "/authorize" not in world.paths
+    assert await store.get_tokens(world.resource("good")) is not None
+
+
+@pytest.mark.anyio
 async def test_without_a_listener_the_code_is_printed(world: DeviceGateway, capsys: Any) -> None:
     auth = OAuth(flow="device")
     seen: list[str] = []
