@@ -33,7 +33,7 @@ from ..protocol._errors import McpError
 from ..protocol._printable import printable
 from . import _discovery as disco
 from ._flow import HTTP_TIMEOUT, Flow
-from ._token import json_body, oauth_error, parse_token_response, secrets_in, token_request
+from ._token import json_body, oauth_error, parse_token_response, refused, secrets_in, token_request
 from ._user_step import UserStep
 
 __all__ = [
@@ -78,12 +78,8 @@ def parse_device_authorization(
 ) -> DeviceAuthorization:
     """The codes of a successful answer, or an ``auth`` McpError that quotes the server's error."""
     if status != 200:
-        code, summary = oauth_error(content, redact=redact)
-        raise McpError(
-            "auth",
-            f"the device authorization endpoint {endpoint} refused the request (HTTP {status}, {summary})",
-            data={"oauth_error": code, "status": status},
-        )
+        what = f"the device authorization endpoint {endpoint} refused the request"
+        raise refused(status, content, what=what, redact=redact)
     data = json_body(content)
     if not isinstance(data, dict):
         raise McpError("auth", f"the device authorization endpoint {endpoint} answered without a JSON object")

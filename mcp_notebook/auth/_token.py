@@ -72,6 +72,16 @@ def oauth_error(content: bytes, *, redact: Iterable[str] = ()) -> tuple[str | No
     return error, summary[: _MAX_DESCRIPTION + len(error) + 2]
 
 
+def refused(status: int, content: bytes, *, what: str, redact: Iterable[str] = ()) -> McpError:
+    """The ``auth`` McpError for an endpoint's non-200 answer: ``what`` (which endpoint refused
+    what) with the server's OAuth error summary, secrets we sent blanked; ``data`` holds the OAuth
+    ``error`` code (so a failed refresh can fall back to a new authorization) and the status."""
+    code, summary = oauth_error(content, redact=redact)
+    return McpError(
+        "auth", f"{what} (HTTP {status}, {summary})", data={"oauth_error": code, "status": status}
+    )
+
+
 def secrets_in(form: Mapping[str, str], headers: Mapping[str, str] | None = None) -> list[str]:
     """The secret values of a token request, for :func:`oauth_error`'s ``redact``."""
     found = [form[name] for name in SECRET_FIELDS if form.get(name)]
@@ -153,11 +163,8 @@ def parse_token_response(
     """The tokens of a successful token response, or an ``auth`` McpError whose ``data`` holds the
     OAuth ``error`` code (so a failed refresh can fall back to a new authorization)."""
     if status != 200:
-        code, summary = oauth_error(content, redact=redact)
-        raise McpError(
-            "auth",
-            f"the token endpoint {endpoint} refused the {what} (HTTP {status}, {summary})",
-            data={"oauth_error": code, "status": status},
+        raise refused(
+            status, content, what=f"the token endpoint {endpoint} refused the {what}", redact=redact
         )
     data = json_body(content)
     if (

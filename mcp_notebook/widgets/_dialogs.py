@@ -57,7 +57,7 @@ import logging
 import threading
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import anyio
 import anyio.to_thread
@@ -99,30 +99,28 @@ def _disable(widget: W.Widget) -> None:
         _disable(child)
 
 
-def _link_target(url: str) -> str | None:
-    """``url`` if it is safe as a link's href (an https URL with nothing hidden in it), else None."""
+def _plain_url(url: str) -> SplitResult | None:
+    """``url``'s parts if nothing is hidden in it (no space, control or quoting character), else None."""
     if not isinstance(url, str) or any(c.isspace() or ord(c) < 32 or c in "\"'<>\\`" for c in url):
         return None
     try:
-        parts = urlsplit(url)
+        return urlsplit(url)
     except ValueError:
         return None
-    if parts.scheme.lower() != "https" or not parts.hostname:
-        return None
-    return url
+
+
+def _link_target(url: str) -> str | None:
+    """``url`` if it is safe as a link's href (an https URL with nothing hidden in it), else None."""
+    parts = _plain_url(url)
+    return url if parts is not None and parts.scheme.lower() == "https" and parts.hostname else None
 
 
 def _sign_in_target(url: str) -> str | None:
     """``url`` if it may be a sign-in link: https, or http on loopback (an authorization server on
     this machine, which discovery allows too); never anything that could run."""
-    if _link_target(url) is not None:
-        return url
-    if not isinstance(url, str) or any(c.isspace() or ord(c) < 32 or c in "\"'<>\\`" for c in url):
-        return None
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
+    parts = _plain_url(url)
+    if parts is None or _link_target(url) is not None:
+        return None if parts is None else url
     return url if parts.scheme.lower() == "http" and is_loopback_host(parts.hostname) else None
 
 
