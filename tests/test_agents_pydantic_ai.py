@@ -24,6 +24,7 @@ import pytest
 pytest.importorskip("pydantic_ai")
 
 from pydantic_ai import Agent
+from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import (
     BinaryContent,
     ModelMessage,
@@ -268,7 +269,7 @@ def test_tool_errors_retry_makes_it_a_retry_prompt_bounded_by_max_retries() -> N
         assert "once" in script.returns[0].model_response_str()
         # failing more often than max_retries in a row ends the run, as pydantic-ai's own tools do
         again = Script(*[("fail", {"message": "again"})] * 3)
-        with pytest.raises(Exception, match="exceeded max retries"):
+        with pytest.raises(UnexpectedModelBehavior, match="exceeded max retries"):
             again.agent(toolset).run_sync("try")
     finally:
         session.close()
