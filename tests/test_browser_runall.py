@@ -4,7 +4,8 @@ Each notebook in notebooks/ is copied into a private JupyterLab (tests/browser/l
 headless Chromium and run with *Run All*, as a reader would. Afterwards every widget output is
 drawn (no "Error displaying widget", no empty widget view), no panel shows a "closed" badge (but
 for notebook 08's one server whose command does not exist, on purpose), and each headline widget
-is there: 02's explorer with its tools, 04's status card, 07's tasks panel, 08's board, 09's App.
+is there: 02's explorer with its tools, 04's status card, 07's tasks panel, 08's board, 09's App,
+10's dashboard following the agent's calls.
 Screenshots of each run go where tests/test_browser.py puts them.
 """
 
@@ -45,6 +46,7 @@ HEADLINE: dict[str, tuple[str | None, int]] = {
     # the server whose command does not exist: its row in the group's card and in the board
     "08-many-servers.ipynb": ("mcpnb-group-status", 2),
     "09-mcp-apps.ipynb": ("mcpnb-app-view", 0),
+    "10-agents.ipynb": ("mcpnb-dashboard", 0),
 }
 
 
@@ -109,6 +111,10 @@ def test_run_all_leaves_the_widgets_drawn_and_live(
             assert notebook.locator(".mcpnb-group-status .mcpnb-badge", has_text="ready").count() >= 3
         if name == "09-mcp-apps.ipynb":
             _check_apps(notebook)
+        if name == "10-agents.ipynb":  # the dashboard followed the agent's three calls
+            history = notebook.locator(".mcpnb-dashboard .mcpnb-history-entry")
+            expect(history).to_have_count(3, timeout=EXPECT_MS)
+            expect(history.filter(has_text="sales_records")).to_have_count(1)
     finally:
         page.page.screenshot(path=str(shots / f"{path.stem}-after-run-all.png"), full_page=True)
 

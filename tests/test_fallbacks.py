@@ -38,6 +38,7 @@ EXPECTED: dict[str, list[str]] = {
     "07-tasks.ipynb": ["<MCP tasks: "],
     "08-many-servers.ipynb": ["<MCP servers: "],
     "09-mcp-apps.ipynb": ["<MCP App sales_board: ready", "ui://sales-board/board.html"],
+    "10-agents.ipynb": ["<MCP status: mcp-notebook-demo", "pydantic-ai", "36 units"],
 }
 
 
