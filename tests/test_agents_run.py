@@ -181,6 +181,9 @@ def test_an_interrupted_cell_running_the_agent_cancels_the_call_on_the_server(ke
     kernel.wait_for_output(message_id, "in flight")
     reply = kernel.interrupt(message_id)
     assert reply["content"]["ename"] == "KeyboardInterrupt", reply["content"]
+    assert reply["content"]["traceback"] == [
+        "KeyboardInterrupt: run_agent() interrupted; the request was cancelled"
+    ]
     # the call did not run to its end: cancelled, and the server told so
     report = kernel.run_ok(REPORT).json_line()
     assert report == {
