@@ -16,20 +16,20 @@ import logging
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..client._client import Client
 from ..client._client_group import ClientGroup, GroupMember, server_specs
 from ..client._results import Tool, ToolResult
 from ..display import _html
 from ..protocol._errors import McpError
-from . import _host
-from ._dialogs import dialogs_for
+from . import _host, _uipoll
+from ._dialogs import dialogs_for, from_cell
 from ._engine import Engine, get_engine, on_exit
 from ._model import GroupModel
 from ._registry import REGISTRY
 from ._server_logs import asking_for_logs
-from ._session import Session, target_label
+from ._session import Session, _run_on_engine, target_label
 
 if TYPE_CHECKING:
     import os
@@ -44,6 +44,7 @@ __all__ = ["Group", "connect_all"]
 logger = logging.getLogger("mcp_notebook.notebook")
 
 _OPEN: weakref.WeakSet[Group] = weakref.WeakSet()
+_T = TypeVar("_T")
 
 
 _CLASSES: dict[str, type[Group]] = {}
@@ -411,6 +412,17 @@ class Group:
     ) -> ToolResult:
         session, tool = await self._aresolve(name)
         return await session.acall_tool(tool, arguments, **options)
+
+    def run_agent(self, run: Awaitable[_T] | Callable[[], Awaitable[_T]]) -> _T:
+        """Run an agent over the group's tools in a cell that can be stopped: ``run`` awaited on the
+        engine while the cell blocks, its result returned (see :meth:`Session.run_agent`: why, and
+        when ``await`` will do). Every member's dialogs stay answerable; interrupting the cell
+        cancels the run and the call it is making on whichever server."""
+        return _run_on_engine(self._engine, run, self._blocking)
+
+    def _blocking(self, fn: Callable[[], Awaitable[_T]]) -> _T:
+        self._check_open()
+        return _uipoll.call(self._engine, from_cell(self, fn))
 
     def start_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any

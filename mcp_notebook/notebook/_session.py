@@ -9,11 +9,13 @@ the engine, without the user asking, and records every call in the model's histo
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
@@ -303,6 +305,24 @@ class Session:
             # (_ui_call is _uipoll.call, generic like Engine.call; the attribute's type cannot say so.)
             return cast("_T", self._ui_call(self._engine, fn, *args))
         return self._engine.call(fn, *args)
+
+    def run_agent(self, run: Awaitable[_T] | Callable[[], Awaitable[_T]]) -> _T:
+        """Run an agent in a cell that can be stopped: ``session.run_agent(agent.run("..."))``.
+
+        ``run`` is the awaitable you would ``await`` (pydantic-ai's ``agent.run(...)``, OpenAI
+        Agents' ``Runner.run(agent, ...)``, LangChain's ``agent.ainvoke(...)``), or a function of no
+        arguments returning one, for an awaitable bound to the loop it is made on (LlamaIndex's
+        handler): ``session.run_agent(lambda: agent.run(...))`` makes it on the engine. It is awaited
+        on the session's engine while the cell blocks, as in :meth:`call_tool`: the server's dialogs
+        stay answerable, interrupting the cell cancels the run and with it the server's call, and
+        the run's result is returned.
+
+        Why not ``await agent.run(...)``: ipykernel delivers an interrupt to an awaiting cell only
+        when the await ends (ipykernel issue #881), so the run and the server's call go on to their
+        end (and pydantic-ai's ``run_sync`` refuses to run in a cell, whose loop is running). Use
+        ``await`` where nobody will stop the cell, or to run several things at once in a cell.
+        """
+        return _run_on_engine(self._engine, run, self._run)
 
     async def _arun(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
         self._check_open()
@@ -777,6 +797,59 @@ def _close_all_at_exit() -> None:
 
 
 on_exit(_close_all_at_exit)
+
+
+def _run_on_engine(
+    engine: Engine,
+    run: Awaitable[_T] | Callable[[], Awaitable[_T]],
+    block: Callable[[Callable[[], Awaitable[_T]]], _T],
+) -> _T:
+    """``block(fn)`` where ``fn`` awaits ``run`` (or ``run()``) on the engine: the body of
+    :meth:`Session.run_agent` and the notebook ``Group.run_agent``.
+
+    A coroutine that never ran (the session was closed, the cell interrupted before the engine
+    started it) is closed, on the engine where it would have run, so Python does not warn that it
+    was never awaited, long after, about a run the cell already reported as not made.
+    """
+    if inspect.isawaitable(run):
+        if asyncio.isfuture(run):
+            raise TypeError(
+                "run_agent() was given a future or task, bound to the loop it was made on: "
+                "pass a function that makes it, run_agent(lambda: ...), so it is made on the engine"
+            )
+        awaitable = run
+
+        async def run_agent() -> _T:
+            return await awaitable
+
+    elif callable(run):
+        make = run
+
+        async def run_agent() -> _T:
+            return await make()
+
+    else:
+        kind = type(run).__name__
+        raise TypeError(f"run_agent() takes an awaitable or a function returning one, not {kind}")
+    try:
+        return block(run_agent)
+    except BaseException:
+        if inspect.iscoroutine(run):
+            _close_unstarted(engine, run)
+        raise
+
+
+def _close_unstarted(engine: Engine, coroutine: Coroutine[Any, Any, Any]) -> None:
+    def close() -> None:
+        if inspect.getcoroutinestate(coroutine) == inspect.CORO_CREATED:
+            coroutine.close()
+
+    try:
+        # After the cancelled call's own steps (queued first): it either started the coroutine
+        # (the cancellation ends it) or never will.
+        engine.soon(close)
+    except RuntimeError:  # the engine's loop is gone: nobody else can run it
+        close()
 
 
 def _placed(options: dict[str, Any]) -> dict[str, Any]:
