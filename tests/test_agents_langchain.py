@@ -101,6 +101,14 @@ def ask(text: str = "go") -> dict[str, Any]:
     return {"messages": [HumanMessage(text)]}
 
 
+def newest_entry(session: Session, before: int) -> dict[str, Any]:
+    """The newest history entry of a shared session, which must be one the test's own call added
+    (``before``: the history's length when the test began)."""
+    added = session.model.history[before:]
+    assert added, "the test's call is not in the session's history"
+    return dict(added[-1])
+
+
 # --- where the demo runs ----------------------------------------------------------------------
 
 
@@ -165,6 +173,7 @@ def test_an_agent_calls_the_tool_the_model_chose_and_the_model_reads_its_result(
     place: str, protocol: str, shared: dict[tuple[str, str], Session]
 ) -> None:
     session = shared[place, protocol]
+    before = len(session.model.history)
     assert session.model.era == expected_era(protocol)
     model = calls(("add", {"a": 2, "b": 3}), answer="2 + 3 = 5")
 
@@ -178,7 +187,7 @@ def test_an_agent_calls_the_tool_the_model_chose_and_the_model_reads_its_result(
     assert (seen.name, seen.tool_call_id, seen.status) == ("add", "call_1", "success")
     assert seen.content == "5.0"
     assert seen.artifact == {"result": 5.0}  # structuredContent, for the program
-    entry = session.model.history[-1]
+    entry = newest_entry(session, before)
     assert (entry["name"], entry["arguments"], entry["outcome"]) == ("add", {"a": 2, "b": 3}, "ok")
     assert entry["via"] == "langchain"
     assert session.history_frame()["via"].iloc[-1] == "langchain"
@@ -208,6 +217,7 @@ def test_tool_metadata_carries_the_mcp_name_title_and_annotations(
     shared: dict[tuple[str, str], Session],
 ) -> None:
     session = shared["stdio", "auto"]
+    before = len(session.model.history)
     [add] = langchain_tools(session, tools=["add"])
     assert add.metadata == {
         "mcp_name": "add",
@@ -217,7 +227,7 @@ def test_tool_metadata_carries_the_mcp_name_title_and_annotations(
     assert add.response_format == "content_and_artifact"
     # Called by hand in a cell (no tool call): the text, as LangChain gives a tool's content.
     assert add.invoke({"a": 1, "b": 2}) == "3.0"
-    assert session.model.history[-1]["via"] == "langchain"
+    assert newest_entry(session, before)["via"] == "langchain"
 
 
 # --- errors: what the model is told, what ends the run ------------------------------------------
@@ -228,6 +238,7 @@ def test_a_tool_error_reaches_the_model_and_the_run_goes_on(
     protocol: str, shared: dict[tuple[str, str], Session]
 ) -> None:
     session = shared["stdio", protocol]
+    before = len(session.model.history)
     model = calls(("fail", {"message": "the disk is full"}), answer="I could not: the disk is full.")
 
     run = create_agent(model, langchain_tools(session)).invoke(ask())
@@ -236,7 +247,7 @@ def test_a_tool_error_reaches_the_model_and_the_run_goes_on(
     assert seen.status == "error"
     assert "the disk is full" in seen.content
     assert run["messages"][-1].content == "I could not: the disk is full."
-    assert session.model.history[-1]["outcome"] == "tool_error"
+    assert newest_entry(session, before)["outcome"] == "tool_error"
 
 
 def test_a_refused_argument_is_told_to_the_model_which_tries_again(
@@ -418,6 +429,7 @@ def test_a_task_only_tool_is_followed_to_its_result(
     place: str, protocol: str, shared: dict[tuple[str, str], Session]
 ) -> None:
     session = shared[place, protocol]
+    before = len(session.model.history)
     model = calls(("build_report", {"topic": "north", "sections": 2, "delay": 0.05}))
 
     create_agent(model, langchain_tools(session, tools=["build_report"])).invoke(ask())
@@ -427,7 +439,7 @@ def test_a_task_only_tool_is_followed_to_its_result(
     assert seen.artifact["topic"] == "north"
     assert [section["number"] for section in seen.artifact["sections"]] == [1, 2]
     assert '"topic": "north"' in seen.content
-    assert session.model.history[-1]["via"] == "langchain"
+    assert newest_entry(session, before)["via"] == "langchain"
 
 
 def test_a_notebook_groups_tools_keep_their_prefixed_names(http_demo: str) -> None:
