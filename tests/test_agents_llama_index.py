@@ -134,12 +134,21 @@ def only(tools: list[FunctionTool], name: str) -> FunctionTool:
     return tool
 
 
+def newest_entry(session: Session, before: int) -> dict[str, Any]:
+    """The newest history entry of a shared session, which must be one the test's own call added
+    (``before``: the history's length when the test began)."""
+    added = session.model.history[before:]
+    assert added, "the test's call is not in the session's history"
+    return dict(added[-1])
+
+
 # --- the agent's calls ---------------------------------------------------------------------------
 
 
 async def test_the_agent_calls_a_tool_with_the_models_arguments_and_the_model_reads_the_result(
     session: Session,
 ) -> None:
+    before = len(session.model.history)
     tools = llama_index_tools(session, tools=["add", "sales_records"])
     model = ScriptedModel("add", {"a": 2, "b": 3.5})
     answer, [result] = await run_agent(tools, model)
@@ -156,7 +165,7 @@ async def test_the_agent_calls_a_tool_with_the_models_arguments_and_the_model_re
     assert answer == "the tool said: 5.5"
     assert result.tool_output.raw_output == {"result": 5.5}  # the structured value
     assert not result.tool_output.is_error
-    entry = session.model.history[-1]
+    entry = newest_entry(session, before)
     assert (entry["name"], entry["arguments"], entry["via"]) == ("add", {"a": 2, "b": 3.5}, "llama-index")
 
 
@@ -165,12 +174,13 @@ async def test_a_tool_error_reaches_the_model_as_an_error_and_the_run_goes_on(
     route: str, shared: dict[str, Session]
 ) -> None:
     session = shared[route]
+    before = len(session.model.history)
     model = ScriptedModel("fail", {"message": "the warehouse is closed"})
     answer, [result] = await run_agent(llama_index_tools(session), model)
     assert result.tool_output.is_error
     assert "the warehouse is closed" in model.tool_message.content
     assert answer.startswith("the tool said:")
-    assert session.model.history[-1]["outcome"] == "tool_error"
+    assert newest_entry(session, before)["outcome"] == "tool_error"
 
 
 async def test_a_refused_argument_is_told_to_the_model_which_can_retry(stdio_session: Session) -> None:
@@ -213,10 +223,11 @@ async def test_a_task_only_tool_is_followed_to_its_result(session: Session) -> N
 
 
 def test_blocking_calls_work_in_a_cell_without_an_event_loop(stdio_session: Session) -> None:
+    before = len(stdio_session.model.history)
     tool = only(llama_index_tools(stdio_session), "echo")
     output = tool.call(text="hello")
     assert (output.content, output.is_error, output.raw_output) == ("hello", False, "hello")
-    assert stdio_session.model.history[-1]["via"] == "llama-index"
+    assert newest_entry(stdio_session, before)["via"] == "llama-index"
 
 
 # --- dialogs --------------------------------------------------------------------------------------
