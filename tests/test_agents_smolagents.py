@@ -165,12 +165,21 @@ def only(tools: list[Tool], name: str) -> Tool:
     return tool
 
 
+def newest_entry(session: Session, before: int) -> dict[str, Any]:
+    """The newest history entry of a shared session, which must be one the test's own call added
+    (``before``: the history's length when the test began)."""
+    added = session.model.history[before:]
+    assert added, "the test's call is not in the session's history"
+    return dict(added[-1])
+
+
 # --- the agent's calls ---------------------------------------------------------------------------
 
 
 def test_the_agent_calls_a_tool_with_the_models_arguments_and_the_model_reads_the_result(
     session: Session,
 ) -> None:
+    before = len(session.model.history)
     tools = smolagents_tools(session, tools=["add", "sales_records"])
     model = ScriptedModel("add", {"a": 2, "b": 3.5})
     answer, _ = run_agent(tools, model)
@@ -188,7 +197,7 @@ def test_the_agent_calls_a_tool_with_the_models_arguments_and_the_model_reads_th
     assert "Observation:" in model.read_next
     assert "{'result': 5.5}" in model.read_next  # the structured value (add declares an output)
     assert "5.5" in answer
-    entry = session.model.history[-1]
+    entry = newest_entry(session, before)
     assert (entry["name"], entry["arguments"], entry["via"]) == ("add", {"a": 2, "b": 3.5}, "smolagents")
 
 
@@ -208,6 +217,7 @@ def test_a_tool_error_reaches_the_model_as_the_steps_error_and_the_run_goes_on(
     route: str, shared: dict[str, Session]
 ) -> None:
     session = shared[route]
+    before = len(session.model.history)
     model = ScriptedModel("fail", {"message": "the warehouse is closed"})
     answer, printed = run_agent(smolagents_tools(session, tools=["fail"]), model)
     assert "Error:" in model.read_next
@@ -215,17 +225,18 @@ def test_a_tool_error_reaches_the_model_as_the_steps_error_and_the_run_goes_on(
     assert "the warehouse is closed" in model.read_next
     assert "the warehouse is closed" in answer  # the run went on to its final answer
     assert "the warehouse is closed" in printed
-    assert session.model.history[-1]["outcome"] == "tool_error"
+    assert newest_entry(session, before)["outcome"] == "tool_error"
 
 
 def test_an_argument_this_client_refuses_is_told_to_the_model_and_nothing_is_sent(demo: Session) -> None:
     # smolagents checks types only; the enum is this client's check, before sending
+    before = len(demo.model.history)
     model = ScriptedModel("sales_records", {"region": "atlantis"})
     answer, _ = run_agent(smolagents_tools(demo, tools=["sales_records"]), model)
     assert "Error:" in model.read_next
     assert "nothing was sent" in model.read_next
     assert "nothing was sent" in answer
-    assert demo.model.history[-1]["outcome"] == "invalid"
+    assert newest_entry(demo, before)["outcome"] == "invalid"
 
 
 def test_a_calls_deadline_is_kept_and_the_model_is_told_the_call_timed_out(http_demo: str) -> None:
@@ -242,9 +253,10 @@ def test_a_calls_deadline_is_kept_and_the_model_is_told_the_call_timed_out(http_
 
 
 def test_an_optional_argument_the_model_sets_to_null_is_left_out(demo: Session) -> None:
+    before = len(demo.model.history)
     model = ScriptedModel("sales_records", {"region": None, "limit": 2})
     answer, _ = run_agent(smolagents_tools(demo, tools=["sales_records"]), model)
-    assert demo.model.history[-1]["arguments"] == {"limit": 2}
+    assert newest_entry(demo, before)["arguments"] == {"limit": 2}
     assert answer.count("'date'") == 2
 
 
