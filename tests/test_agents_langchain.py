@@ -386,13 +386,13 @@ def _answer_the_next_dialog(dialogs: NotebookDialogs, name: str) -> threading.Th
     return user
 
 
-@pytest.mark.parametrize("protocol", ERAS)
+@pytest.mark.parametrize(("place", "protocol"), [("stdio", "auto"), ("http", "auto"), ("http", "legacy")])
 def test_a_dialog_during_an_agents_call_shows_under_the_cell_and_its_answer_reaches_the_server(
-    protocol: str, http_demo: str, session_of: Any
+    place: str, protocol: str, http_demo: str, session_of: Any
 ) -> None:
     shown: list[Any] = []  # what goes under the running cell
     dialogs = NotebookDialogs("demo", output=shown.append)
-    session = session_of(http_demo, protocol, dialogs=dialogs)
+    session = session_of(DEMO if place == "stdio" else http_demo, protocol, dialogs=dialogs)
     model = calls(("ask_user_name", {"greeting": "Welcome"}))
     user = _answer_the_next_dialog(dialogs, "Ada")
 
