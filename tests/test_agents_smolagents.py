@@ -271,16 +271,19 @@ def test_a_task_only_tool_is_followed_to_its_result(session: Session) -> None:
 # --- dialogs and interrupts -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("route", ["stdio-modern", "http-modern", "http-legacy"])
 def test_an_elicitation_during_the_agents_call_shows_its_dialog_and_the_answer_reaches_the_server(
-    protocol: str, http_demo: str
+    route: str, http_demo: str
 ) -> None:
     pytest.importorskip("ipywidgets")
     from mcp_notebook.widgets._dialogs import NotebookDialogs
 
     shown: list[Any] = []  # what would go under the running cell
     dialogs = NotebookDialogs("demo", output=shown.append)
-    session = mcp_notebook.connect(http_demo, show_progress=False, dialogs=dialogs, protocol=protocol)
+    transport, era = route.split("-")
+    target = demo_server() if transport == "stdio" else http_demo
+    protocol = "legacy" if era == "legacy" else "auto"
+    session = mcp_notebook.connect(target, show_progress=False, dialogs=dialogs, protocol=protocol)
 
     def user() -> None:
         wait_for(lambda: dialogs.open_dialogs, HANG_GUARD, "the agent's dialog")
