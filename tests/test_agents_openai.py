@@ -391,9 +391,9 @@ def _tool_calls(session: Any) -> list[tuple[str, str | None, str]]:
     return [(e["name"], e["via"], e["outcome"]) for e in session.model.history if e["method"] == "tools/call"]
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize(("transport", "protocol"), [("stdio", "auto"), ("http", "auto"), ("http", "legacy")])
 def test_run_sync_over_a_notebook_session_answers_its_dialog_and_records_each_call(
-    protocol: str, http_demo: str
+    target: Any, protocol: str
 ) -> None:
     pytest.importorskip("ipywidgets")
     import mcp_notebook
@@ -404,7 +404,7 @@ def test_run_sync_over_a_notebook_session_answers_its_dialog_and_records_each_ca
     shown: list[Any] = []  # what would go under the running cell
     dialogs = NotebookDialogs("demo", output=shown.append)
     session = mcp_notebook.connect(
-        http_demo, show_progress=False, dialogs=dialogs, protocol=protocol, register=False
+        target, show_progress=False, dialogs=dialogs, protocol=protocol, register=False
     )
     try:
 
