@@ -15,6 +15,13 @@ image blocks), a tool's error and a refused argument reach the model as ``status
 run goes on, a cancelled run cancels the server's call, a dialog is answered, a task-only tool's
 result comes back, a group's tools keep their prefixed names, and the session's history names
 LangChain as the caller.
+
+A server process costs a second to start, a session over a running one milliseconds: the module
+starts one demo over HTTP and keeps a session open per place and era for the tests that only list
+and call tools that change nothing (they read the newest history entries, never the whole history).
+A test that cancels, times out, closes or needs a clean history opens its own session, over the
+module's HTTP demo unless it is about stdio. The full stdio/HTTP x era matrix runs on the main call,
+the task-only tool and the cancelled run; the others run in one place.
 """
 
 from __future__ import annotations
@@ -94,22 +101,51 @@ def ask(text: str = "go") -> dict[str, Any]:
     return {"messages": [HumanMessage(text)]}
 
 
+def newest_entry(session: Session, before: int) -> dict[str, Any]:
+    """The newest history entry of a shared session, which must be one the test's own call added
+    (``before``: the history's length when the test began)."""
+    added = session.model.history[before:]
+    assert added, "the test's call is not in the session's history"
+    return dict(added[-1])
+
+
 # --- where the demo runs ----------------------------------------------------------------------
 
 
-@pytest.fixture(params=PLACES)
-def demo(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """The demo server as a Client or connect() takes it: a command (stdio) or the URL of one over
-    Streamable HTTP (both eras: the client's first request picks one)."""
-    if request.param == "stdio":
-        yield DEMO
-        return
+@pytest.fixture(scope="module")
+def http_demo() -> Iterator[str]:
+    """One demo server over Streamable HTTP for the module (both eras: a client's first request picks
+    one). A module fixture is set up before ``no_leaked_processes`` looks, so it is no leak."""
     with sdk_http("modern") as peer:
         yield peer.url
 
 
+@pytest.fixture(params=PLACES)
+def demo(request: pytest.FixtureRequest, http_demo: str) -> Any:
+    """The demo server as a Client or connect() takes it: a command (stdio) or the module's URL."""
+    return DEMO if request.param == "stdio" else http_demo
+
+
 def expected_era(protocol: str) -> str:
     return "modern" if protocol == "auto" else "legacy"
+
+
+@pytest.fixture(scope="module")
+def shared(http_demo: str) -> Iterator[dict[tuple[str, str], Session]]:
+    """A session per (place, protocol), open for the whole module, for tests that change nothing on
+    the server or in the session (no cancel, no close, no dialog) and read only the newest history."""
+    opened: dict[tuple[str, str], Session] = {}
+    try:
+        for place in PLACES:
+            for protocol in ERAS:
+                target = DEMO if place == "stdio" else http_demo
+                opened[place, protocol] = mcp_notebook.connect(
+                    target, show_progress=False, protocol=protocol, timeout=WAIT
+                )
+        yield opened
+    finally:
+        for session in opened.values():
+            session.close()
 
 
 @pytest.fixture
@@ -132,10 +168,12 @@ def session_of() -> Iterator[Any]:
 
 
 @pytest.mark.parametrize("protocol", ERAS)
+@pytest.mark.parametrize("place", PLACES)
 def test_an_agent_calls_the_tool_the_model_chose_and_the_model_reads_its_result(
-    demo: Any, protocol: str, session_of: Any
+    place: str, protocol: str, shared: dict[tuple[str, str], Session]
 ) -> None:
-    session = session_of(demo, protocol)
+    session = shared[place, protocol]
+    before = len(session.model.history)
     assert session.model.era == expected_era(protocol)
     model = calls(("add", {"a": 2, "b": 3}), answer="2 + 3 = 5")
 
@@ -149,7 +187,7 @@ def test_an_agent_calls_the_tool_the_model_chose_and_the_model_reads_its_result(
     assert (seen.name, seen.tool_call_id, seen.status) == ("add", "call_1", "success")
     assert seen.content == "5.0"
     assert seen.artifact == {"result": 5.0}  # structuredContent, for the program
-    entry = session.model.history[-1]
+    entry = newest_entry(session, before)
     assert (entry["name"], entry["arguments"], entry["outcome"]) == ("add", {"a": 2, "b": 3}, "ok")
     assert entry["via"] == "langchain"
     assert session.history_frame()["via"].iloc[-1] == "langchain"
@@ -157,8 +195,10 @@ def test_an_agent_calls_the_tool_the_model_chose_and_the_model_reads_its_result(
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("protocol", ERAS)
-async def test_an_async_agent_over_a_core_client_reads_structured_records(demo: Any, protocol: str) -> None:
-    async with Client(demo, protocol=protocol, timeout=WAIT) as client:
+async def test_an_async_agent_over_a_core_client_reads_structured_records(
+    http_demo: str, protocol: str
+) -> None:
+    async with Client(http_demo, protocol=protocol, timeout=WAIT) as client:
         assert client.era == expected_era(protocol)
         tools = await alangchain_tools(client, tools=["sales_records", "add"])
         assert sorted(tool.name for tool in tools) == ["add", "sales_records"]
@@ -173,8 +213,11 @@ async def test_an_async_agent_over_a_core_client_reads_structured_records(demo: 
     assert '"region": "north"' in seen.content  # the model reads the records as JSON text
 
 
-def test_tool_metadata_carries_the_mcp_name_title_and_annotations(session_of: Any) -> None:
-    session = session_of(DEMO)
+def test_tool_metadata_carries_the_mcp_name_title_and_annotations(
+    shared: dict[tuple[str, str], Session],
+) -> None:
+    session = shared["stdio", "auto"]
+    before = len(session.model.history)
     [add] = langchain_tools(session, tools=["add"])
     assert add.metadata == {
         "mcp_name": "add",
@@ -184,15 +227,18 @@ def test_tool_metadata_carries_the_mcp_name_title_and_annotations(session_of: An
     assert add.response_format == "content_and_artifact"
     # Called by hand in a cell (no tool call): the text, as LangChain gives a tool's content.
     assert add.invoke({"a": 1, "b": 2}) == "3.0"
-    assert session.model.history[-1]["via"] == "langchain"
+    assert newest_entry(session, before)["via"] == "langchain"
 
 
 # --- errors: what the model is told, what ends the run ------------------------------------------
 
 
 @pytest.mark.parametrize("protocol", ERAS)
-def test_a_tool_error_reaches_the_model_and_the_run_goes_on(protocol: str, session_of: Any) -> None:
-    session = session_of(DEMO, protocol)
+def test_a_tool_error_reaches_the_model_and_the_run_goes_on(
+    protocol: str, shared: dict[tuple[str, str], Session]
+) -> None:
+    session = shared["stdio", protocol]
+    before = len(session.model.history)
     model = calls(("fail", {"message": "the disk is full"}), answer="I could not: the disk is full.")
 
     run = create_agent(model, langchain_tools(session)).invoke(ask())
@@ -201,11 +247,14 @@ def test_a_tool_error_reaches_the_model_and_the_run_goes_on(protocol: str, sessi
     assert seen.status == "error"
     assert "the disk is full" in seen.content
     assert run["messages"][-1].content == "I could not: the disk is full."
-    assert session.model.history[-1]["outcome"] == "tool_error"
+    assert newest_entry(session, before)["outcome"] == "tool_error"
 
 
-def test_a_refused_argument_is_told_to_the_model_which_tries_again(session_of: Any) -> None:
-    session = session_of(DEMO)
+def test_a_refused_argument_is_told_to_the_model_which_tries_again(
+    shared: dict[tuple[str, str], Session],
+) -> None:
+    session = shared["stdio", "auto"]
+    before = len(session.model.history)
     model = calls(("add", {"a": "two", "b": 3}), ("add", {"a": 2, "b": 3}), answer="5")
 
     run = create_agent(model, langchain_tools(session)).invoke(ask())
@@ -217,14 +266,14 @@ def test_a_refused_argument_is_told_to_the_model_which_tries_again(session_of: A
     assert "nothing was sent" in refused.content
     assert (added.status, added.content) == ("success", "5.0")
     assert run["messages"][-1].content == "5"
-    outcomes = [(entry["name"], entry["outcome"]) for entry in session.model.history]
+    outcomes = [(entry["name"], entry["outcome"]) for entry in session.model.history[before:]]
     assert outcomes == [("add", "invalid"), ("add", "ok")]
 
 
 @pytest.mark.anyio
-async def test_a_deadline_ends_the_run_with_the_clients_error() -> None:
+async def test_a_deadline_ends_the_run_with_the_clients_error(http_demo: str) -> None:
     """A deadline is not the model's to mend: the run stops with the McpError a call of one's own gets."""
-    async with Client(DEMO, timeout=WAIT) as client:
+    async with Client(http_demo, timeout=WAIT) as client:
         tools = await alangchain_tools(client, tools=["slow_count"], timeout=0.5)
         model = calls(("slow_count", {"steps": 100, "delay": 1}))
         with raises_mcp("timeout"):
@@ -233,8 +282,8 @@ async def test_a_deadline_ends_the_run_with_the_clients_error() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_core_clients_tools_say_at_once_that_they_are_async_only() -> None:
-    async with Client(DEMO, timeout=WAIT) as client:
+async def test_a_core_clients_tools_say_at_once_that_they_are_async_only(http_demo: str) -> None:
+    async with Client(http_demo, timeout=WAIT) as client:
         with pytest.raises(TypeError, match=r"await alangchain_tools\(client\)"):
             langchain_tools(client)
         tools = await alangchain_tools(client, tools=["add"])
@@ -292,9 +341,9 @@ async def test_a_cancelled_run_cancels_the_demos_slow_count(demo: Any, protocol:
 
 
 @pytest.mark.anyio
-async def test_a_cancelled_run_over_a_session_cancels_its_request(session_of: Any) -> None:
+async def test_a_cancelled_run_over_a_session_cancels_its_request(http_demo: str, session_of: Any) -> None:
     """The session's call runs on its engine: cancelling the agent's task cancels it there."""
-    session = session_of(DEMO)
+    session = session_of(http_demo)
     tools = await alangchain_tools(session, tools=["slow_count"])  # a session lists async too
     started = anyio.Event()
     cancelled = threading.Event()
@@ -337,13 +386,13 @@ def _answer_the_next_dialog(dialogs: NotebookDialogs, name: str) -> threading.Th
     return user
 
 
-@pytest.mark.parametrize("protocol", ERAS)
+@pytest.mark.parametrize(("place", "protocol"), [("stdio", "auto"), ("http", "auto"), ("http", "legacy")])
 def test_a_dialog_during_an_agents_call_shows_under_the_cell_and_its_answer_reaches_the_server(
-    protocol: str, session_of: Any
+    place: str, protocol: str, http_demo: str, session_of: Any
 ) -> None:
     shown: list[Any] = []  # what goes under the running cell
     dialogs = NotebookDialogs("demo", output=shown.append)
-    session = session_of(DEMO, protocol, dialogs=dialogs)
+    session = session_of(DEMO if place == "stdio" else http_demo, protocol, dialogs=dialogs)
     model = calls(("ask_user_name", {"greeting": "Welcome"}))
     user = _answer_the_next_dialog(dialogs, "Ada")
 
@@ -357,14 +406,14 @@ def test_a_dialog_during_an_agents_call_shows_under_the_cell_and_its_answer_reac
 
 
 @pytest.mark.anyio
-async def test_a_core_clients_elicitation_handler_answers_during_an_agents_call() -> None:
+async def test_a_core_clients_elicitation_handler_answers_during_an_agents_call(http_demo: str) -> None:
     asked: list[str] = []
 
     async def elicitation(params: dict[str, Any]) -> dict[str, Any]:
         asked.append(params["message"])
         return {"action": "accept", "content": {"name": "Grace"}}
 
-    async with Client(DEMO, timeout=WAIT, elicitation=elicitation) as client:
+    async with Client(http_demo, timeout=WAIT, elicitation=elicitation) as client:
         model = calls(("ask_user_name", {}))
         await create_agent(model, await alangchain_tools(client)).ainvoke(ask())
     assert asked == ["Hi! What is your name?"]
@@ -375,8 +424,12 @@ async def test_a_core_clients_elicitation_handler_answers_during_an_agents_call(
 
 
 @pytest.mark.parametrize("protocol", ERAS)
-def test_a_task_only_tool_is_followed_to_its_result(demo: Any, protocol: str, session_of: Any) -> None:
-    session = session_of(demo, protocol)
+@pytest.mark.parametrize("place", PLACES)
+def test_a_task_only_tool_is_followed_to_its_result(
+    place: str, protocol: str, shared: dict[tuple[str, str], Session]
+) -> None:
+    session = shared[place, protocol]
+    before = len(session.model.history)
     model = calls(("build_report", {"topic": "north", "sections": 2, "delay": 0.05}))
 
     create_agent(model, langchain_tools(session, tools=["build_report"])).invoke(ask())
@@ -386,11 +439,11 @@ def test_a_task_only_tool_is_followed_to_its_result(demo: Any, protocol: str, se
     assert seen.artifact["topic"] == "north"
     assert [section["number"] for section in seen.artifact["sections"]] == [1, 2]
     assert '"topic": "north"' in seen.content
-    assert session.model.history[-1]["via"] == "langchain"
+    assert newest_entry(session, before)["via"] == "langchain"
 
 
-def test_a_notebook_groups_tools_keep_their_prefixed_names() -> None:
-    group = Group({"sales": DEMO, "calc": DEMO}, show_progress=False, register=False)
+def test_a_notebook_groups_tools_keep_their_prefixed_names(http_demo: str) -> None:
+    group = Group({"sales": http_demo, "calc": http_demo}, show_progress=False, register=False)
     try:
         tools = langchain_tools(group, tools=["sales.sales_records", "calc.add"])
         assert sorted(tool.name for tool in tools) == ["calc_add", "sales_sales_records"]
@@ -410,8 +463,8 @@ def test_a_notebook_groups_tools_keep_their_prefixed_names() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_client_groups_tools_keep_their_prefixed_names() -> None:
-    async with ClientGroup({"sales": DEMO, "calc": DEMO}, timeout=WAIT) as group:
+async def test_a_client_groups_tools_keep_their_prefixed_names(http_demo: str) -> None:
+    async with ClientGroup({"sales": http_demo, "calc": http_demo}, timeout=WAIT) as group:
         tools = await alangchain_tools(group, tools=lambda tool: tool.name.endswith(".add"))
         assert sorted(tool.name for tool in tools) == ["calc_add", "sales_add"]
         model = calls(("sales_add", {"a": 4, "b": 5}))

@@ -2,9 +2,11 @@
 
 Every framework adapter calls through ``mcp_notebook.agents``' ToolSource, so these tests call it
 directly, as an adapter does: from another thread with an event loop of its own (what a
-framework's ``run_sync`` does) and blocking from a worker thread, against the real demo server over
-stdio. What a user sees is read from the panels' real models (the tree a browser's view is sent):
-the explorer's history rows (the dashboard's Tools tab, a group's explorer) end with a "via
+framework's ``run_sync`` does) and blocking from a worker thread, against the real demo server:
+one process over HTTP for the module with a fresh session per test (a process per test would cost
+a second each, a session milliseconds), over stdio where a secret goes into the server's
+environment. What a user sees is read from the panels' real models (the tree a browser's view is
+sent): the explorer's history rows (the dashboard's Tools tab, a group's explorer) end with a "via
 pydantic-ai" badge, the log panel (the dashboard's Log tab, a group's log) has a line per agent
 call, the history frame has ``via``; the notebook's own calls carry no mark. The log lines are
 rate-limited (notebook/_agent_log.py), checked here without a clock: the writer is driven by hand.
@@ -29,6 +31,7 @@ from mcp_notebook.notebook import _agent_log
 from mcp_notebook.notebook._agent_log import LINES_PER_WRITE, AgentCallLog, agent_lines
 
 from .conftest import demo_server
+from .http_peers import sdk_http
 from .widget_helpers import HOSTILE, assert_escaped, drawn, markup, wait_for
 
 pytest.importorskip("ipywidgets")
@@ -38,9 +41,18 @@ WAIT = 30.0  # seconds a wait may last before the test fails; never a measuremen
 pytestmark = pytest.mark.usefixtures("no_leaked_processes")
 
 
+@pytest.fixture(scope="module")
+def http_demo() -> Iterator[str]:
+    """One demo server over HTTP for the module. A module fixture is set up before
+    ``no_leaked_processes`` looks, so it is no leak."""
+    with sdk_http("modern") as peer:
+        yield peer.url
+
+
 @pytest.fixture
-def session() -> Iterator[Any]:
-    opened = mcp_notebook.connect(demo_server(), show_progress=False, dialogs=False)
+def session(http_demo: str) -> Iterator[Any]:
+    """A session of the test's own (its history and panels start empty) over the module's demo."""
+    opened = mcp_notebook.connect(http_demo, show_progress=False, dialogs=False)
     try:
         yield opened
     finally:
@@ -156,8 +168,8 @@ def test_blocking_calls_from_a_worker_thread_show_in_the_log_panel_and_the_histo
         log.close()
 
 
-def test_a_groups_explorer_and_log_mark_an_agents_calls_with_the_framework() -> None:
-    group = mcp_notebook.Group({"sales": demo_server()}, show_progress=False, dialogs=False)
+def test_a_groups_explorer_and_log_mark_an_agents_calls_with_the_framework(http_demo: str) -> None:
+    group = mcp_notebook.Group({"sales": http_demo}, show_progress=False, dialogs=False)
     try:
         explorer = group.explorer()
         log = group.log_widget()
@@ -329,8 +341,8 @@ def test_agent_lines_of_no_calls_are_none() -> None:
     assert agent_lines([]) == []
 
 
-def test_the_session_writes_an_agents_last_lines_when_it_closes() -> None:
-    opened = mcp_notebook.connect(demo_server(), show_progress=False, dialogs=False)
+def test_the_session_writes_an_agents_last_lines_when_it_closes(http_demo: str) -> None:
+    opened = mcp_notebook.connect(http_demo, show_progress=False, dialogs=False)
     try:
         source = ToolSource(opened, framework="llama-index")
         for n in range(3):
@@ -357,7 +369,9 @@ def test_a_secret_the_agent_passes_in_its_arguments_is_masked_in_the_log_line() 
         opened.close()
 
 
-def test_an_agents_call_has_its_progress_bar_say_whose_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_agents_call_has_its_progress_bar_say_whose_it_is(
+    monkeypatch: pytest.MonkeyPatch, http_demo: str
+) -> None:
     from mcp_notebook.notebook import _session
 
     described: list[str] = []
@@ -368,7 +382,7 @@ def test_an_agents_call_has_its_progress_bar_say_whose_it_is(monkeypatch: pytest
         return real(description, *args, **kwargs)
 
     monkeypatch.setattr(_session, "ProgressBar", recorded)
-    opened = mcp_notebook.connect(demo_server(), dialogs=False)  # show_progress: the default
+    opened = mcp_notebook.connect(http_demo, dialogs=False)  # show_progress: the default
     try:
         opened.call_tool("add", {"a": 1, "b": 1})
         ToolSource(opened, framework="smolagents").call("add", {"a": 1, "b": 2})

@@ -5,6 +5,13 @@ double, ``MockFunctionCallingLLM``, scripted to call a tool with arguments of it
 answer with what the tool message said. Each test asserts what the model was sent (the schema,
 the tool message it read next) and what the notebook recorded, against the demo server as a real
 process over stdio and over HTTP, in both eras.
+
+A server process costs a second to start, a session over a running one milliseconds: the module
+starts one demo over HTTP and keeps a session open per route (place and era) for the tests that only
+list and call tools that change nothing (they read the newest history entry, never the whole
+history). A test that cancels, times out, answers a dialog or needs a clean history opens its own
+session, over the module's HTTP demo unless it is about stdio. The full route matrix runs on the main
+call and the task-only tool; the others run in one place.
 """
 
 from __future__ import annotations
@@ -84,28 +91,55 @@ async def run_agent(tools: list[FunctionTool], model: ScriptedModel) -> tuple[st
 ROUTES = ["stdio-modern", "stdio-legacy", "http-modern", "http-legacy"]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def http_demo() -> Iterator[str]:
+    """One demo server over HTTP for the module (both eras: a client's first request picks one). A
+    module fixture is set up before ``no_leaked_processes`` looks, so it is no leak."""
     with sdk_http("modern") as peer:
         yield peer.url
 
 
-@pytest.fixture(params=ROUTES)
-def session(request: pytest.FixtureRequest) -> Iterator[Session]:
-    transport, era = request.param.split("-")
-    target = demo_server() if transport == "stdio" else request.getfixturevalue("http_demo")
-    protocol = "legacy" if era == "legacy" else "auto"
-    session = mcp_notebook.connect(target, show_progress=False, protocol=protocol)
+@pytest.fixture(scope="module")
+def shared(http_demo: str) -> Iterator[dict[str, Session]]:
+    """A session per route, open for the whole module, for tests that change nothing on the server or
+    in the session (no cancel, no close, no dialog) and read only the newest history entry."""
+    opened: dict[str, Session] = {}
     try:
-        assert session.model.era == era
-        yield session
+        for route in ROUTES:
+            transport, era = route.split("-")
+            target = demo_server() if transport == "stdio" else http_demo
+            protocol = "legacy" if era == "legacy" else "auto"
+            opened[route] = mcp_notebook.connect(target, show_progress=False, protocol=protocol)
+            assert opened[route].model.era == era
+        yield opened
     finally:
-        session.close()
+        for session in opened.values():
+            session.close()
+
+
+@pytest.fixture(params=ROUTES)
+def session(request: pytest.FixtureRequest, shared: dict[str, Session]) -> Session:
+    """The shared session of each route in turn."""
+    return shared[request.param]
+
+
+@pytest.fixture
+def stdio_session(shared: dict[str, Session]) -> Session:
+    """The shared session over stdio in the default era: the one place of the tests that need no matrix."""
+    return shared["stdio-modern"]
 
 
 def only(tools: list[FunctionTool], name: str) -> FunctionTool:
     [tool] = [t for t in tools if t.metadata.name == name]
     return tool
+
+
+def newest_entry(session: Session, before: int) -> dict[str, Any]:
+    """The newest history entry of a shared session, which must be one the test's own call added
+    (``before``: the history's length when the test began)."""
+    added = session.model.history[before:]
+    assert added, "the test's call is not in the session's history"
+    return dict(added[-1])
 
 
 # --- the agent's calls ---------------------------------------------------------------------------
@@ -114,6 +148,7 @@ def only(tools: list[FunctionTool], name: str) -> FunctionTool:
 async def test_the_agent_calls_a_tool_with_the_models_arguments_and_the_model_reads_the_result(
     session: Session,
 ) -> None:
+    before = len(session.model.history)
     tools = llama_index_tools(session, tools=["add", "sales_records"])
     model = ScriptedModel("add", {"a": 2, "b": 3.5})
     answer, [result] = await run_agent(tools, model)
@@ -130,20 +165,26 @@ async def test_the_agent_calls_a_tool_with_the_models_arguments_and_the_model_re
     assert answer == "the tool said: 5.5"
     assert result.tool_output.raw_output == {"result": 5.5}  # the structured value
     assert not result.tool_output.is_error
-    entry = session.model.history[-1]
+    entry = newest_entry(session, before)
     assert (entry["name"], entry["arguments"], entry["via"]) == ("add", {"a": 2, "b": 3.5}, "llama-index")
 
 
-async def test_a_tool_error_reaches_the_model_as_an_error_and_the_run_goes_on(session: Session) -> None:
+@pytest.mark.parametrize("route", ["stdio-modern", "stdio-legacy"])
+async def test_a_tool_error_reaches_the_model_as_an_error_and_the_run_goes_on(
+    route: str, shared: dict[str, Session]
+) -> None:
+    session = shared[route]
+    before = len(session.model.history)
     model = ScriptedModel("fail", {"message": "the warehouse is closed"})
     answer, [result] = await run_agent(llama_index_tools(session), model)
     assert result.tool_output.is_error
     assert "the warehouse is closed" in model.tool_message.content
     assert answer.startswith("the tool said:")
-    assert session.model.history[-1]["outcome"] == "tool_error"
+    assert newest_entry(session, before)["outcome"] == "tool_error"
 
 
-async def test_a_refused_argument_is_told_to_the_model_which_can_retry(session: Session) -> None:
+async def test_a_refused_argument_is_told_to_the_model_which_can_retry(stdio_session: Session) -> None:
+    session = stdio_session
     model = ScriptedModel("add", {"a": "two", "b": 3})
     answer, [result] = await run_agent(llama_index_tools(session, tools=["add"]), model)
     assert result.tool_output.is_error
@@ -156,8 +197,8 @@ async def test_a_refused_argument_is_told_to_the_model_which_can_retry(session: 
     assert "nothing was sent" in output.content
 
 
-async def test_a_calls_deadline_is_kept_and_the_model_is_told_the_call_timed_out() -> None:
-    session = mcp_notebook.connect(demo_server(), show_progress=False, timeout=0.5)
+async def test_a_calls_deadline_is_kept_and_the_model_is_told_the_call_timed_out(http_demo: str) -> None:
+    session = mcp_notebook.connect(http_demo, show_progress=False, timeout=0.5)
     try:
         model = ScriptedModel("slow_count", {"steps": 600, "delay": 0.1})
         answer, [result] = await run_agent(llama_index_tools(session, tools=["slow_count"]), model)
@@ -181,30 +222,30 @@ async def test_a_task_only_tool_is_followed_to_its_result(session: Session) -> N
     assert "regions" in model.tool_message.content
 
 
-def test_blocking_calls_work_in_a_cell_without_an_event_loop() -> None:
-    session = mcp_notebook.connect(demo_server(), show_progress=False)
-    try:
-        tool = only(llama_index_tools(session), "echo")
-        output = tool.call(text="hello")
-        assert (output.content, output.is_error, output.raw_output) == ("hello", False, "hello")
-        assert session.model.history[-1]["via"] == "llama-index"
-    finally:
-        session.close()
+def test_blocking_calls_work_in_a_cell_without_an_event_loop(stdio_session: Session) -> None:
+    before = len(stdio_session.model.history)
+    tool = only(llama_index_tools(stdio_session), "echo")
+    output = tool.call(text="hello")
+    assert (output.content, output.is_error, output.raw_output) == ("hello", False, "hello")
+    assert newest_entry(stdio_session, before)["via"] == "llama-index"
 
 
 # --- dialogs --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("route", ["stdio-modern", "http-modern", "http-legacy"])
 async def test_an_elicitation_during_the_agents_call_shows_its_dialog_and_the_answer_reaches_the_server(
-    protocol: str,
+    route: str, http_demo: str
 ) -> None:
     pytest.importorskip("ipywidgets")
     from mcp_notebook.widgets._dialogs import NotebookDialogs
 
     shown: list[Any] = []  # what would go under the running cell
     dialogs = NotebookDialogs("demo", output=shown.append)
-    session = mcp_notebook.connect(demo_server(), show_progress=False, dialogs=dialogs, protocol=protocol)
+    transport, era = route.split("-")
+    target = demo_server() if transport == "stdio" else http_demo
+    protocol = "legacy" if era == "legacy" else "auto"
+    session = mcp_notebook.connect(target, show_progress=False, dialogs=dialogs, protocol=protocol)
 
     def user() -> None:
         wait_for(lambda: dialogs.open_dialogs, HANG_GUARD, "the agent's dialog")
@@ -225,9 +266,9 @@ async def test_an_elicitation_during_the_agents_call_shows_its_dialog_and_the_an
     assert dialogs.history[-1].answered
 
 
-async def test_a_core_clients_elicitation_handler_answers_the_agents_call() -> None:
+async def test_a_core_clients_elicitation_handler_answers_the_agents_call(http_demo: str) -> None:
     async with Client(
-        demo_server(), elicitation=lambda params: {"action": "accept", "content": {"name": "Lin"}}
+        http_demo, elicitation=lambda params: {"action": "accept", "content": {"name": "Lin"}}
     ) as c:
         model = ScriptedModel("ask_user_name", {})
         answer, _ = await run_agent(await allama_index_tools(c, tools=["ask_user_name"]), model)
@@ -250,9 +291,9 @@ async def _cancelled_while_calling(tools: list[FunctionTool], in_flight: Any) ->
 
 
 @pytest.mark.parametrize("route", ["stdio-legacy", "http-modern"])
-async def test_a_cancelled_run_cancels_the_servers_call_from_a_session(route: str, request: Any) -> None:
+async def test_a_cancelled_run_cancels_the_servers_call_from_a_session(route: str, http_demo: str) -> None:
     transport, era = route.split("-")
-    target = demo_server() if transport == "stdio" else request.getfixturevalue("http_demo")
+    target = demo_server() if transport == "stdio" else http_demo
     session = mcp_notebook.connect(
         target, show_progress=False, protocol="legacy" if era == "legacy" else "auto"
     )
@@ -292,8 +333,8 @@ async def test_a_cancelled_run_cancels_the_servers_call_from_a_core_client() -> 
 # --- groups, images, secrets, the import ----------------------------------------------------------
 
 
-async def test_a_groups_tools_keep_their_prefixed_names_and_reach_their_server() -> None:
-    group = Group({"sales": demo_server(), "ops": demo_server()}, show_progress=False)
+async def test_a_groups_tools_keep_their_prefixed_names_and_reach_their_server(http_demo: str) -> None:
+    group = Group({"sales": http_demo, "ops": http_demo}, show_progress=False)
     try:
         tools = llama_index_tools(group, tools=["sales.add", "ops.add"])
         assert sorted(t.metadata.name for t in tools) == ["ops_add", "sales_add"]
@@ -307,16 +348,16 @@ async def test_a_groups_tools_keep_their_prefixed_names_and_reach_their_server()
         group.close()
 
 
-async def test_a_core_client_groups_tools_keep_their_prefixed_names() -> None:
-    async with ClientGroup({"sales": demo_server(), "ops": demo_server()}) as group:
+async def test_a_core_client_groups_tools_keep_their_prefixed_names(http_demo: str) -> None:
+    async with ClientGroup({"sales": http_demo, "ops": http_demo}) as group:
         tools = await allama_index_tools(group, tools=lambda tool: tool.name.endswith(".echo"))
         assert sorted(t.metadata.name for t in tools) == ["ops_echo", "sales_echo"]
         output = await only(tools, "ops_echo").acall(text="from ops")
     assert output.content == "from ops"
 
 
-async def test_a_core_client_cannot_be_listed_or_called_without_await() -> None:
-    async with Client(demo_server()) as client:
+async def test_a_core_client_cannot_be_listed_or_called_without_await(http_demo: str) -> None:
+    async with Client(http_demo) as client:
         with pytest.raises(TypeError, match="async only"):
             llama_index_tools(client)
         echo = only(await allama_index_tools(client), "echo")

@@ -6,6 +6,12 @@ with the test's arguments, then a final message) and keeps every request's input
 asserts what the model was shown: the tool's output, an error it can react to, masked secrets.
 The demo server runs as a real subprocess, over stdio and over HTTP, in both eras. Tracing is off
 so nothing tries the network.
+
+A server process costs a second to start, a connection to a running one milliseconds: the module
+starts one demo over HTTP (the SDK's dual-era server; ``protocol="legacy"`` opens a legacy session on
+it) and each test connects afresh. The stdio/HTTP x era matrix runs on the main call and the
+cancelled run; the tests that need no matrix connect over the module's HTTP demo, in both eras where
+the era changes how the server asks (dialogs, sampling, tasks).
 """
 
 from __future__ import annotations
@@ -119,14 +125,18 @@ def protocol(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture
-def target(transport: str, protocol: str) -> Iterator[Any]:
-    """What ``Client`` connects to: the demo over stdio, or over HTTP in the era under test."""
-    if transport == "stdio":
-        yield DEMO
-        return
-    with sdk_http("legacy" if protocol == "legacy" else "modern") as peer:
+@pytest.fixture(scope="module")
+def http_demo() -> Iterator[str]:
+    """One demo server over HTTP for the module, serving both eras. A module fixture is set up before
+    ``no_leaked_processes`` looks, so it is no leak."""
+    with sdk_http("modern") as peer:
         yield peer.url
+
+
+@pytest.fixture
+def target(transport: str, http_demo: str) -> Any:
+    """What ``Client`` connects to: the demo over stdio, or the module's over HTTP."""
+    return DEMO if transport == "stdio" else http_demo
 
 
 async def test_the_model_calls_a_tool_with_its_arguments_and_reads_the_result(
@@ -143,9 +153,11 @@ async def test_the_model_calls_a_tool_with_its_arguments_and_reads_the_result(
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
-async def test_a_tool_error_and_a_refused_argument_reach_the_model_and_the_run_goes_on(protocol: str) -> None:
+async def test_a_tool_error_and_a_refused_argument_reach_the_model_and_the_run_goes_on(
+    protocol: str, http_demo: str
+) -> None:
     model = ScriptedModel([("fail", {"message": "no such region: Mars"}), ("add", {"a": "two", "b": 1})])
-    async with Client(DEMO, protocol=protocol) as client:
+    async with Client(http_demo, protocol=protocol) as client:
         # failure_error_function=None: the SDK would end the run on any exception from the tool;
         # neither of these is one, so the model reads both and the run goes on.
         server = openai_agents_server(client, failure_error_function=None)
@@ -164,8 +176,8 @@ async def test_a_tool_error_and_a_refused_argument_reach_the_model_and_the_run_g
         assert client.stats.in_flight == 0
 
 
-async def test_a_deadline_is_told_to_the_model_by_default_and_ends_the_run_when_asked() -> None:
-    async with Client(DEMO) as client:
+async def test_a_deadline_is_told_to_the_model_by_default_and_ends_the_run_when_asked(http_demo: str) -> None:
+    async with Client(http_demo) as client:
         slow = {"steps": 3, "delay": 30}
         model = ScriptedModel([("slow_count", slow)])
         told = openai_agents_server(client, call_options={"timeout": 0.5})
@@ -216,7 +228,7 @@ async def test_a_cancelled_run_cancels_the_call_on_the_server(target: Any, proto
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
-async def test_a_dialog_during_the_agents_call_is_answered(protocol: str) -> None:
+async def test_a_dialog_during_the_agents_call_is_answered(protocol: str, http_demo: str) -> None:
     asked: list[Any] = []
 
     def answer(params: Any) -> dict[str, str]:
@@ -224,28 +236,28 @@ async def test_a_dialog_during_the_agents_call_is_answered(protocol: str) -> Non
         return {"name": "Ada"}
 
     model = ScriptedModel([("ask_user_name", {"greeting": "Welcome"})])
-    async with Client(DEMO, protocol=protocol, elicitation=answer) as client:
+    async with Client(http_demo, protocol=protocol, elicitation=answer) as client:
         await Runner.run(_agent(model, openai_agents_server(client)), "greet me")
     assert len(asked) == 1
     assert model.texts() == ["Welcome, Ada! Nice to meet you."]
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
-async def test_a_sampling_request_during_the_agents_call_is_answered(protocol: str) -> None:
+async def test_a_sampling_request_during_the_agents_call_is_answered(protocol: str, http_demo: str) -> None:
     async def sample(params: dict[str, Any]) -> dict[str, Any]:
         assert "Summarize the following text" in params["messages"][0]["content"]["text"]
         return {"role": "assistant", "content": {"type": "text", "text": "Short."}, "model": "scripted"}
 
     model = ScriptedModel([("summarize", {"text": "A long text.", "max_words": 5})])
-    async with Client(DEMO, protocol=protocol, sampling=sample) as client:
+    async with Client(http_demo, protocol=protocol, sampling=sample) as client:
         await Runner.run(_agent(model, openai_agents_server(client)), "summarize")
     assert model.texts() == ["Short."]
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
-async def test_a_task_only_tool_is_followed_to_its_result(protocol: str) -> None:
+async def test_a_task_only_tool_is_followed_to_its_result(protocol: str, http_demo: str) -> None:
     model = ScriptedModel([("build_report", {"topic": "Q3 sales", "sections": 2, "delay": 0})])
-    async with Client(DEMO, protocol=protocol) as client:
+    async with Client(http_demo, protocol=protocol) as client:
         await Runner.run(_agent(model, openai_agents_server(client)), "report")
         [task] = client.tasks  # the call ran as a task, followed to its result
         assert task.status == "completed"
@@ -255,8 +267,8 @@ async def test_a_task_only_tool_is_followed_to_its_result(protocol: str) -> None
     assert [section["number"] for section in report["sections"]] == [1, 2]
 
 
-async def test_structured_content_and_images_are_handed_over_as_the_official_sdks() -> None:
-    async with Client(DEMO) as client:
+async def test_structured_content_and_images_are_handed_over_as_the_official_sdks(http_demo: str) -> None:
+    async with Client(http_demo) as client:
         server = openai_agents_server(client)
         direct = await client.call_tool("sales_records", {"region": "north", "limit": 2})
         handed = await server.call_tool("sales_records", {"region": "north", "limit": 2})
@@ -323,9 +335,9 @@ async def test_structured_content_without_text_is_read_by_the_model_as_json() ->
     assert model.texts() == ['{"north": 3, "south": 5}']
 
 
-async def test_a_groups_tools_keep_their_server_in_provider_safe_names() -> None:
+async def test_a_groups_tools_keep_their_server_in_provider_safe_names(http_demo: str) -> None:
     model = ScriptedModel([("south_add", {"a": 40, "b": 2})])
-    async with ClientGroup({"north": DEMO, "south": DEMO}) as group:
+    async with ClientGroup({"north": http_demo, "south": http_demo}) as group:
         server = openai_agents_server(group, tools=["north.echo", "south.add"])
         await Runner.run(_agent(model, server), "add")
         assert sorted(model.tools) == ["north_echo", "south_add"]
@@ -335,11 +347,11 @@ async def test_a_groups_tools_keep_their_server_in_provider_safe_names() -> None
             await server.get_prompt("greeting", {"name": "Ada"})
 
 
-async def test_the_sdks_tool_filter_sees_the_agent_asking_and_the_provider_safe_names() -> None:
+async def test_the_sdks_tool_filter_sees_the_agent_asking_and_the_provider_safe_names(http_demo: str) -> None:
     def by_agent(context: Any, tool: Any) -> bool:
         return tool.name == ("north_echo" if context.agent.name == "reader" else "south_add")
 
-    async with ClientGroup({"north": DEMO, "south": DEMO}) as group:
+    async with ClientGroup({"north": http_demo, "south": http_demo}) as group:
         reader, adder = ScriptedModel([]), ScriptedModel([])
         async with openai_agents_server(group, tool_filter=by_agent) as server:
             await Runner.run(Agent(name="reader", model=reader, mcp_servers=[server]), "read")
@@ -351,8 +363,8 @@ async def test_the_sdks_tool_filter_sees_the_agent_asking_and_the_provider_safe_
         assert not names & {"north_echo", "south_echo"}
 
 
-async def test_prompts_are_served_and_the_session_is_never_closed_by_the_sdk() -> None:
-    async with Client(DEMO) as client:
+async def test_prompts_are_served_and_the_session_is_never_closed_by_the_sdk(http_demo: str) -> None:
+    async with Client(http_demo) as client:
         async with openai_agents_server(client) as server:
             listed = {prompt.name: prompt for prompt in (await server.list_prompts()).prompts}
             assert listed["greeting"].title == "Greeting"
@@ -379,8 +391,10 @@ def _tool_calls(session: Any) -> list[tuple[str, str | None, str]]:
     return [(e["name"], e["via"], e["outcome"]) for e in session.model.history if e["method"] == "tools/call"]
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
-def test_run_sync_over_a_notebook_session_answers_its_dialog_and_records_each_call(protocol: str) -> None:
+@pytest.mark.parametrize(("transport", "protocol"), [("stdio", "auto"), ("http", "auto"), ("http", "legacy")])
+def test_run_sync_over_a_notebook_session_answers_its_dialog_and_records_each_call(
+    target: Any, protocol: str
+) -> None:
     pytest.importorskip("ipywidgets")
     import mcp_notebook
     from mcp_notebook.widgets._dialogs import NotebookDialogs
@@ -390,7 +404,7 @@ def test_run_sync_over_a_notebook_session_answers_its_dialog_and_records_each_ca
     shown: list[Any] = []  # what would go under the running cell
     dialogs = NotebookDialogs("demo", output=shown.append)
     session = mcp_notebook.connect(
-        DEMO, show_progress=False, dialogs=dialogs, protocol=protocol, register=False
+        target, show_progress=False, dialogs=dialogs, protocol=protocol, register=False
     )
     try:
 
@@ -416,10 +430,10 @@ def test_run_sync_over_a_notebook_session_answers_its_dialog_and_records_each_ca
         session.close()
 
 
-async def test_a_cancelled_run_over_a_notebook_session_cancels_its_call() -> None:
+async def test_a_cancelled_run_over_a_notebook_session_cancels_its_call(http_demo: str) -> None:
     import mcp_notebook
 
-    session = mcp_notebook.connect(DEMO, show_progress=False, register=False)
+    session = mcp_notebook.connect(http_demo, show_progress=False, register=False)
     try:
         loop = asyncio.get_running_loop()
         run: asyncio.Task[Any] | None = None
@@ -444,10 +458,10 @@ async def test_a_cancelled_run_over_a_notebook_session_cancels_its_call() -> Non
         await session.aclose()
 
 
-def test_a_notebook_groups_tools_are_called_under_provider_safe_names_and_recorded() -> None:
+def test_a_notebook_groups_tools_are_called_under_provider_safe_names_and_recorded(http_demo: str) -> None:
     import mcp_notebook
 
-    config = {"mcpServers": {name: {"command": DEMO[0], "args": DEMO[1:]} for name in ("north", "south")}}
+    config = {"mcpServers": {name: {"url": http_demo} for name in ("north", "south")}}
     with mcp_notebook.connect_all(config, show_progress=False, register=False) as group:
         model = ScriptedModel([("north_add", {"a": 1, "b": 2}), ("south_echo", {"text": "hi"})])
         server = openai_agents_server(group, tools=lambda tool: tool.name.endswith((".add", ".echo")))
@@ -458,14 +472,14 @@ def test_a_notebook_groups_tools_are_called_under_provider_safe_names_and_record
         assert _tool_calls(group["south"]) == [("echo", "openai-agents", "ok")]
 
 
-def test_an_interrupted_cell_running_the_agent_cancels_the_call_on_the_server() -> None:
+def test_an_interrupted_cell_running_the_agent_cancels_the_call_on_the_server(http_demo: str) -> None:
     import signal
 
     import mcp_notebook
 
     from .widget_helpers import wait_for
 
-    session = mcp_notebook.connect(DEMO, show_progress=False, register=False)
+    session = mcp_notebook.connect(http_demo, show_progress=False, register=False)
     try:
         main, interrupted = threading.main_thread().ident, threading.Event()
         assert main is not None

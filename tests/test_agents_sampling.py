@@ -8,12 +8,17 @@ both eras, through the core ``Client``, a ``ClientGroup`` and the notebook ``Ses
 sampling dialog asks for approval before the model is asked; and an in-process server of ours that
 sends a richer request (images, an assistant turn, limits, model hints) reads back what it got, or
 the refusal of a request with sampling ``tools``.
+
+A server process costs a second to start, a connection to a running one milliseconds: the module
+starts one demo over HTTP (the SDK's dual-era server: ``protocol="legacy"`` opens a legacy session on
+it) and each test connects afresh with its own model. The stdio/HTTP x era matrix runs on each
+framework's model answering ``summarize``; the sessions' approval dialogs connect over the module's
+HTTP demo, in both eras.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import subprocess
 import sys
@@ -104,15 +109,19 @@ def _langchain_model(answer: str = "A fox, jumping.", **metadata: Any) -> Record
 # --- transports ---------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _demo_target(transport: str) -> Iterator[tuple[Any, str]]:
-    """The demo server as (target, protocol): over stdio, or a fresh HTTP process of that era."""
+@pytest.fixture(scope="module")
+def http_demo() -> Iterator[str]:
+    """One demo server over HTTP for the module, serving both eras. A module fixture is set up before
+    ``no_leaked_processes`` looks, so it is no leak."""
+    with sdk_http("modern") as peer:
+        yield peer.url
+
+
+def _demo_target(transport: str, http_demo: str) -> tuple[Any, str]:
+    """The demo server as (target, protocol): over stdio, or the module's over HTTP in that era."""
     if transport.startswith("stdio"):
-        yield DEMO, transport.removeprefix("stdio-")
-        return
-    era = transport.removeprefix("http-")
-    with sdk_http(era) as peer:  # type: ignore[arg-type]
-        yield peer.url, era
+        return DEMO, transport.removeprefix("stdio-")
+    return http_demo, transport.removeprefix("http-")
 
 
 TRANSPORTS = ["stdio-auto", "stdio-legacy", "http-modern", "http-legacy"]
@@ -123,11 +132,11 @@ TRANSPORTS = ["stdio-auto", "stdio-legacy", "http-modern", "http-legacy"]
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_a_pydantic_ai_model_answers_summarize(transport: str) -> None:
+async def test_a_pydantic_ai_model_answers_summarize(transport: str, http_demo: str) -> None:
     recorder = PydanticAiModel()
-    with _demo_target(transport) as (target, protocol):
-        async with Client(target, protocol=protocol, sampling=recorder.model) as client:
-            result = await client.call_tool("summarize", {"text": TEXT, "max_words": 20})
+    target, protocol = _demo_target(transport, http_demo)
+    async with Client(target, protocol=protocol, sampling=recorder.model) as client:
+        result = await client.call_tool("summarize", {"text": TEXT, "max_words": 20})
     assert not result.is_error, result.text
     assert result.text == "A fox jumps, repeatedly."
     [(messages, settings)] = recorder.asked
@@ -143,11 +152,11 @@ async def test_a_pydantic_ai_model_answers_summarize(transport: str) -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_a_langchain_chat_model_answers_summarize(transport: str) -> None:
+async def test_a_langchain_chat_model_answers_summarize(transport: str, http_demo: str) -> None:
     model = _langchain_model()
-    with _demo_target(transport) as (target, protocol):
-        async with Client(target, protocol=protocol, sampling=model) as client:
-            result = await client.call_tool("summarize", {"text": TEXT, "max_words": 20})
+    target, protocol = _demo_target(transport, http_demo)
+    async with Client(target, protocol=protocol, sampling=model) as client:
+        result = await client.call_tool("summarize", {"text": TEXT, "max_words": 20})
     assert not result.is_error, result.text
     assert result.text == "A fox, jumping."
     [asked] = model.asked
@@ -165,9 +174,9 @@ async def test_a_langchain_chat_model_answers_summarize(transport: str) -> None:
 
 
 @pytest.mark.anyio
-async def test_a_client_group_gives_each_member_the_model() -> None:
+async def test_a_client_group_gives_each_member_the_model(http_demo: str) -> None:
     recorder = PydanticAiModel("grouped")
-    async with ClientGroup({"one": DEMO, "two": DEMO}, sampling=recorder.model) as group:
+    async with ClientGroup({"one": http_demo, "two": http_demo}, sampling=recorder.model) as group:
         first = await group.call_tool("one.summarize", {"text": TEXT})
         second = await group.call_tool("two.summarize", {"text": TEXT})
     assert (first.text, second.text) == ("grouped", "grouped")
@@ -324,7 +333,7 @@ def _dialogs() -> Any:
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 @pytest.mark.parametrize("framework", ["pydantic-ai", "langchain"])
-def test_the_session_asks_the_model_only_once_approved(protocol: str, framework: str) -> None:
+def test_the_session_asks_the_model_only_once_approved(protocol: str, framework: str, http_demo: str) -> None:
     pytest.importorskip("ipywidgets")
     recorder = PydanticAiModel("Approved summary.")
     langchain = _langchain_model("Approved summary.")
@@ -337,7 +346,7 @@ def test_the_session_asks_the_model_only_once_approved(protocol: str, framework:
         dialog.send_button.click()
 
     with mcp_notebook.connect(
-        DEMO, protocol=protocol, show_progress=False, dialogs=dialogs, sampling=model
+        http_demo, protocol=protocol, show_progress=False, dialogs=dialogs, sampling=model
     ) as session:
         approver = Approver(dialogs, approve)
         result = session.call_tool("summarize", {"text": TEXT, "max_words": 5})
@@ -354,12 +363,14 @@ def test_the_session_asks_the_model_only_once_approved(protocol: str, framework:
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
-def test_rejecting_the_dialog_refuses_the_server_and_never_asks_the_model(protocol: str) -> None:
+def test_rejecting_the_dialog_refuses_the_server_and_never_asks_the_model(
+    protocol: str, http_demo: str
+) -> None:
     pytest.importorskip("ipywidgets")
     recorder = PydanticAiModel()
     dialogs = _dialogs()
     with mcp_notebook.connect(
-        DEMO, protocol=protocol, show_progress=False, dialogs=dialogs, sampling=recorder.model
+        http_demo, protocol=protocol, show_progress=False, dialogs=dialogs, sampling=recorder.model
     ) as session:
         approver = Approver(dialogs, lambda dialog: dialog.reject_button.click())
         # Legacy: the server got the JSON-RPC error (code -1) and failed the call with it. Modern
@@ -372,12 +383,12 @@ def test_rejecting_the_dialog_refuses_the_server_and_never_asks_the_model(protoc
     assert recorder.asked == []
 
 
-def test_a_groups_member_asks_for_approval_too() -> None:
+def test_a_groups_member_asks_for_approval_too(http_demo: str) -> None:
     pytest.importorskip("ipywidgets")
     model = _langchain_model("Grouped and approved.")
     dialogs = _dialogs()
     group = mcp_notebook.connect_all(
-        {"sales": DEMO}, show_progress=False, register=False, dialogs=dialogs, sampling=model
+        {"sales": http_demo}, show_progress=False, register=False, dialogs=dialogs, sampling=model
     )
     try:
         approver = Approver(dialogs, lambda dialog: dialog.send_button.click())
@@ -389,11 +400,11 @@ def test_a_groups_member_asks_for_approval_too() -> None:
     assert len(model.asked) == 1
 
 
-def test_sampling_approval_false_lets_the_model_answer_alone() -> None:
+def test_sampling_approval_false_lets_the_model_answer_alone(http_demo: str) -> None:
     recorder = PydanticAiModel("Unasked.")
     dialogs = _dialogs()
     with mcp_notebook.connect(
-        DEMO, show_progress=False, dialogs=dialogs, sampling=recorder.model, sampling_approval=False
+        http_demo, show_progress=False, dialogs=dialogs, sampling=recorder.model, sampling_approval=False
     ) as session:
         assert session.call_tool("summarize", {"text": TEXT}).text == "Unasked."
     assert dialogs.history == []

@@ -6,6 +6,13 @@ in its second request. Each test asserts what the model was sent (the tools' JSO
 observation or error it read next), what smolagents printed to its console and what the notebook
 recorded, against the demo server as a real process over stdio and over HTTP, in both eras.
 smolagents is synchronous: a notebook Session's blocking calls serve it; a core Client is refused.
+
+A server process costs a second to start, a session over a running one milliseconds: the module
+starts one demo over HTTP and keeps a session open per route (place and era) for the tests that only
+list and call tools that change nothing (they read the newest history entries, never the whole
+history). A test that interrupts, times out or answers a dialog opens its own session, over the
+module's HTTP demo unless it is about stdio. The full route matrix runs on the main call and the
+task-only tool; the others run in one place.
 """
 
 from __future__ import annotations
@@ -104,29 +111,49 @@ def run_agent(tools: list[Tool], model: ScriptedModel) -> tuple[str, str]:
 ROUTES = ["stdio-modern", "stdio-legacy", "http-modern", "http-legacy"]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def http_demo() -> Iterator[str]:
+    """One demo server over HTTP for the module (both eras: a client's first request picks one). A
+    module fixture is set up before ``no_leaked_processes`` looks, so it is no leak."""
     with sdk_http("modern") as peer:
         yield peer.url
 
 
-@pytest.fixture(params=ROUTES)
-def session(request: pytest.FixtureRequest) -> Iterator[Session]:
-    transport, era = request.param.split("-")
-    target = demo_server() if transport == "stdio" else request.getfixturevalue("http_demo")
-    session = mcp_notebook.connect(
-        target, show_progress=False, protocol="legacy" if era == "legacy" else "auto"
-    )
+@pytest.fixture(scope="module")
+def shared(http_demo: str) -> Iterator[dict[str, Session]]:
+    """A session per route, open for the whole module, for tests that change nothing on the server or
+    in the session (no interrupt, no close, no dialog) and read only the newest history entries."""
+    opened: dict[str, Session] = {}
     try:
-        assert session.model.era == era
-        yield session
+        for route in ROUTES:
+            transport, era = route.split("-")
+            target = demo_server() if transport == "stdio" else http_demo
+            opened[route] = mcp_notebook.connect(
+                target, show_progress=False, protocol="legacy" if era == "legacy" else "auto"
+            )
+            assert opened[route].model.era == era
+        yield opened
     finally:
-        session.close()
+        for session in opened.values():
+            session.close()
+
+
+@pytest.fixture(params=ROUTES)
+def session(request: pytest.FixtureRequest, shared: dict[str, Session]) -> Session:
+    """The shared session of each route in turn."""
+    return shared[request.param]
 
 
 @pytest.fixture
-def demo() -> Iterator[Session]:
-    session = mcp_notebook.connect(demo_server(), show_progress=False)
+def demo(shared: dict[str, Session]) -> Session:
+    """The shared session over stdio in the default era: the one place of the tests that need no matrix."""
+    return shared["stdio-modern"]
+
+
+@pytest.fixture
+def fresh(http_demo: str) -> Iterator[Session]:
+    """A session of the test's own (its counters and history start empty), over the module's HTTP demo."""
+    session = mcp_notebook.connect(http_demo, show_progress=False)
     try:
         yield session
     finally:
@@ -138,12 +165,21 @@ def only(tools: list[Tool], name: str) -> Tool:
     return tool
 
 
+def newest_entry(session: Session, before: int) -> dict[str, Any]:
+    """The newest history entry of a shared session, which must be one the test's own call added
+    (``before``: the history's length when the test began)."""
+    added = session.model.history[before:]
+    assert added, "the test's call is not in the session's history"
+    return dict(added[-1])
+
+
 # --- the agent's calls ---------------------------------------------------------------------------
 
 
 def test_the_agent_calls_a_tool_with_the_models_arguments_and_the_model_reads_the_result(
     session: Session,
 ) -> None:
+    before = len(session.model.history)
     tools = smolagents_tools(session, tools=["add", "sales_records"])
     model = ScriptedModel("add", {"a": 2, "b": 3.5})
     answer, _ = run_agent(tools, model)
@@ -161,20 +197,27 @@ def test_the_agent_calls_a_tool_with_the_models_arguments_and_the_model_reads_th
     assert "Observation:" in model.read_next
     assert "{'result': 5.5}" in model.read_next  # the structured value (add declares an output)
     assert "5.5" in answer
-    entry = session.model.history[-1]
+    entry = newest_entry(session, before)
     assert (entry["name"], entry["arguments"], entry["via"]) == ("add", {"a": 2, "b": 3.5}, "smolagents")
 
 
 def test_tools_the_model_calls_together_run_on_smolagents_threads_through_the_session(demo: Session) -> None:
+    before = len(demo.model.history)
     model = ScriptedModel("add", {"a": 1, "b": 2}, also=(("echo", {"text": "side by side"}),))
     run_agent(smolagents_tools(demo, tools=["add", "echo"]), model)
     assert "{'result': 3.0}" in model.read_next
     assert "side by side" in model.read_next
-    assert sorted(entry["name"] for entry in demo.model.history) == ["add", "echo"]
-    assert {entry["via"] for entry in demo.model.history} == {"smolagents"}
+    calls = demo.model.history[before:]
+    assert sorted(entry["name"] for entry in calls) == ["add", "echo"]
+    assert {entry["via"] for entry in calls} == {"smolagents"}
 
 
-def test_a_tool_error_reaches_the_model_as_the_steps_error_and_the_run_goes_on(session: Session) -> None:
+@pytest.mark.parametrize("route", ["stdio-modern", "stdio-legacy"])
+def test_a_tool_error_reaches_the_model_as_the_steps_error_and_the_run_goes_on(
+    route: str, shared: dict[str, Session]
+) -> None:
+    session = shared[route]
+    before = len(session.model.history)
     model = ScriptedModel("fail", {"message": "the warehouse is closed"})
     answer, printed = run_agent(smolagents_tools(session, tools=["fail"]), model)
     assert "Error:" in model.read_next
@@ -182,21 +225,22 @@ def test_a_tool_error_reaches_the_model_as_the_steps_error_and_the_run_goes_on(s
     assert "the warehouse is closed" in model.read_next
     assert "the warehouse is closed" in answer  # the run went on to its final answer
     assert "the warehouse is closed" in printed
-    assert session.model.history[-1]["outcome"] == "tool_error"
+    assert newest_entry(session, before)["outcome"] == "tool_error"
 
 
 def test_an_argument_this_client_refuses_is_told_to_the_model_and_nothing_is_sent(demo: Session) -> None:
     # smolagents checks types only; the enum is this client's check, before sending
+    before = len(demo.model.history)
     model = ScriptedModel("sales_records", {"region": "atlantis"})
     answer, _ = run_agent(smolagents_tools(demo, tools=["sales_records"]), model)
     assert "Error:" in model.read_next
     assert "nothing was sent" in model.read_next
     assert "nothing was sent" in answer
-    assert demo.model.history[-1]["outcome"] == "invalid"
+    assert newest_entry(demo, before)["outcome"] == "invalid"
 
 
-def test_a_calls_deadline_is_kept_and_the_model_is_told_the_call_timed_out() -> None:
-    session = mcp_notebook.connect(demo_server(), show_progress=False, timeout=0.5)
+def test_a_calls_deadline_is_kept_and_the_model_is_told_the_call_timed_out(http_demo: str) -> None:
+    session = mcp_notebook.connect(http_demo, show_progress=False, timeout=0.5)
     try:
         model = ScriptedModel("slow_count", {"steps": 600, "delay": 0.1})
         answer, _ = run_agent(smolagents_tools(session, tools=["slow_count"]), model)
@@ -209,9 +253,10 @@ def test_a_calls_deadline_is_kept_and_the_model_is_told_the_call_timed_out() -> 
 
 
 def test_an_optional_argument_the_model_sets_to_null_is_left_out(demo: Session) -> None:
+    before = len(demo.model.history)
     model = ScriptedModel("sales_records", {"region": None, "limit": 2})
     answer, _ = run_agent(smolagents_tools(demo, tools=["sales_records"]), model)
-    assert demo.model.history[-1]["arguments"] == {"limit": 2}
+    assert newest_entry(demo, before)["arguments"] == {"limit": 2}
     assert answer.count("'date'") == 2
 
 
@@ -226,16 +271,19 @@ def test_a_task_only_tool_is_followed_to_its_result(session: Session) -> None:
 # --- dialogs and interrupts -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+@pytest.mark.parametrize("route", ["stdio-modern", "http-modern", "http-legacy"])
 def test_an_elicitation_during_the_agents_call_shows_its_dialog_and_the_answer_reaches_the_server(
-    protocol: str,
+    route: str, http_demo: str
 ) -> None:
     pytest.importorskip("ipywidgets")
     from mcp_notebook.widgets._dialogs import NotebookDialogs
 
     shown: list[Any] = []  # what would go under the running cell
     dialogs = NotebookDialogs("demo", output=shown.append)
-    session = mcp_notebook.connect(demo_server(), show_progress=False, dialogs=dialogs, protocol=protocol)
+    transport, era = route.split("-")
+    target = demo_server() if transport == "stdio" else http_demo
+    protocol = "legacy" if era == "legacy" else "auto"
+    session = mcp_notebook.connect(target, show_progress=False, dialogs=dialogs, protocol=protocol)
 
     def user() -> None:
         wait_for(lambda: dialogs.open_dialogs, HANG_GUARD, "the agent's dialog")
@@ -256,7 +304,8 @@ def test_an_elicitation_during_the_agents_call_shows_its_dialog_and_the_answer_r
     assert dialogs.history[-1].answered
 
 
-def test_an_interrupted_cell_cancels_the_agents_call_on_the_server(demo: Session) -> None:
+def test_an_interrupted_cell_cancels_the_agents_call_on_the_server(fresh: Session) -> None:
+    demo = fresh
     if not hasattr(signal, "pthread_kill"):
         pytest.skip("needs signal.pthread_kill")
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
@@ -288,8 +337,8 @@ def test_an_interrupted_cell_cancels_the_agents_call_on_the_server(demo: Session
 # --- groups, sources, secrets, results ------------------------------------------------------------
 
 
-def test_a_groups_tools_keep_their_prefixed_names_and_reach_their_server() -> None:
-    group = Group({"sales": demo_server(), "ops": demo_server()}, show_progress=False)
+def test_a_groups_tools_keep_their_prefixed_names_and_reach_their_server(http_demo: str) -> None:
+    group = Group({"sales": http_demo, "ops": http_demo}, show_progress=False)
     try:
         tools = smolagents_tools(group, tools=["sales.add", "ops.add"])
         assert sorted(t.name for t in tools) == ["ops_add", "sales_add"]
