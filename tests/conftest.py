@@ -41,6 +41,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -145,3 +146,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(time_limits, "mcpnb-time-limits")
     config.pluginmanager.register(parallel, "mcpnb-parallel")
     config.pluginmanager.register(time_limits.Backstop(), "mcpnb-time-limit-backstop")
+
+
+@pytest.fixture
+def default_sigint() -> Iterator[None]:
+    """Python's own SIGINT handler for the test, so a SIGINT to the main thread raises
+    KeyboardInterrupt as Ctrl-C and a kernel's interrupt do; the handler in force before comes back
+    after. Why not a skip when another is in force: an earlier test on the same worker (or the
+    worker itself) may leave one, and an interrupt test that then never raises runs its slow call
+    to the end and fails (or skipped, seen in CI runs)."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -472,6 +472,7 @@ def test_a_notebook_groups_tools_are_called_under_provider_safe_names_and_record
         assert _tool_calls(group["south"]) == [("echo", "openai-agents", "ok")]
 
 
+@pytest.mark.usefixtures("default_sigint")
 def test_an_interrupted_cell_running_the_agent_cancels_the_call_on_the_server(http_demo: str) -> None:
     import signal
 

@@ -304,12 +304,11 @@ def test_an_elicitation_during_the_agents_call_shows_its_dialog_and_the_answer_r
     assert dialogs.history[-1].answered
 
 
+@pytest.mark.usefixtures("default_sigint")
 def test_an_interrupted_cell_cancels_the_agents_call_on_the_server(fresh: Session) -> None:
     demo = fresh
     if not hasattr(signal, "pthread_kill"):
         pytest.skip("needs signal.pthread_kill")
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        pytest.skip("SIGINT is not Python's default handler here")
     main = threading.main_thread().ident
     assert main == threading.get_ident()
     client = demo.client  # its stats are a snapshot each time they are read

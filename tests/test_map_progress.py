@@ -121,6 +121,7 @@ def test_a_chatty_call_redraws_its_bar_a_bounded_number_of_times(
     assert f"step {steps}/{steps}" in frames[-1], frames[-3:]
 
 
+@pytest.mark.usefixtures("default_sigint")
 def test_ctrl_c_during_map_tool_stops_every_worker() -> None:
     """SIGINT to the blocked main thread cancels the rows in flight and starts no more."""
     import signal
@@ -129,8 +130,6 @@ def test_ctrl_c_during_map_tool_stops_every_worker() -> None:
 
     if not hasattr(signal, "pthread_kill"):
         pytest.skip("needs signal.pthread_kill")
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        pytest.skip("SIGINT is not Python's default handler here")
     main = threading.main_thread().ident
     assert main == threading.get_ident()
     frame = pd.DataFrame({"steps": [100] * 20, "delay": [0.1] * 20})

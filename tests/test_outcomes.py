@@ -54,7 +54,7 @@ async def test_each_ending_is_counted_once_under_its_kind(era: str) -> None:
 async def test_requests_failed_by_a_lost_connection_count_as_transport() -> None:
     server = FakeServer("modern")
     server.tool("hang", never())
-    async with Client(server, timeout=10, backoff_initial=0.01) as client:
+    async with Client(server, timeout=10, backoff_initial=0.01, protocol="modern") as client:
         async with anyio.create_task_group() as tg:
 
             async def doomed() -> None:
@@ -73,7 +73,7 @@ def test_a_snapshot_does_not_change_afterwards() -> None:
     server = FakeServer("modern")
 
     async def main() -> None:
-        async with Client(server, timeout=10) as client:
+        async with Client(server, timeout=10, protocol="modern") as client:
             before = client.stats
             await client.list_tools(refresh=True)
             assert client.stats.outcomes["ok"] == before.outcomes["ok"] + 1
@@ -88,7 +88,7 @@ async def test_the_counts_add_up_between_an_answer_and_its_caller_waking(
     is still in flight: a snapshot taken then must add up too (found by tests/test_fuzz.py)."""
     server = FakeServer("modern")
     server.tool("fine", reply())
-    async with Client(server, timeout=10) as client:
+    async with Client(server, timeout=10, protocol="modern") as client:
         await client.list_tools()
         connection = client.connection
         deliver = connection._on_response
@@ -113,7 +113,7 @@ async def test_a_listener_of_the_request_event_sees_the_request_ended(tool: str)
     server = FakeServer("modern")
     server.tool("fine", reply())
     server.tool("broken", fail(-32603, "boom"))
-    async with Client(server, timeout=10) as client:
+    async with Client(server, timeout=10, protocol="modern") as client:
         await client.list_tools()
         seen: list[tuple[int, int]] = []
 

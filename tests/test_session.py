@@ -398,12 +398,11 @@ def test_widget_callback_on_another_thread_while_a_cell_is_blocked(session: Sess
     assert [e["name"] for e in session.model.history] == ["add", "slow_count"]
 
 
+@pytest.mark.usefixtures("default_sigint")
 def test_ctrl_c_while_blocked_cancels_the_call_on_the_engine(session: Session) -> None:
     """SIGINT to the main thread (what Ctrl-C and a kernel interrupt do) cancels the request."""
     if not hasattr(signal, "pthread_kill"):
         pytest.skip("needs signal.pthread_kill")
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        pytest.skip("SIGINT is not Python's default handler here")
     main = threading.main_thread().ident
     assert main == threading.get_ident()
 

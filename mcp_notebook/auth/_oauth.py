@@ -36,7 +36,6 @@ import contextlib
 import logging
 from collections.abc import AsyncGenerator, Callable, Generator
 from typing import Literal
-from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -44,16 +43,13 @@ import httpx
 from ..protocol._errors import McpError
 from . import _discovery as disco
 from ._assertions import (
-    JWT_BEARER,
-    AssertionContext,
     AssertionSource,
     IdpTokenExchange,
-    parse_token_exchange,
-    resolve,
-    token_exchange_form,
 )
+from ._checks import check_options
 from ._client_auth import ClientAuth
 from ._device import DeviceSignIn, DeviceStep, ShowDeviceCode
+from ._direct_grant import direct_grant
 from ._discovery import AuthServer
 from ._dpop import DpopKey
 from ._flow import HTTP_TIMEOUT, Discovered, Flow, ServerState, set_aside
@@ -63,10 +59,10 @@ from ._paste import PastePrompt
 from ._pkce import new_pkce, new_state
 from ._policy import authorization_code_from, select_scope, union_scopes
 from ._records import ClientInfo, Tokens
-from ._store import MemoryTokenStore, TokenStore
+from ._store import MemoryTokenStore, TokenStore, own_tokens
 from ._token import oauth_error, parse_token_response, secrets_in, token_request
 from ._user_step import OnAuthorize, UserStep
-from ._where import FLOWS, SignInFlow
+from ._where import SignInFlow
 from ._www_authenticate import Challenge, oauth_challenge, parse_challenges
 
 __all__ = ["DeviceSignIn", "OAuth", "OnAuthorize"]
@@ -103,7 +99,12 @@ class OAuth(httpx.Auth):
       pastes back the address the browser landed on, which need not load (or just the code). It
       gets the loopback flow's checks (``iss``, ``state``) and the code is exchanged with the PKCE
       verifier. The redirect URI is ``redirect_uri`` or a loopback one on a port free here.
-    - ``"device"``: the device authorization grant (RFC 8628), where the server offers it (below).
+    - ``"device"``: the device authorization grant (RFC 8628), where the server advertises a
+      ``device_authorization_endpoint``: the person is shown a short code and a URL to open on any
+      device, and nothing needs to reach the kernel. The client polls at the server's ``interval``
+      (``slow_down`` adds 5 s) until the person approved or declined, the code expired, or
+      ``authorize_timeout`` passed. The code is printed, unless :meth:`on_device_code` has a
+      listener (a notebook's widget) to show it.
     - ``"auto"`` (default): loopback where the browser is on this machine or ``redirect_uri`` names
       a listener; where it is not (Colab, Kaggle, Binder, JupyterHub, Codespaces, SSH, a Jupyter
       kernel on Linux without a display: ``mcp_notebook.auth._where.SIGNALS``), the device grant
@@ -120,14 +121,6 @@ class OAuth(httpx.Auth):
     (RFC 7523): a workload's JWT or a function that returns one (workload identity federation), or an
     :class:`IdpTokenExchange` that first turns the user's enterprise ID token into an ID-JAG
     (Enterprise-Managed Authorization).
-
-    ``flow="device"`` signs in with the device authorization grant (RFC 8628) instead: the person
-    is shown a short code and a URL to open on any device (a phone, a laptop whose browser cannot
-    reach this machine) and nothing needs to reach the kernel; the authorization server must
-    advertise a ``device_authorization_endpoint``. The client polls at the server's ``interval``
-    (``slow_down`` adds 5 s) until the person approved or declined, the code expired, or
-    ``authorize_timeout`` passed. The code is printed, unless :meth:`on_device_code` has a listener
-    (a notebook's widget) to show it.
 
     ``dpop=True`` asks for DPoP-bound tokens (RFC 9449) and proves possession of an in-memory key on
     every request; it needs the ``cryptography`` package.
@@ -169,33 +162,20 @@ class OAuth(httpx.Auth):
         dpop: bool = False,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
-        if grant not in ("authorization_code", "client_credentials", "jwt_bearer"):
-            raise ValueError(
-                f"grant must be 'authorization_code', 'client_credentials' or 'jwt_bearer', not {grant!r}"
-            )
-        if (grant == "jwt_bearer") != (assertion is not None):
-            raise ValueError("grant='jwt_bearer' needs assertion=, and assertion= needs grant='jwt_bearer'")
-        if (client_secret is not None or private_key is not None) and not client_id:
-            raise ValueError("client_secret= and private_key= need the client_id= they belong to")
-        if grant == "client_credentials" and (
-            not client_id or (client_secret is None and private_key is None)
-        ):
-            raise ValueError(
-                "grant='client_credentials' needs client_id= and client_secret= (or private_key=)"
-            )
-        _check_flow(
-            flow, grant=grant, on_authorize=on_authorize, redirect_uri=redirect_uri, port=callback_port
+        check_options(
+            grant=grant,
+            assertion=assertion,
+            client_id=client_id,
+            client_secret=client_secret,
+            private_key=private_key,
+            client_metadata_url=client_metadata_url,
+            flow=flow,
+            on_authorize=on_authorize,
+            redirect_uri=redirect_uri,
+            callback_port=callback_port,
+            max_step_ups=max_step_ups,
+            max_response_bytes=max_response_bytes,
         )
-        if client_metadata_url is not None:
-            parts = urlsplit(client_metadata_url)
-            if parts.scheme != "https" or parts.path in ("", "/"):
-                raise ValueError(
-                    "client_metadata_url= must be an https URL with a path (the client ID metadata document)"
-                )
-        if max_step_ups < 0:
-            raise ValueError("max_step_ups must be 0 or more")
-        if max_response_bytes < 1024:
-            raise ValueError("max_response_bytes must be at least 1024")
         self._max_response_bytes = max_response_bytes
         self._grant: Grant = grant
         self._assertion = assertion
@@ -443,7 +423,7 @@ class OAuth(httpx.Auth):
         if not server.loaded:
             server.loaded = True
             try:
-                server.tokens = _own_tokens(await self._store.get_tokens(server.url), server.url)
+                server.tokens = own_tokens(await self._store.get_tokens(server.url), server.url)
             except Exception as exc:
                 logger.warning("could not read tokens from %r: %s", self._store, type(exc).__name__)
         tokens = server.tokens
@@ -671,52 +651,19 @@ class OAuth(httpx.Auth):
                 yield step
         await self._adopt(flow.server, flow.tokens)
 
-    async def _direct_grant(
+    def _direct_grant(
         self, flow: Flow, found: Discovered, scope: str | None
     ) -> AsyncGenerator[httpx.Request, None]:
-        """The grants without a user or a browser: ``client_credentials`` and ``jwt_bearer``."""
-        server = found.server
-        client = self._client.configured(server)
-        if client is not None:
-            self._client.remember(server.issuer, client)
-        if self._grant == "client_credentials":
-            form = {"grant_type": "client_credentials"}
-        else:
-            assert self._assertion is not None
-            context = AssertionContext(server.issuer, server.token_endpoint, found.resource, scope)
-            exchange = self._assertion
-            if isinstance(exchange, IdpTokenExchange):
-                # SEP-990: the user's ID token becomes an ID-JAG at the identity provider first.
-                disco.require_secure(exchange.token_endpoint, "identity provider token endpoint")
-                subject = await resolve(exchange.id_token, context)
-                idp_form, idp_headers = token_exchange_form(
-                    exchange,
-                    subject_token=subject,
-                    audience=server.issuer,
-                    resource=found.resource,
-                    scope=scope,
-                )
-                yield token_request(exchange.token_endpoint, idp_form, idp_headers, {"timeout": HTTP_TIMEOUT})
-                response = await flow.received()
-                assertion = parse_token_exchange(
-                    response.status_code,
-                    response.content,
-                    endpoint=exchange.token_endpoint,
-                    redact=secrets_in(idp_form, idp_headers),
-                )
-            else:
-                assertion = await resolve(exchange, context)
-            form = {"grant_type": JWT_BEARER, "assertion": assertion}
-        form["resource"] = found.resource
-        if scope:
-            form["scope"] = scope
-        async with contextlib.aclosing(
-            self._token_request(
-                flow, found, client, form, scope, what=f"{form['grant_type'].rsplit(':', 1)[-1]} request"
-            )
-        ) as steps:
-            async for step in steps:
-                yield step
+        """The grants without a user or a browser (``client_credentials``, ``jwt_bearer``)."""
+        return direct_grant(
+            flow,
+            found,
+            scope,
+            grant=self._grant,
+            assertion=self._assertion,
+            client_auth=self._client,
+            ask_tokens=self._token_request,
+        )
 
     async def _device_grant(
         self, flow: Flow, found: Discovered, scope: str | None
@@ -832,36 +779,6 @@ class OAuth(httpx.Auth):
                 yield step
 
 
-def _check_flow(flow: str, *, grant: str, on_authorize: object, redirect_uri: str | None, port: int) -> None:
-    """``flow=`` and the redirect options that go with it, refused at construction when wrong."""
-    if flow not in FLOWS:
-        raise ValueError(f"flow must be one of {', '.join(map(repr, FLOWS))}, not {flow!r}")
-    if flow != "auto" and grant != "authorization_code":
-        raise ValueError(f"flow={flow!r} is how a person signs in: grant={grant!r} has no person")
-    if on_authorize is not None:
-        if flow != "auto":
-            raise ValueError(
-                f"on_authorize= is a sign-in step of its own; leave flow= at 'auto', not {flow!r}"
-            )
-        if redirect_uri is None:
-            raise ValueError(
-                "on_authorize= needs redirect_uri=: the redirect URI the authorization server sends to"
-            )
-        return
-    if redirect_uri is None:
-        return
-    parts = urlsplit(redirect_uri)
-    if parts.scheme == "http" and disco.is_loopback_host(parts.hostname):
-        return
-    if parts.scheme == "https" and parts.hostname and (flow == "paste" or port):
-        return  # paste-back (nothing listens), or a proxy that forwards to callback_port here
-    raise ValueError(
-        "without on_authorize=, redirect_uri= must be a loopback http URL (such as "
-        "http://127.0.0.1:8765/callback) that this process can listen on, or the https URL of a proxy "
-        "that forwards to this machine, with callback_port= the local port it forwards to"
-    )
-
-
 class _ForServer(httpx.Auth):
     """:meth:`OAuth.for_server`'s answer: the OAuth flow, with the server fixed."""
 
@@ -879,20 +796,3 @@ class _ForServer(httpx.Auth):
 
     def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
         return self._oauth._signed(request, self._server_url)
-
-
-def _own_tokens(tokens: Tokens | None, server_url: str) -> Tokens | None:
-    """``tokens`` if they may be sent to the server at ``server_url``, else None.
-
-    A store hands back whatever it keeps under a key; a token whose recorded resource does not
-    cover this server (a store that ignores its key, a hand-edited file) would reach a server it
-    was not issued for, so it is not used: the server's 401 starts a flow of its own instead.
-    """
-    if tokens is None or tokens.resource is None or disco.resource_matches(tokens.resource, server_url):
-        return tokens
-    logger.warning(
-        "the token store returned tokens for %s when asked for %s; not sending them",
-        tokens.resource,
-        server_url,
-    )
-    return None

@@ -29,9 +29,10 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 import anyio
 import anyio.to_thread
 
+from . import _discovery as disco
 from ._records import ClientInfo, Tokens
 
-__all__ = ["FileTokenStore", "MemoryTokenStore", "TokenStore"]
+__all__ = ["FileTokenStore", "MemoryTokenStore", "TokenStore", "own_tokens"]
 
 logger = logging.getLogger("mcp_notebook.auth")
 
@@ -172,3 +173,20 @@ def _decode(cls: type[_Record], entry: Any, path: Path) -> _Record | None:
     except (TypeError, ValueError) as exc:
         logger.warning("ignoring a malformed %s entry in token store %s (%s)", cls.__name__, path, exc)
         return None
+
+
+def own_tokens(tokens: Tokens | None, server_url: str) -> Tokens | None:
+    """``tokens`` if they may be sent to the server at ``server_url``, else None.
+
+    A store hands back whatever it keeps under a key; a token whose recorded resource does not
+    cover this server (a store that ignores its key, a hand-edited file) would reach a server it
+    was not issued for, so it is not used: the server's 401 starts a flow of its own instead.
+    """
+    if tokens is None or tokens.resource is None or disco.resource_matches(tokens.resource, server_url):
+        return tokens
+    logger.warning(
+        "the token store returned tokens for %s when asked for %s; not sending them",
+        tokens.resource,
+        server_url,
+    )
+    return None

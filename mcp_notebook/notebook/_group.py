@@ -24,12 +24,13 @@ from ..client._results import Tool, ToolResult
 from ..display import _html
 from ..protocol._errors import McpError
 from . import _host, _uipoll
+from ._agent_runs import run_on_engine
 from ._dialogs import dialogs_for, from_cell
 from ._engine import Engine, get_engine, on_exit
 from ._model import GroupModel
 from ._registry import REGISTRY
 from ._server_logs import asking_for_logs
-from ._session import Session, _run_on_engine, target_label
+from ._session import Session, target_label
 
 if TYPE_CHECKING:
     import os
@@ -418,7 +419,7 @@ class Group:
         engine while the cell blocks, its result returned (see :meth:`Session.run_agent`: why, and
         when ``await`` will do). Every member's dialogs stay answerable; interrupting the cell
         cancels the run and the call it is making on whichever server."""
-        return _run_on_engine(self._engine, run, self._blocking)
+        return run_on_engine(self._engine, run, self._blocking)
 
     def _blocking(self, fn: Callable[[], Awaitable[_T]]) -> _T:
         self._check_open()

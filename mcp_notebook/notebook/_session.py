@@ -9,13 +9,11 @@ the engine, without the user asking, and records every call in the model's histo
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import json
 import logging
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
@@ -38,6 +36,7 @@ from ..protocol._printable import printable
 from . import _host, _uipoll
 from . import _targets as _config
 from ._agent_log import AgentCallLog
+from ._agent_runs import run_on_engine
 from ._dialogs import Dialogs, DialogsFactory, dialogs_for, from_cell, offer_sign_in
 from ._engine import Engine, get_engine, on_exit
 from ._map import map_tool
@@ -47,7 +46,7 @@ from ._progress import BarPlace, ProgressBar
 from ._registry import REGISTRY, describe_target
 from ._server_logs import asking_for_logs
 from ._session_tasks import SessionTask, start_task, started_tasks, tasks_frame
-from ._sign_in import hook_sign_in
+from ._sign_in import hook_sign_in, undo_both
 from ._sign_in import no_sign_in as _no_sign_in
 
 if TYPE_CHECKING:
@@ -165,9 +164,7 @@ class Session:
         #: The dialogs (``NotebookDialogs``) answering the server's elicitation and sampling requests, or
         #: None. Installed by default inside a Jupyter kernel (``dialogs=False``: never; ``True``: also
         #: outside one; or pass your own ``NotebookDialogs``); a handler passed as
-        #: ``elicitation=``/``sampling=`` always wins over the dialog for that request kind. A model
-        #: object as ``sampling=`` is asked once each request is approved in the sampling dialog
-        #: (``sampling_approval=False``: without asking).
+        #: ``elicitation=``/``sampling=`` always wins over the dialog (a model object: see above).
         dialogs_used = dialogs_for(
             dialogs,
             options,
@@ -175,23 +172,20 @@ class Session:
             self.dialogs_factory(),
             sampling_approval=sampling_approval,
         )
-        # A paste-back sign-in asks under the running cell, as the server's questions do.
+        # An OAuth sign-in asks under the running cell: paste-back in a dialog, a device code in a panel.
         unhook_paste = offer_sign_in(options.get("auth"), dialogs_used)
-        client = Client(target, **asking_for_logs(options))
-        # an OAuth device sign-in (flow="device") is shown under the cell, not printed
         unhook_sign_in = hook_sign_in(options.get("auth"))
         self._setup(
-            client,
+            Client(target, **asking_for_logs(options)),
             name=name or target_label(target),
             dialogs=dialogs_used,
             roots=options.get("roots"),
             show_progress=show_progress,
             redact_arguments=redact_arguments,
-            # the sign-in's panel is drawn (and its copy button works) only if the kernel answers
-            # its view while a cell waits in a call: the same wait as for a dialog
+            # the sign-in panel is drawn only if the kernel answers its view while a cell waits
             ui_wait=unhook_sign_in is not _no_sign_in,
         )
-        self._unhook_sign_in = _undo_both(unhook_paste, unhook_sign_in)
+        self._unhook_sign_in = undo_both(unhook_paste, unhook_sign_in)
         try:
             if self._ui_call is not None:  # a sign-in may open: the blocked cell answers its panel
                 self._ui_call(self._engine, self.client.connect)
@@ -322,7 +316,7 @@ class Session:
         end (and pydantic-ai's ``run_sync`` refuses to run in a cell, whose loop is running). Use
         ``await`` where nobody will stop the cell, or to run several things at once in a cell.
         """
-        return _run_on_engine(self._engine, run, self._run)
+        return run_on_engine(self._engine, run, self._run)
 
     async def _arun(self, fn: Callable[..., Awaitable[_T]], *args: Any) -> _T:
         self._check_open()
@@ -799,70 +793,7 @@ def _close_all_at_exit() -> None:
 on_exit(_close_all_at_exit)
 
 
-def _run_on_engine(
-    engine: Engine,
-    run: Awaitable[_T] | Callable[[], Awaitable[_T]],
-    block: Callable[[Callable[[], Awaitable[_T]]], _T],
-) -> _T:
-    """``block(fn)`` where ``fn`` awaits ``run`` (or ``run()``) on the engine: the body of
-    :meth:`Session.run_agent` and the notebook ``Group.run_agent``.
-
-    A coroutine that never ran (the session was closed, the cell interrupted before the engine
-    started it) is closed, on the engine where it would have run, so Python does not warn that it
-    was never awaited, long after, about a run the cell already reported as not made.
-    """
-    if inspect.isawaitable(run):
-        if asyncio.isfuture(run):
-            raise TypeError(
-                "run_agent() was given a future or task, bound to the loop it was made on: "
-                "pass a function that makes it, run_agent(lambda: ...), so it is made on the engine"
-            )
-        awaitable = run
-
-        async def run_agent() -> _T:
-            return await awaitable
-
-    elif callable(run):
-        make = run
-
-        async def run_agent() -> _T:
-            return await make()
-
-    else:
-        kind = type(run).__name__
-        raise TypeError(f"run_agent() takes an awaitable or a function returning one, not {kind}")
-    try:
-        return block(run_agent)
-    except BaseException:
-        if inspect.iscoroutine(run):
-            _close_unstarted(engine, run)
-        raise
-
-
-def _close_unstarted(engine: Engine, coroutine: Coroutine[Any, Any, Any]) -> None:
-    def close() -> None:
-        if inspect.getcoroutinestate(coroutine) == inspect.CORO_CREATED:
-            coroutine.close()
-
-    try:
-        # After the cancelled call's own steps (queued first): it either started the coroutine
-        # (the cancellation ends it) or never will.
-        engine.soon(close)
-    except RuntimeError:  # the engine's loop is gone: nobody else can run it
-        close()
-
-
 def _placed(options: dict[str, Any]) -> dict[str, Any]:
     """``options`` with where a progress bar goes, taken on the calling cell's thread (the call
     itself runs on the engine's, where marimo knows no cell)."""
     return {**options, "_bar_place": BarPlace.here()}
-
-
-def _undo_both(first: Callable[[], None], second: Callable[[], None]) -> Callable[[], None]:
-    """One undo for the two sign-in hooks a session plugs into its OAuth (paste-back, device)."""
-
-    def undo() -> None:
-        first()
-        second()
-
-    return undo

@@ -21,7 +21,7 @@ from typing import Any
 
 from . import _host, _uipoll
 
-__all__ = ["hook_sign_in", "no_sign_in", "show_device_codes_with"]
+__all__ = ["hook_sign_in", "no_sign_in", "show_device_codes_with", "undo_both"]
 
 logger = logging.getLogger("mcp_notebook.notebook")
 
@@ -78,3 +78,13 @@ def hook_sign_in(auth: Any) -> Callable[[], None]:
                 _hooked.pop(auth, None)
 
     return unhook
+
+
+def undo_both(first: Callable[[], None], second: Callable[[], None]) -> Callable[[], None]:
+    """One undo for the two sign-in hooks a session plugs into its OAuth (paste-back, device)."""
+
+    def undo() -> None:
+        first()
+        second()
+
+    return undo
