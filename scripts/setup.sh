@@ -15,7 +15,10 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e ".[dev]"
+# --no-compile: pip byte-compiles every installed module (some 17,000 files; 36 of its 71 s on a
+# fresh clone here), while Python compiles a module the first time it is imported: only those the
+# tools and tests use, once
+.venv/bin/python -m pip install --quiet --no-compile -e ".[dev]"
 
 if command -v npm >/dev/null 2>&1; then
   # Also installs the conformance harness and, from the npm package `node`, the Node 22 it runs on

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from agents.mcp import MCPServer
     from langchain_core.tools import BaseTool
     from llama_index.core.tools import FunctionTool
-    from smolagents import Tool as SmolagentsTool  # type: ignore[import-untyped]
+    from smolagents import Tool as SmolagentsTool
 
     from ._pydantic_ai import McpToolset
 

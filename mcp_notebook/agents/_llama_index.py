@@ -98,10 +98,10 @@ class McpFunctionTool(FunctionTool):
 
     # FunctionTool's own fn/async_fn (used by to_langchain_tool): the text the model would read.
     def _text(self, **arguments: Any) -> str:
-        return self.call(**arguments).content
+        return str(self.call(**arguments).content)
 
     async def _atext(self, **arguments: Any) -> str:
-        return (await self.acall(**arguments)).content
+        return str((await self.acall(**arguments)).content)
 
     def call(self, *args: Any, **kwargs: Any) -> ToolOutput:
         """Call the tool, blocking (a notebook Session or Group; a core Client is async only)."""

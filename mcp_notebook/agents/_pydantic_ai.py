@@ -219,8 +219,9 @@ def _returned(result: ToolResult) -> Any:
 def _told_to_model(exc: McpError) -> Exception:
     """The exception pydantic-ai turns into what the model reads; ``exc`` itself when no model
     can do anything about it (it ends the run)."""
+    told: Exception = exc
     if exc.kind in _RETRY_KINDS:
-        return ModelRetry(f"The call was refused: {exc}")
-    if exc.kind == "timeout":
-        return ToolFailed(f"The call ran out of time and was cancelled: {exc}")
-    return exc
+        told = ModelRetry(f"The call was refused: {exc}")
+    elif exc.kind == "timeout":
+        told = ToolFailed(f"The call ran out of time and was cancelled: {exc}")
+    return told

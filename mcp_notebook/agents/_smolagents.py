@@ -35,8 +35,8 @@ import json
 import keyword
 from typing import Any
 
-from smolagents import Tool  # type: ignore[import-untyped]
-from smolagents.agent_types import AgentImage  # type: ignore[import-untyped]
+from smolagents import Tool
+from smolagents.agent_types import AgentImage
 
 from ..protocol._schema_walk import NOWHERE, NodeBudget, local_target
 from ._results import images, model_text, structured
@@ -172,7 +172,7 @@ def _python_name(name: str) -> str:
     return f"{safe}_" if keyword.iskeyword(safe) else safe
 
 
-class McpTool(Tool):  # type: ignore[misc]
+class McpTool(Tool):
     """A smolagents ``Tool`` that calls one MCP tool through this client, blocking."""
 
     skip_forward_signature_validation = True
