@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gc
 import itertools
 import json
 import logging
@@ -337,6 +338,7 @@ def harness(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         monkeypatch.setattr(jsonrpc, "_orjson", None)
     process = psutil.Process()
     with start_blocking_portal("asyncio") as portal:
+        gc.collect()  # an earlier test's garbage closes its files now, not during this one
         fds = process.num_fds()
         tasks = portal.call(_tasks)
         harness = Harness(portal, request.param)
@@ -345,7 +347,9 @@ def harness(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         finally:
             harness.close()
         assert portal.call(_tasks) == tasks, "tasks left behind in the event loop"
-        assert process.num_fds() == fds, "file descriptors left open"
+        # a leak adds descriptors; fewer is another thread of the worker closing its own (a CI run
+        # saw 33 -> 24 here, with no leak)
+        assert process.num_fds() <= fds, "file descriptors left open"
 
 
 def test_the_client_survives_whatever_the_server_sends(harness: Harness, pytestconfig: pytest.Config) -> None:
